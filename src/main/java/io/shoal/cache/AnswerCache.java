@@ -1,0 +1,30 @@
+package io.shoal.cache;
+
+import io.shoal.wire.CacheKey;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * An answer cache. Reads are direct and thread-safe (no actor hop on the hit path); fills may be
+ * asynchronous, and the returned stage completes when the answer is durable in the backend's own
+ * sense (in memory: at once; in LMDB: when the shard committed it).
+ */
+public interface AnswerCache extends AutoCloseable {
+
+  /** The cache's configured name, used as a metric label. */
+  String name();
+
+  /** The answer for {@code key}, or null when absent or expired at {@code nowMillis}. */
+  CachedAnswer get(CacheKey key, long nowMillis);
+
+  /** Stores or replaces the answer for {@code key}, evicting by the cache's when_full rule. */
+  CompletionStage<Boolean> fill(CacheKey key, CachedAnswer answer);
+
+  /** Removes every answer whose name equals {@code name} (any type, class, flags). */
+  CompletionStage<Integer> flushName(String name);
+
+  /** Number of entries held, expired ones included until they are found. */
+  long size();
+
+  @Override
+  void close();
+}

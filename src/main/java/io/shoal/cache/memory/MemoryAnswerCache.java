@@ -1,0 +1,167 @@
+package io.shoal.cache.memory;
+
+import io.shoal.cache.AnswerCache;
+import io.shoal.cache.CachedAnswer;
+import io.shoal.cache.WhenFull;
+import io.shoal.metrics.CacheMetrics;
+import io.shoal.wire.CacheKey;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The in-memory answer cache. Reads go straight to a ConcurrentHashMap from any thread; writes
+ * take one lock and keep the structure that {@code when_full} needs: an expiry-ordered set for
+ * {@code evict_one}, a dense slot array for random sampling in {@code sample}.
+ */
+public final class MemoryAnswerCache implements AnswerCache {
+  /** Entries looked at per eviction in {@code sample} mode (as Redis's maxmemory-samples). */
+  static final int SAMPLES = 5;
+
+  private static final Comparator<Slot> BY_EXPIRY =
+      Comparator.<Slot>comparingLong(s -> s.answer.expiresAtMillis()).thenComparingLong(s -> s.seq);
+
+  private final String name;
+  private final long maxEntries;
+  private final WhenFull whenFull;
+  private final CacheMetrics metrics;
+  private final ConcurrentHashMap<CacheKey, Slot> map = new ConcurrentHashMap<>();
+  private final ReentrantLock writeLock = new ReentrantLock();
+  private final TreeSet<Slot> byExpiry = new TreeSet<>(BY_EXPIRY);
+  private final List<Slot> slots = new ArrayList<>();
+  private long seq;
+
+  private static final class Slot {
+    final CacheKey key;
+    final CachedAnswer answer;
+    final long seq;
+    int index = -1;
+
+    Slot(CacheKey key, CachedAnswer answer, long seq) {
+      this.key = key;
+      this.answer = answer;
+      this.seq = seq;
+    }
+  }
+
+  public MemoryAnswerCache(String name, long maxEntries, WhenFull whenFull, CacheMetrics metrics) {
+    this.name = name;
+    this.maxEntries = maxEntries;
+    this.whenFull = whenFull;
+    this.metrics = metrics;
+    metrics.entries(0, 0);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public CachedAnswer get(CacheKey key, long nowMillis) {
+    Slot s = map.get(key);
+    if (s == null || s.answer.expiredAt(nowMillis)) {
+      return null;
+    }
+    return s.answer;
+  }
+
+  @Override
+  public CompletionStage<Boolean> fill(CacheKey key, CachedAnswer answer) {
+    long start = System.nanoTime();
+    writeLock.lock();
+    try {
+      Slot old = map.get(key);
+      if (old != null) {
+        unlink(old);
+      } else if (map.size() >= maxEntries) {
+        long evictStart = System.nanoTime();
+        evictOne();
+        metrics.evictionNanos(System.nanoTime() - evictStart);
+      }
+      Slot slot = new Slot(key, answer, seq++);
+      map.put(key, slot);
+      link(slot);
+      metrics.entries(0, map.size());
+    } finally {
+      writeLock.unlock();
+    }
+    metrics.fillNanos(System.nanoTime() - start);
+    return CompletableFuture.completedFuture(Boolean.TRUE);
+  }
+
+  private void evictOne() {
+    Slot victim;
+    if (whenFull == WhenFull.EVICT_ONE) {
+      victim = byExpiry.first();
+    } else {
+      ThreadLocalRandom rnd = ThreadLocalRandom.current();
+      victim = null;
+      for (int i = 0; i < SAMPLES; i++) {
+        Slot candidate = slots.get(rnd.nextInt(slots.size()));
+        if (victim == null || BY_EXPIRY.compare(candidate, victim) < 0) {
+          victim = candidate;
+        }
+      }
+    }
+    map.remove(victim.key);
+    unlink(victim);
+  }
+
+  private void link(Slot s) {
+    if (whenFull == WhenFull.EVICT_ONE) {
+      byExpiry.add(s);
+    } else {
+      s.index = slots.size();
+      slots.add(s);
+    }
+  }
+
+  private void unlink(Slot s) {
+    if (whenFull == WhenFull.EVICT_ONE) {
+      byExpiry.remove(s);
+    } else {
+      Slot last = slots.remove(slots.size() - 1);
+      if (last != s) {
+        slots.set(s.index, last);
+        last.index = s.index;
+      }
+    }
+  }
+
+  @Override
+  public CompletionStage<Integer> flushName(String flushed) {
+    String target = CacheKey.of(flushed, 1, 1, 0).name();
+    int removed = 0;
+    writeLock.lock();
+    try {
+      for (Slot s : new ArrayList<>(map.values())) {
+        if (s.key.name().equals(target)) {
+          map.remove(s.key);
+          unlink(s);
+          removed++;
+        }
+      }
+      metrics.entries(0, map.size());
+    } finally {
+      writeLock.unlock();
+    }
+    return CompletableFuture.completedFuture(removed);
+  }
+
+  @Override
+  public long size() {
+    return map.size();
+  }
+
+  @Override
+  public void close() {
+    // Nothing to release: the answers live only as long as the process.
+  }
+}

@@ -1,0 +1,37 @@
+package io.shoal.cli;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigRenderOptions;
+import io.shoal.config.InvalidConfigException;
+import io.shoal.config.ShoalConfig;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/** {@code shoal config}: validate a configuration and print the effective {@code shoal} block. */
+@Command(
+    name = "config",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Check the configuration the way serve would, without binding anything,",
+      "and print the effective shoal { } block (defaults, file and -D merged).",
+      "Exits 2 and names the key when a value is invalid."
+    })
+public final class ConfigCommand implements Callable<Integer> {
+  @Mixin
+  ConfigOptions options = new ConfigOptions();
+
+  @Override
+  public Integer call() {
+    try {
+      Config raw = options.load();
+      ShoalConfig.from(raw);
+      System.out.println("shoal " + raw.getConfig("shoal").root().render(
+          ConfigRenderOptions.defaults().setOriginComments(false).setJson(false)));
+      return 0;
+    } catch (InvalidConfigException e) {
+      System.err.println("shoal: invalid configuration: " + e.getMessage());
+      return 2;
+    }
+  }
+}

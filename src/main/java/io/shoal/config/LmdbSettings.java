@@ -1,0 +1,9 @@
+package io.shoal.config;
+
+import io.shoal.cache.lmdb.SyncMode;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/** The LMDB backend of one cache ({@code shoal.caches.<name>.lmdb}). */
+public record LmdbSettings(
+    Path path, int shardCount, SyncMode sync, Duration syncInterval, long mapSize) {}

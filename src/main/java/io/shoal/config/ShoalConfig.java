@@ -1,0 +1,216 @@
+package io.shoal.config;
+
+import io.shoal.cache.WhenFull;
+import io.shoal.cache.lmdb.SyncMode;
+import io.shoal.ingress.FillMode;
+import com.typesafe.config.Config;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.xbill.DNS.Name;
+import org.xbill.DNS.TextParseException;
+
+/**
+ * The validated {@code shoal} configuration. Every value is checked here, before anything binds a
+ * socket; a bad one raises {@link InvalidConfigException} naming the key and what is allowed.
+ */
+public record ShoalConfig(
+    InetSocketAddress udpListen,
+    InetSocketAddress tcpListen,
+    int workers,
+    FillMode fill,
+    int maxPendingPerWorker,
+    Map<String, UpstreamGroupSettings> upstreams,
+    Map<String, CacheSettings> caches,
+    List<ProfileSettings> profiles,
+    boolean metricsEnabled,
+    String metricsHost,
+    int metricsPort,
+    Duration shutdownGrace) {
+
+  private static final Duration DAY = Duration.ofDays(1);
+  private static final Duration WEEK = Duration.ofDays(7);
+
+  /** Reads and validates {@code shoal} from a resolved Typesafe config. */
+  public static ShoalConfig from(Config root) {
+    return from(root, Path.of("/etc/resolv.conf"));
+  }
+
+  static ShoalConfig from(Config root, Path resolvConf) {
+    if (!root.hasPath("shoal")) {
+      throw new InvalidConfigException("shoal", "missing: the configuration has no shoal { } block");
+    }
+    Section shoal = new Section(root.getConfig("shoal"), "shoal");
+    shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown");
+
+    Section listen = shoal.section("listen");
+    listen.allowOnly("udp", "tcp");
+    InetSocketAddress udp = listen.address("udp", 53);
+    InetSocketAddress tcp = listen.address("tcp", 53);
+
+    Section ingress = shoal.section("ingress");
+    ingress.allowOnly("workers", "fill", "max_pending");
+    int workers = (int) ingress.integer("workers", 1, 1024);
+    FillMode fill = ingress.choice("fill", FillMode.class, FillMode::configName);
+    int maxPending = (int) ingress.integer("max_pending", 1, 1_000_000);
+
+    Map<String, UpstreamGroupSettings> upstreams = new LinkedHashMap<>();
+    Section ups = shoal.section("upstreams");
+    for (String name : ups.children()) {
+      upstreams.put(name, upstreamGroup(ups.section(name), name, resolvConf));
+    }
+    if (upstreams.isEmpty()) {
+      throw new InvalidConfigException("shoal.upstreams", "at least one upstream group is needed");
+    }
+
+    Map<String, CacheSettings> caches = new LinkedHashMap<>();
+    Section cs = shoal.section("caches");
+    for (String name : cs.children()) {
+      caches.put(name, cache(cs.section(name), name));
+    }
+    if (caches.isEmpty()) {
+      throw new InvalidConfigException("shoal.caches", "at least one cache is needed");
+    }
+    checkDistinctLmdbPaths(caches);
+
+    List<ProfileSettings> profiles = new ArrayList<>();
+    Map<String, String> suffixOwner = new HashMap<>();
+    Section ps = shoal.section("profiles");
+    for (String name : ps.children()) {
+      Section p = ps.section(name);
+      p.allowOnly("match", "cache", "upstreams");
+      List<String> match = new ArrayList<>();
+      for (String suffix : p.strings("match")) {
+        String canonical = canonicalSuffix(suffix, p.key("match"));
+        String other = suffixOwner.putIfAbsent(canonical, name);
+        if (other != null) {
+          throw new InvalidConfigException(
+              p.key("match"), "'" + canonical + "' is already matched by profile '" + other + "'");
+        }
+        match.add(canonical);
+      }
+      if (match.isEmpty()) {
+        throw new InvalidConfigException(p.key("match"), "list at least one name suffix, e.g. [\".\"]");
+      }
+      String cache = p.string("cache");
+      if (!caches.containsKey(cache)) {
+        throw new InvalidConfigException(
+            p.key("cache"), "no cache named '" + cache + "'; defined caches: " + String.join(", ", caches.keySet()));
+      }
+      String group = p.string("upstreams");
+      if (!upstreams.containsKey(group)) {
+        throw new InvalidConfigException(
+            p.key("upstreams"),
+            "no upstream group named '" + group + "'; defined groups: " + String.join(", ", upstreams.keySet()));
+      }
+      profiles.add(new ProfileSettings(name, List.copyOf(match), cache, group));
+    }
+    if (!suffixOwner.containsKey(".")) {
+      throw new InvalidConfigException(
+          "shoal.profiles", "no profile matches \".\": every name needs a profile (add match = [\".\"] to one)");
+    }
+
+    Section metrics = shoal.section("metrics");
+    metrics.allowOnly("enabled", "prometheus");
+    boolean metricsEnabled = metrics.bool("enabled");
+    Section prom = metrics.section("prometheus");
+    prom.allowOnly("host", "port");
+    String metricsHost = prom.string("host");
+    int metricsPort = (int) prom.integer("port", 0, 65535);
+
+    Section shutdown = shoal.section("shutdown");
+    shutdown.allowOnly("grace");
+    Duration grace = shutdown.duration("grace", Duration.ZERO, Duration.ofMinutes(5));
+
+    return new ShoalConfig(
+        udp, tcp, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
+        List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace);
+  }
+
+  private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {
+    s.allowOnly("servers", "timeout");
+    List<InetSocketAddress> servers = new ArrayList<>();
+    for (String server : s.strings("servers")) {
+      if (server.equals("resolv.conf")) {
+        servers.addAll(Addresses.fromResolvConf(resolvConf, s.key("servers")));
+      } else {
+        servers.add(Addresses.parse(server, 53, s.key("servers")));
+      }
+    }
+    if (servers.isEmpty()) {
+      throw new InvalidConfigException(s.key("servers"), "list at least one server, e.g. [\"192.0.2.1:53\"] or [\"resolv.conf\"]");
+    }
+    for (InetSocketAddress a : servers) {
+      if (a.getPort() == 0) {
+        throw new InvalidConfigException(s.key("servers"), "port 0 is not a server port: " + a);
+      }
+    }
+    Duration timeout = s.duration("timeout", Duration.ofMillis(10), Duration.ofSeconds(30));
+    return new UpstreamGroupSettings(name, List.copyOf(servers), timeout);
+  }
+
+  private static CacheSettings cache(Section s, String name) {
+    s.allowOnly("backend", "max_entries", "when_full", "min_ttl", "max_ttl", "negative_ttl", "servfail_ttl", "lmdb");
+    CacheSettings.Backend backend = s.choice("backend", CacheSettings.Backend.class, CacheSettings.Backend::configName);
+    long maxEntries = s.integer("max_entries", 1, 1L << 31);
+    WhenFull whenFull = s.choice("when_full", WhenFull.class, WhenFull::configName);
+    Duration minTtl = s.duration("min_ttl", Duration.ZERO, DAY);
+    Duration maxTtl = s.duration("max_ttl", Duration.ofSeconds(1), WEEK);
+    if (minTtl.compareTo(maxTtl) > 0) {
+      throw new InvalidConfigException(
+          s.key("min_ttl"), "must not exceed max_ttl (" + Section.show(maxTtl) + "), got " + Section.show(minTtl));
+    }
+    Duration negativeTtl = s.duration("negative_ttl", Duration.ZERO, DAY);
+    Duration servfailTtl = s.duration("servfail_ttl", Duration.ZERO, Duration.ofSeconds(30));
+    Section l = s.section("lmdb");
+    l.allowOnly("path", "shard_count", "sync", "sync_interval", "map_size");
+    LmdbSettings lmdb = new LmdbSettings(
+        Path.of(l.string("path")),
+        (int) l.integer("shard_count", 1, 256),
+        l.choice("sync", SyncMode.class, SyncMode::configName),
+        l.duration("sync_interval", Duration.ofMillis(10), Duration.ofMinutes(10)),
+        l.bytes("map_size", 1L << 20, 1L << 40));
+    return new CacheSettings(name, backend, maxEntries, whenFull, minTtl, maxTtl, negativeTtl, servfailTtl, lmdb);
+  }
+
+  private static void checkDistinctLmdbPaths(Map<String, CacheSettings> caches) {
+    Map<Path, String> owners = new HashMap<>();
+    for (CacheSettings c : caches.values()) {
+      if (c.backend() != CacheSettings.Backend.LMDB) {
+        continue;
+      }
+      String other = owners.putIfAbsent(c.lmdb().path().toAbsolutePath().normalize(), c.name());
+      if (other != null) {
+        throw new InvalidConfigException(
+            "shoal.caches." + c.name() + ".lmdb.path", "same path as cache '" + other + "'; each LMDB cache needs its own directory");
+      }
+    }
+  }
+
+  /** Lower-cased, absolute (trailing dot), validated by dnsjava. */
+  static String canonicalSuffix(String suffix, String key) {
+    String s = suffix.trim().toLowerCase(Locale.ROOT);
+    if (s.startsWith(".") && s.length() > 1) {
+      s = s.substring(1);
+    }
+    if (!s.endsWith(".")) {
+      s = s + ".";
+    }
+    try {
+      return Name.fromString(s).toString();
+    } catch (TextParseException e) {
+      throw new InvalidConfigException(key, "'" + suffix + "' is not a domain name: " + e.getMessage());
+    }
+  }
+
+  /** Finds a cache's settings; the profiles were checked to name only existing caches. */
+  public CacheSettings cache(String name) {
+    return caches.get(name);
+  }
+}

@@ -1,0 +1,50 @@
+package io.shoal.metrics;
+
+import java.util.concurrent.ConcurrentHashMap;
+import kamon.Kamon;
+import kamon.metric.Counter;
+import kamon.metric.Gauge;
+import kamon.metric.Timer;
+import kamon.tag.TagSet;
+
+/** The instruments of one answer cache, tagged with its name and backend. */
+public final class CacheMetrics {
+  private final TagSet tags;
+  private final Counter hits;
+  private final Counter misses;
+  private final Timer fill;
+  private final Timer eviction;
+  private final ConcurrentHashMap<Integer, Gauge> entries = new ConcurrentHashMap<>();
+
+  public CacheMetrics(String cache, String backend) {
+    this.tags = TagSet.of("cache", cache).withTag("backend", backend);
+    this.hits = Kamon.counter("shoal.cache.hits", "Queries answered from the cache").withTags(tags);
+    this.misses = Kamon.counter("shoal.cache.misses", "Queries not in the cache (or expired)").withTags(tags);
+    this.fill = Kamon.timer("shoal.cache.fill", "Time to store one answer").withTags(tags);
+    this.eviction = Kamon.timer("shoal.cache.eviction", "Time to evict one entry to make room").withTags(tags);
+  }
+
+  public void hit() {
+    hits.increment();
+  }
+
+  public void miss() {
+    misses.increment();
+  }
+
+  public void fillNanos(long nanos) {
+    fill.record(nanos);
+  }
+
+  public void evictionNanos(long nanos) {
+    eviction.record(nanos);
+  }
+
+  /** Sets shoal_cache_entries for one shard (the memory backend is shard 0). */
+  public void entries(int shard, long count) {
+    entries
+        .computeIfAbsent(shard, s -> Kamon.gauge("shoal.cache.entries", "Entries held")
+            .withTags(tags.withTag("shard", String.valueOf(s))))
+        .update(count);
+  }
+}

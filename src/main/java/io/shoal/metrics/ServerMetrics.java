@@ -1,0 +1,63 @@
+package io.shoal.metrics;
+
+import io.shoal.wire.Rcode;
+import java.util.concurrent.ConcurrentHashMap;
+import kamon.Kamon;
+import kamon.metric.Counter;
+import kamon.metric.Timer;
+import kamon.tag.TagSet;
+
+/** Query, drop and upstream instruments of the resolver. */
+public final class ServerMetrics {
+  /** Reasons a query or packet is dropped without an answer, as shoal_dropped_total labels. */
+  public static final String MALFORMED = "malformed";
+  public static final String RESPONSE = "response";
+  public static final String OVERLOAD = "overload";
+  public static final String UPSTREAM_MISMATCH = "upstream_mismatch";
+  public static final String WORKER_FAILURE = "worker_failure";
+
+  private final ConcurrentHashMap<String, Counter> queries = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Counter> dropped = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
+
+  public ServerMetrics() {
+    for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE}) {
+      dropCounter(reason);
+    }
+  }
+
+  /** One reply sent: shoal_queries_total{transport,rcode}. */
+  public void answered(String transport, int rcode) {
+    String key = transport + "/" + rcode;
+    Counter c = queries.get(key);
+    if (c == null) {
+      c = queries.computeIfAbsent(key, k -> Kamon.counter("shoal.queries", "Replies sent")
+          .withTags(TagSet.of("transport", transport).withTag("rcode", Rcode.name(rcode))));
+    }
+    c.increment();
+  }
+
+  public void dropped(String reason) {
+    dropCounter(reason).increment();
+  }
+
+  private Counter dropCounter(String reason) {
+    Counter c = dropped.get(reason);
+    if (c == null) {
+      c = dropped.computeIfAbsent(reason, r -> Kamon.counter("shoal.dropped", "Packets dropped unanswered")
+          .withTag("reason", r));
+    }
+    return c;
+  }
+
+  /** One upstream exchange: shoal_upstream_seconds{upstream,outcome}. */
+  public void upstream(String server, String outcome, long nanos) {
+    String key = server + "/" + outcome;
+    Timer t = upstream.get(key);
+    if (t == null) {
+      t = upstream.computeIfAbsent(key, k -> Kamon.timer("shoal.upstream", "Upstream exchanges")
+          .withTags(TagSet.of("upstream", server).withTag("outcome", outcome)));
+    }
+    t.record(nanos);
+  }
+}

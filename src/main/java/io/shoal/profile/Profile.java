@@ -1,0 +1,17 @@
+package io.shoal.profile;
+
+import akka.actor.typed.ActorRef;
+import io.shoal.cache.AnswerCache;
+import io.shoal.cache.TtlRules;
+import io.shoal.metrics.CacheMetrics;
+import io.shoal.upstream.UpstreamClient;
+import java.time.Duration;
+
+/** A lookup profile, resolved: the cache and upstream group that serve its names. */
+public record Profile(
+    String name,
+    AnswerCache cache,
+    CacheMetrics cacheMetrics,
+    TtlRules ttlRules,
+    ActorRef<UpstreamClient.Command> upstream,
+    Duration upstreamDeadline) {}

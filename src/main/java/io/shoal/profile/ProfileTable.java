@@ -1,0 +1,54 @@
+package io.shoal.profile;
+
+import io.shoal.wire.CacheKey;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Picks the profile for a question name: the one whose suffix matches the most labels. Suffixes
+ * are compared as lower-cased wire bytes against the cache key, label-aligned, without building
+ * strings on the query path.
+ */
+public final class ProfileTable {
+  private final List<List<Entry>> bySuffixLength;
+
+  private record Entry(byte[] suffix, Profile profile) {}
+
+  /** {@code suffixes} maps each suffix (presentation form, e.g. {@code cluster.local.}) to its profile. */
+  public ProfileTable(Map<String, Profile> suffixes) {
+    List<List<Entry>> table = new ArrayList<>();
+    for (int i = 0; i <= 255; i++) {
+      table.add(List.of());
+    }
+    for (Map.Entry<String, Profile> e : suffixes.entrySet()) {
+      byte[] wire = CacheKey.nameToWire(e.getKey().toLowerCase(Locale.ROOT));
+      List<Entry> list = new ArrayList<>(table.get(wire.length));
+      list.add(new Entry(wire, e.getValue()));
+      table.set(wire.length, List.copyOf(list));
+    }
+    this.bySuffixLength = List.copyOf(table);
+  }
+
+  /** The profile for {@code key}'s name; the root suffix guarantees there is one. */
+  public Profile match(CacheKey key) {
+    byte[] name = key.bytes();
+    int nameLen = key.nameLength();
+    int pos = 0;
+    while (pos < nameLen) {
+      int tail = nameLen - pos;
+      for (Entry e : bySuffixLength.get(tail)) {
+        if (Arrays.equals(name, pos, nameLen, e.suffix, 0, tail)) {
+          return e.profile;
+        }
+      }
+      if (name[pos] == 0) {
+        break;
+      }
+      pos += (name[pos] & 0xFF) + 1;
+    }
+    throw new IllegalStateException("no profile matches " + key.name() + "; the root profile is missing");
+  }
+}

@@ -1,0 +1,78 @@
+package io.shoal.wire;
+
+/**
+ * Turns a stored wire answer into the reply for one client without parsing it: copy the bytes,
+ * write the client's ID and the exact letter case of its question name, count every TTL down,
+ * fit the OPT record to whether the client used EDNS, and truncate (TC=1) when the reply is
+ * larger than the client can take over UDP.
+ */
+public final class AnswerRenderer {
+  private AnswerRenderer() {}
+
+  /**
+   * @param elapsedSeconds seconds since the answer was stored; subtracted from every TTL
+   * @param capSeconds no TTL in the reply exceeds this (the cache's clamped lifetime)
+   * @param sizeLimit the largest reply the client's transport takes
+   */
+  public static byte[] render(
+      byte[] wire, int[] ttlOffsets, int optStart, int optEnd, DnsQuery query,
+      long elapsedSeconds, long capSeconds, int sizeLimit) {
+    byte[] out;
+    int shiftFrom = Integer.MAX_VALUE;
+    int shift = 0;
+    if (optStart >= 0 && !query.edns()) {
+      // RFC 6891 section 7: no OPT in a reply to a query without one.
+      shift = optEnd - optStart;
+      shiftFrom = optStart;
+      out = new byte[wire.length - shift];
+      System.arraycopy(wire, 0, out, 0, optStart);
+      System.arraycopy(wire, optEnd, out, optStart, wire.length - optEnd);
+      Wire.put16(out, 10, Wire.u16(out, 10) - 1);
+    } else if (optStart < 0 && query.edns()) {
+      out = new byte[wire.length + ErrorReply.OPT_LENGTH];
+      System.arraycopy(wire, 0, out, 0, wire.length);
+      ErrorReply.writeOpt(out, wire.length, query.dnssecOk());
+      Wire.put16(out, 10, Wire.u16(out, 10) + 1);
+    } else {
+      out = wire.clone();
+    }
+    byte[] packet = query.packet();
+    out[0] = packet[0];
+    out[1] = packet[1];
+    // Echo RD; clear AA: a cached copy is not an authoritative answer. Set RA: we recurse.
+    out[2] = (byte) ((out[2] & 0xFA) | (packet[2] & 0x01));
+    out[3] = (byte) (out[3] | 0x80);
+    // The stored question has the same name in lower case: overwrite it with the client's case.
+    System.arraycopy(packet, Wire.HEADER, out, Wire.HEADER, query.nameEnd() - Wire.HEADER);
+    for (int off : ttlOffsets) {
+      int at = off >= shiftFrom ? off - shift : off;
+      long ttl = Math.min(Wire.u32(out, at), capSeconds) - elapsedSeconds;
+      Wire.put32(out, at, Math.max(0, ttl));
+    }
+    if (out.length > sizeLimit) {
+      return truncated(out, query);
+    }
+    return out;
+  }
+
+  /** Header and question with TC=1, and OPT for an EDNS client: "ask again over TCP". */
+  private static byte[] truncated(byte[] full, DnsQuery query) {
+    int qEnd = query.questionEnd();
+    int optLen = query.edns() ? ErrorReply.OPT_LENGTH : 0;
+    byte[] r = new byte[qEnd + optLen];
+    System.arraycopy(full, 0, r, 0, qEnd);
+    r[2] |= 0x02;
+    Wire.put16(r, 6, 0);
+    Wire.put16(r, 8, 0);
+    Wire.put16(r, 10, query.edns() ? 1 : 0);
+    if (query.edns()) {
+      ErrorReply.writeOpt(r, qEnd, query.dnssecOk());
+    }
+    return r;
+  }
+
+  /** The 4-bit rcode of a reply, for metrics. */
+  public static int rcode(byte[] reply) {
+    return reply.length >= 4 ? reply[3] & 0x0F : Rcode.SERVFAIL;
+  }
+}

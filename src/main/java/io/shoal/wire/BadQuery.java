@@ -1,0 +1,47 @@
+package io.shoal.wire;
+
+import java.util.OptionalInt;
+
+/**
+ * Why a packet on the listening socket cannot be answered normally: either it is dropped (and
+ * counted under {@link #reason()}), or it gets the error reply in {@link #reply()}.
+ */
+public final class BadQuery extends Exception {
+  private final String reason;
+  private final byte[] reply;
+  private final int rcode;
+
+  private BadQuery(String reason, String detail, byte[] reply, int rcode) {
+    super(detail, null, false, false);
+    this.reason = reason;
+    this.reply = reply;
+    this.rcode = rcode;
+  }
+
+  static BadQuery drop(String reason, String detail) {
+    return new BadQuery(reason, detail, null, -1);
+  }
+
+  static BadQuery answer(String reason, String detail, byte[] reply, int rcode) {
+    return new BadQuery(reason, detail, reply, rcode);
+  }
+
+  /** A short metric label: malformed, response, formerr, notimp, refused. */
+  public String reason() {
+    return reason;
+  }
+
+  /** True when the packet must be dropped without an answer. */
+  public boolean dropped() {
+    return reply == null;
+  }
+
+  /** The error reply to send back, or null when dropped. */
+  public byte[] reply() {
+    return reply;
+  }
+
+  public OptionalInt rcode() {
+    return rcode < 0 ? OptionalInt.empty() : OptionalInt.of(rcode);
+  }
+}

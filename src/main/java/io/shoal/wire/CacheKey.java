@@ -1,0 +1,132 @@
+package io.shoal.wire;
+
+import java.util.Arrays;
+
+/**
+ * What an answer is cached under: the lower-cased question name in wire form, qtype, qclass and
+ * the DO and CD bits. Built from raw bytes; the bytes are also the on-disk key of the LMDB
+ * backend, so their layout is stable: name, type (2), class (2), flags (1).
+ */
+public final class CacheKey {
+  public static final int FLAG_DO = 1;
+  public static final int FLAG_CD = 2;
+
+  private final byte[] bytes;
+  private final int hash;
+
+  private CacheKey(byte[] bytes) {
+    this.bytes = bytes;
+    this.hash = Arrays.hashCode(bytes);
+  }
+
+  /** Wraps key bytes produced by {@link #bytes()} (for example read back from disk). */
+  public static CacheKey ofBytes(byte[] bytes) {
+    if (bytes.length < 6) {
+      throw new IllegalArgumentException("cache key too short: " + bytes.length + " bytes");
+    }
+    return new CacheKey(bytes.clone());
+  }
+
+  static CacheKey of(byte[] msg, int nameOff, int nameEnd, int qtype, int qclass, int flags) {
+    int nameLen = nameEnd - nameOff;
+    byte[] k = new byte[nameLen + 5];
+    for (int i = 0; i < nameLen; i++) {
+      k[i] = Wire.lower(msg[nameOff + i]);
+    }
+    Wire.put16(k, nameLen, qtype);
+    Wire.put16(k, nameLen + 2, qclass);
+    k[nameLen + 4] = (byte) flags;
+    return new CacheKey(k);
+  }
+
+  /** A key for a presentation-format name such as {@code www.example.} (used by flush). */
+  public static CacheKey of(String name, int qtype, int qclass, int flags) {
+    byte[] wire = nameToWire(name);
+    return of(wire, 0, wire.length, qtype, qclass, flags);
+  }
+
+  /** A presentation-format name in uncompressed wire form (labels as written, no escapes). */
+  public static byte[] nameToWire(String name) {
+    String n = name.endsWith(".") ? name : name + ".";
+    if (n.equals(".")) {
+      return new byte[] {0};
+    }
+    String[] labels = n.substring(0, n.length() - 1).split("\\.", -1);
+    int size = 1;
+    for (String l : labels) {
+      if (l.isEmpty() || l.length() > 63) {
+        throw new IllegalArgumentException("bad label in name '" + name + "'");
+      }
+      size += l.length() + 1;
+    }
+    if (size > 255) {
+      throw new IllegalArgumentException("name longer than 255 octets: '" + name + "'");
+    }
+    byte[] out = new byte[size];
+    int pos = 0;
+    for (String l : labels) {
+      out[pos++] = (byte) l.length();
+      for (int i = 0; i < l.length(); i++) {
+        out[pos++] = (byte) l.charAt(i);
+      }
+    }
+    out[pos] = 0;
+    return out;
+  }
+
+  /** The key's bytes; callers must not modify them. */
+  public byte[] bytes() {
+    return bytes;
+  }
+
+  /** Length of the wire-form name at the start of {@link #bytes()}. */
+  public int nameLength() {
+    return bytes.length - 5;
+  }
+
+  public int qtype() {
+    return Wire.u16(bytes, bytes.length - 5);
+  }
+
+  public int qclass() {
+    return Wire.u16(bytes, bytes.length - 3);
+  }
+
+  public int flags() {
+    return bytes[bytes.length - 1];
+  }
+
+  /** The question name in presentation form, lower-cased, with the trailing dot. */
+  public String name() {
+    StringBuilder sb = new StringBuilder();
+    int pos = 0;
+    while (bytes[pos] != 0) {
+      int len = bytes[pos];
+      for (int i = 1; i <= len; i++) {
+        char c = (char) (bytes[pos + i] & 0xFF);
+        if (c == '.' || c == '\\') {
+          sb.append('\\');
+        }
+        sb.append(c);
+      }
+      sb.append('.');
+      pos += len + 1;
+    }
+    return sb.length() == 0 ? "." : sb.toString();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof CacheKey other && other.hash == hash && Arrays.equals(other.bytes, bytes);
+  }
+
+  @Override
+  public int hashCode() {
+    return hash;
+  }
+
+  @Override
+  public String toString() {
+    return name() + " type " + qtype() + " class " + qclass() + " flags " + flags();
+  }
+}

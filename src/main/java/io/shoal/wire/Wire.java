@@ -1,0 +1,81 @@
+package io.shoal.wire;
+
+/** Big-endian field access and name skipping over raw DNS messages (RFC 1035 section 4). */
+final class Wire {
+  static final int HEADER = 12;
+  static final int TYPE_SOA = 6;
+  static final int TYPE_OPT = 41;
+
+  private Wire() {}
+
+  static int u16(byte[] b, int off) {
+    return ((b[off] & 0xFF) << 8) | (b[off + 1] & 0xFF);
+  }
+
+  static long u32(byte[] b, int off) {
+    return ((long) (b[off] & 0xFF) << 24)
+        | ((b[off + 1] & 0xFF) << 16)
+        | ((b[off + 2] & 0xFF) << 8)
+        | (b[off + 3] & 0xFF);
+  }
+
+  static void put16(byte[] b, int off, int v) {
+    b[off] = (byte) (v >>> 8);
+    b[off + 1] = (byte) v;
+  }
+
+  static void put32(byte[] b, int off, long v) {
+    b[off] = (byte) (v >>> 24);
+    b[off + 1] = (byte) (v >>> 16);
+    b[off + 2] = (byte) (v >>> 8);
+    b[off + 3] = (byte) v;
+  }
+
+  /**
+   * Returns the offset just past the name starting at {@code off}, without following compression
+   * pointers (a pointer ends a name), so a pointer loop cannot make this spin.
+   *
+   * @throws WireException if the name runs past {@code end} or uses a reserved label type
+   */
+  static int skipName(byte[] b, int off, int end) throws WireException {
+    int pos = off;
+    int length = 0;
+    while (true) {
+      if (pos >= end) {
+        throw new WireException("name runs past the end of the message");
+      }
+      int len = b[pos] & 0xFF;
+      int kind = len & 0xC0;
+      if (kind == 0xC0) {
+        if (pos + 2 > end) {
+          throw new WireException("compression pointer runs past the end of the message");
+        }
+        return pos + 2;
+      }
+      if (kind != 0) {
+        throw new WireException("reserved label type");
+      }
+      if (len == 0) {
+        return pos + 1;
+      }
+      length += len + 1;
+      if (length > 255) {
+        throw new WireException("name longer than 255 octets");
+      }
+      pos += len + 1;
+    }
+  }
+
+  static boolean equalsIgnoreCase(byte[] a, int aOff, byte[] b, int bOff, int len) {
+    for (int i = 0; i < len; i++) {
+      if (lower(a[aOff + i]) != lower(b[bOff + i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static byte lower(byte c) {
+    return c >= 'A' && c <= 'Z' ? (byte) (c + 32) : c;
+  }
+}
