@@ -1,0 +1,78 @@
+package io.shoal.testing;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shoal.config.ConfigLoader;
+import io.shoal.config.ShoalConfig;
+import io.shoal.server.ShoalServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A shoal node in the test's JVM on ephemeral ports, with a clock the test moves by hand so TTL
+ * behaviour is checked without sleeping.
+ */
+public final class TestNode implements AutoCloseable {
+  /** The Prometheus port for this JVM (Kamon is process-wide: the first node's port stays). */
+  private static final int METRICS_PORT = freePort();
+
+  public final ShoalServer server;
+  public final AtomicLong clock;
+
+  private TestNode(ShoalServer server, AtomicLong clock) {
+    this.server = server;
+    this.clock = clock;
+  }
+
+  /** Starts a node whose only upstream group is {@code upstream}, with extra HOCON on top. */
+  public static TestNode start(String upstream, String extraHocon) {
+    Map<String, Object> base = new HashMap<>();
+    base.put("shoal.listen.udp", "127.0.0.1:0");
+    base.put("shoal.listen.tcp", "127.0.0.1:0");
+    base.put("shoal.upstreams.default.servers", java.util.List.of(upstream));
+    base.put("shoal.upstreams.default.timeout", "300ms");
+    base.put("shoal.metrics.prometheus.port", METRICS_PORT);
+    base.put("shoal.shutdown.grace", "1s");
+    Config raw = ConfigFactory.parseString(extraHocon)
+        .withFallback(ConfigFactory.parseMap(base))
+        .withFallback(ConfigLoader.load(Optional.empty()))
+        .resolve();
+    AtomicLong clock = new AtomicLong(System.currentTimeMillis());
+    return new TestNode(ShoalServer.start(raw, ShoalConfig.from(raw), clock::get), clock);
+  }
+
+  public InetSocketAddress udp() {
+    return server.udpAddress();
+  }
+
+  public InetSocketAddress tcp() {
+    return server.tcpAddress();
+  }
+
+  public void advanceSeconds(long s) {
+    clock.addAndGet(s * 1000);
+  }
+
+  public Metrics metrics() {
+    return new Metrics(server.metricsEndpoint());
+  }
+
+  public static int freePort() {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    server.stop().toCompletableFuture().get(20, TimeUnit.SECONDS);
+  }
+}
