@@ -69,6 +69,23 @@ public final class Metrics {
     return sum;
   }
 
+  /**
+   * A scrape taken after the endpoint has caught up with everything already done: Kamon
+   * publishes once per tick (1 s), so wait until two scrapes a tick apart agree.
+   */
+  public Map<String, Double> settled() throws InterruptedException {
+    Map<String, Double> last = scrape();
+    for (int i = 0; i < 20; i++) {
+      Thread.sleep(1100);
+      Map<String, Double> now = scrape();
+      if (now.equals(last)) {
+        return now;
+      }
+      last = now;
+    }
+    return last;
+  }
+
   /** Polls (Kamon publishes once per tick) until {@code ok} holds for the value, at most 10 s. */
   public double await(Predicate<Double> ok, String name, String... labels) throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();

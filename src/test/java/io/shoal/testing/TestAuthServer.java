@@ -46,6 +46,7 @@ public final class TestAuthServer implements AutoCloseable {
   private final List<Socket> connections = new CopyOnWriteArrayList<>();
   private final AtomicInteger spoofsSent = new AtomicInteger();
   private volatile boolean silent;
+  private volatile long delayMs;
   private volatile boolean spoofFirst;
   private volatile boolean running = true;
 
@@ -100,6 +101,11 @@ public final class TestAuthServer implements AutoCloseable {
 
   public void silent(boolean on) {
     silent = on;
+  }
+
+  /** Holds each UDP answer back this long (the UDP side answers one query at a time). */
+  public void delay(long ms) {
+    delayMs = ms;
   }
 
   /** Before each real UDP answer, send one with a wrong ID and one for a different question. */
@@ -193,6 +199,9 @@ public final class TestAuthServer implements AutoCloseable {
         if (silent) {
           continue;
         }
+        if (delayMs > 0) {
+          Thread.sleep(delayMs);
+        }
         Message answer = answer(query);
         int limit = query.getOPT() != null ? Math.max(512, query.getOPT().getPayloadSize()) : 512;
         if (spoofFirst) {
@@ -200,7 +209,7 @@ public final class TestAuthServer implements AutoCloseable {
         }
         byte[] out = answer.toWire(limit);
         udp.send(new DatagramPacket(out, out.length, p.getSocketAddress()));
-      } catch (SocketException e) {
+      } catch (SocketException | InterruptedException e) {
         return;
       } catch (IOException e) {
         // a test may send garbage here too; ignore it
