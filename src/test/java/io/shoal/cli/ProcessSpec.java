@@ -97,6 +97,45 @@ public class ProcessSpec extends JUnitSuite {
   }
 
   @Test
+  public void theRunnableJarServesOnItsEmbeddedConfig() throws Exception {
+    Path jar = Path.of("target", "shoal.jar");
+    org.junit.Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify",
+        Files.isRegularFile(jar));
+    try (TestAuthServer auth = new TestAuthServer()) {
+      auth.add(new ARecord(TestAuthServer.name("jar.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.6")));
+      int port = TestNode.freePort();
+      int metricsPort = TestNode.freePort();
+      Path log = Files.createTempFile("shoal", ".log");
+      Process p = new ProcessBuilder(
+          Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-jar", jar.toString(),
+          "serve", "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
+          "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(),
+          "-Dshoal.metrics.prometheus.port=" + metricsPort)
+          .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      try {
+        awaitLog(p, log, "answering on");
+        Message m = DnsClient.udp(new InetSocketAddress("127.0.0.1", port),
+            DnsClient.query(5, "jar.example.test.", Type.A, null));
+        assertEquals(Rcode.NOERROR, m.getRcode());
+        String metrics = new String(new java.net.URL("http://127.0.0.1:" + metricsPort + "/metrics")
+            .openStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(metrics, metrics.contains("shoal_cache_misses_total"));
+      } finally {
+        p.destroy();
+        assertEquals(0, exit(p, 30));
+      }
+    }
+  }
+
+  private static void awaitLog(Process p, Path log, String text) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!Files.readString(log).contains(text) && System.nanoTime() < deadline && p.isAlive()) {
+      Thread.sleep(100);
+    }
+    assertTrue(Files.readString(log), Files.readString(log).contains(text));
+  }
+
+  @Test
   public void sigtermFinishesInFlightQueriesAndExitsZero() throws Exception {
     try (TestAuthServer auth = new TestAuthServer()) {
       auth.add(new ARecord(TestAuthServer.name("slow.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.5")));
@@ -108,11 +147,8 @@ public class ProcessSpec extends JUnitSuite {
           "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(),
           "-Dshoal.metrics.prometheus.port=" + TestNode.freePort());
       InetSocketAddress server = new InetSocketAddress("127.0.0.1", port);
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (!Files.readString(log).contains("answering on") && System.nanoTime() < deadline && p.isAlive()) {
-        Thread.sleep(100);
-      }
-      assertTrue(Files.readString(log), Files.readString(log).contains("answering on"));
+      awaitLog(p, log, "answering on");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 
       CompletableFuture<byte[]> inFlight = CompletableFuture.supplyAsync(() -> {
         try {

@@ -127,6 +127,33 @@ public class RobustnessSpec extends JUnitSuite {
   }
 
   @Test
+  public void dropsAndCountsQueriesBeyondWhatAWorkerMayHold() throws Exception {
+    try (TestAuthServer slow = new TestAuthServer()) {
+      slow.delay(300);
+      try (TestNode small = TestNode.start(slow.hostPort(), String.join("\n",
+          "shoal.ingress.workers = 1",
+          "shoal.ingress.max_pending = 2",
+          "shoal.upstreams.default.timeout = 5s",
+          "shoal.caches.small-cache = ${shoal.caches.answers}",
+          "shoal.profiles.default.cache = small-cache"));
+          DatagramSocket s = new DatagramSocket()) {
+        Metrics metrics = small.metrics();
+        double before = metrics.value("shoal_dropped_total", "reason=\"overload\"");
+        for (int i = 0; i < 10; i++) {
+          byte[] q = DnsClient.query(100 + i, "n" + i + ".example.test.", Type.A, null).toWire();
+          s.send(new java.net.DatagramPacket(q, q.length, small.udp()));
+        }
+        double dropped = metrics.await(v -> v >= before + 8, "shoal_dropped_total", "reason=\"overload\"");
+        assertEquals("2 held, 8 dropped", before + 8, dropped, 0.0);
+        slow.delay(0);
+        Thread.sleep(1000);
+        Message later = DnsClient.udp(small.udp(), DnsClient.query(120, "n0.example.test.", Type.A, null));
+        assertEquals("still serving after the burst", Rcode.NXDOMAIN, later.getRcode());
+      }
+    }
+  }
+
+  @Test
   public void ignoresSpoofedUpstreamResponses() throws Exception {
     Metrics metrics = node.metrics();
     double before = metrics.value("shoal_dropped_total", "reason=\"upstream_mismatch\"");
