@@ -133,7 +133,8 @@ public final class DnsQuery {
         return pos + 1;
       }
       pos += len + 1;
-      if (pos - off > 255) {
+      // RFC 1035 3.1: 255 octets at most, counting the root label's length octet still to come.
+      if (pos - off + 1 > 255) {
         throw new WireException("name longer than 255 octets");
       }
     }

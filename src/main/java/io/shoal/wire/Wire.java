@@ -59,7 +59,8 @@ final class Wire {
         return pos + 1;
       }
       length += len + 1;
-      if (length > 255) {
+      // RFC 1035 3.1: 255 octets at most; the root label (or what a pointer leads to) adds one more.
+      if (length + 1 > 255) {
         throw new WireException("name longer than 255 octets");
       }
       pos += len + 1;

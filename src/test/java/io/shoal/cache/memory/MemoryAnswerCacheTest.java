@@ -1,0 +1,240 @@
+package io.shoal.cache.memory;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shoal.cache.CachedAnswer;
+import io.shoal.cache.WhenFull;
+import io.shoal.metrics.CacheMetrics;
+import io.shoal.wire.CacheKey;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Type;
+
+/** Expiry, capacity and eviction of the in-memory answer cache. */
+class MemoryAnswerCacheTest {
+  private static final long NOW = 1_700_000_000_000L;
+
+  private static MemoryAnswerCache cache(long maxEntries, WhenFull whenFull) {
+    return new MemoryAnswerCache("t", maxEntries, whenFull, new CacheMetrics("t", "memory"));
+  }
+
+  private static CacheKey key(String name) {
+    return CacheKey.of(name, Type.A, DClass.IN, 0);
+  }
+
+  /** Contents do not matter to the cache; expiry does. */
+  private static CachedAnswer answer(long expiresAt) {
+    return new CachedAnswer(new byte[12], new int[0], -1, -1, NOW, expiresAt);
+  }
+
+  private static void fill(MemoryAnswerCache c, CacheKey k, CachedAnswer a) {
+    assertTrue(c.fill(k, a).toCompletableFuture().join());
+  }
+
+  @Test
+  void getReturnsTheAnswerUntilItExpires() {
+    MemoryAnswerCache c = cache(10, WhenFull.EVICT_ONE);
+    CachedAnswer a = answer(NOW + 60_000);
+    fill(c, key("www.example."), a);
+
+    assertSame(a, c.get(key("www.example."), NOW));
+    assertSame(a, c.get(key("www.example."), NOW + 59_999));
+    assertNull(c.get(key("www.example."), NOW + 60_000));
+    assertNull(c.get(key("www.example."), NOW + 3_600_000));
+  }
+
+  @Test
+  void expiryIsLazy() {
+    // The entry stays stored (and counted) until something replaces or evicts it.
+    MemoryAnswerCache c = cache(10, WhenFull.EVICT_ONE);
+    fill(c, key("www.example."), answer(NOW + 1_000));
+
+    assertNull(c.get(key("www.example."), NOW + 2_000));
+    assertEquals(1, c.size());
+    assertNotNull(c.get(key("www.example."), NOW));
+  }
+
+  @Test
+  void getOfAnUnknownKeyIsNull() {
+    MemoryAnswerCache c = cache(10, WhenFull.EVICT_ONE);
+    fill(c, key("www.example."), answer(NOW + 60_000));
+
+    assertNull(c.get(key("mail.example."), NOW));
+    assertNull(c.get(CacheKey.of("www.example.", Type.AAAA, DClass.IN, 0), NOW));
+    assertNull(c.get(CacheKey.of("www.example.", Type.A, DClass.IN, CacheKey.FLAG_DO), NOW));
+  }
+
+  @ParameterizedTest
+  @EnumSource(WhenFull.class)
+  void maxEntriesIsNeverExceeded(WhenFull whenFull) {
+    MemoryAnswerCache c = cache(10, whenFull);
+
+    for (int i = 0; i < 200; i++) {
+      CacheKey k = key("host" + i + ".example.");
+      fill(c, k, answer(NOW + 1_000 + (i * 7919L) % 5_000));
+      assertTrue(c.size() <= 10, "size " + c.size() + " after " + (i + 1) + " fills");
+      assertNotNull(c.get(k, NOW), "the answer just filled is there");
+    }
+    assertEquals(10, c.size());
+    assertEquals(10, countPresent(c, 200));
+  }
+
+  @Test
+  void evictOneRemovesExactlyTheSoonestExpiring() {
+    MemoryAnswerCache c = cache(3, WhenFull.EVICT_ONE);
+    fill(c, key("a.example."), answer(NOW + 3_000));
+    fill(c, key("b.example."), answer(NOW + 1_000));
+    fill(c, key("c.example."), answer(NOW + 2_000));
+
+    fill(c, key("d.example."), answer(NOW + 500));
+
+    assertEquals(3, c.size());
+    assertNull(c.get(key("b.example."), NOW));
+    assertNotNull(c.get(key("a.example."), NOW));
+    assertNotNull(c.get(key("c.example."), NOW));
+    assertNotNull(c.get(key("d.example."), NOW));
+
+    // The newcomer expires soonest now, so it goes next.
+    fill(c, key("e.example."), answer(NOW + 10_000));
+    assertNull(c.get(key("d.example."), NOW));
+    assertNotNull(c.get(key("c.example."), NOW));
+  }
+
+  @Test
+  void evictOneFollowsExpiryOrderOverManyFills() {
+    MemoryAnswerCache c = cache(5, WhenFull.EVICT_ONE);
+    long[] expiries = {700, 100, 900, 300, 500, 800, 200, 1000, 400, 600};
+    for (int i = 0; i < expiries.length; i++) {
+      fill(c, key("h" + i + ".example."), answer(NOW + expiries[i] * 1000));
+    }
+
+    List<Long> survivors = new ArrayList<>();
+    for (int i = 0; i < expiries.length; i++) {
+      if (c.get(key("h" + i + ".example."), NOW) != null) {
+        survivors.add(expiries[i]);
+      }
+    }
+    survivors.sort(null);
+    // Each fill past the fifth first removes the soonest-expiring entry, so an early-expiring
+    // newcomer (200, 400) survives only until the next fill.
+    assertEquals(5, survivors.size());
+    assertEquals(List.of(600L, 700L, 800L, 900L, 1000L), survivors);
+  }
+
+  @Test
+  void sampleKeepsTheCapAndEvictsOneOfTheOldEntries() {
+    MemoryAnswerCache c = cache(3, WhenFull.SAMPLE);
+    fill(c, key("a.example."), answer(NOW + 3_000));
+    fill(c, key("b.example."), answer(NOW + 1_000));
+    fill(c, key("c.example."), answer(NOW + 2_000));
+
+    fill(c, key("d.example."), answer(NOW + 4_000));
+
+    assertEquals(3, c.size());
+    assertNotNull(c.get(key("d.example."), NOW));
+    int oldLeft = 0;
+    for (String n : new String[] {"a.example.", "b.example.", "c.example."}) {
+      if (c.get(key(n), NOW) != null) {
+        oldLeft++;
+      }
+    }
+    assertEquals(2, oldLeft);
+  }
+
+  @ParameterizedTest
+  @EnumSource(WhenFull.class)
+  void replacingAKeyDoesNotEvict(WhenFull whenFull) {
+    MemoryAnswerCache c = cache(2, whenFull);
+    fill(c, key("a.example."), answer(NOW + 1_000));
+    fill(c, key("b.example."), answer(NOW + 2_000));
+    CachedAnswer newer = answer(NOW + 5_000);
+
+    fill(c, key("a.example."), newer);
+
+    assertEquals(2, c.size());
+    assertSame(newer, c.get(key("a.example."), NOW + 4_000));
+    assertNotNull(c.get(key("b.example."), NOW));
+  }
+
+  @Test
+  void replacedEntryIsRankedByItsNewExpiry() {
+    MemoryAnswerCache c = cache(2, WhenFull.EVICT_ONE);
+    fill(c, key("a.example."), answer(NOW + 1_000));
+    fill(c, key("b.example."), answer(NOW + 2_000));
+    fill(c, key("a.example."), answer(NOW + 5_000));
+
+    fill(c, key("c.example."), answer(NOW + 9_000));
+
+    assertNull(c.get(key("b.example."), NOW));
+    assertNotNull(c.get(key("a.example."), NOW));
+  }
+
+  @ParameterizedTest
+  @EnumSource(WhenFull.class)
+  void flushNameRemovesEveryTypeOfThatNameInAnyCase(WhenFull whenFull) {
+    MemoryAnswerCache c = cache(100, whenFull);
+    CacheKey a = CacheKey.of("www.example.com.", Type.A, DClass.IN, 0);
+    CacheKey aaaa = CacheKey.of("www.example.com.", Type.AAAA, DClass.IN, 0);
+    CacheKey mxDo = CacheKey.of("www.example.com.", Type.MX, DClass.IN, CacheKey.FLAG_DO);
+    CacheKey other = CacheKey.of("mail.example.com.", Type.A, DClass.IN, 0);
+    CacheKey parent = CacheKey.of("example.com.", Type.A, DClass.IN, 0);
+    for (CacheKey k : List.of(a, aaaa, mxDo, other, parent)) {
+      fill(c, k, answer(NOW + 60_000));
+    }
+
+    int removed = c.flushName("WWW.Example.COM").toCompletableFuture().join();
+
+    assertEquals(3, removed);
+    assertEquals(2, c.size());
+    assertNull(c.get(a, NOW));
+    assertNull(c.get(aaaa, NOW));
+    assertNull(c.get(mxDo, NOW));
+    assertNotNull(c.get(other, NOW));
+    assertNotNull(c.get(parent, NOW));
+  }
+
+  @ParameterizedTest
+  @EnumSource(WhenFull.class)
+  void evictionStillWorksAfterAFlush(WhenFull whenFull) {
+    // Flush unlinks entries from the eviction structures; a stale link would break later fills.
+    MemoryAnswerCache c = cache(4, whenFull);
+    for (int i = 0; i < 4; i++) {
+      fill(c, key("h" + i + ".example."), answer(NOW + 1_000 * (i + 1)));
+    }
+    c.flushName("h1.example.").toCompletableFuture().join();
+
+    for (int i = 4; i < 50; i++) {
+      fill(c, key("h" + i + ".example."), answer(NOW + 1_000 * (i + 1)));
+      assertTrue(c.size() <= 4);
+    }
+    assertEquals(4, c.size());
+    assertEquals(4, countPresent(c, 50));
+  }
+
+  @Test
+  void flushOfAnAbsentNameRemovesNothing() {
+    MemoryAnswerCache c = cache(10, WhenFull.EVICT_ONE);
+    fill(c, key("www.example."), answer(NOW + 60_000));
+
+    assertEquals(0, c.flushName("nothere.example.").toCompletableFuture().join());
+    assertEquals(1, c.size());
+  }
+
+  private static int countPresent(MemoryAnswerCache c, int hosts) {
+    int n = 0;
+    for (int i = 0; i < hosts; i++) {
+      if (c.get(key("h" + i + ".example."), NOW) != null || c.get(key("host" + i + ".example."), NOW) != null) {
+        n++;
+      }
+    }
+    return n;
+  }
+}

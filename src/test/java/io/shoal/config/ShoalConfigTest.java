@@ -1,0 +1,304 @@
+package io.shoal.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shoal.cache.WhenFull;
+import io.shoal.ingress.FillMode;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Validation of the {@code shoal} configuration: good defaults, and bad values named by key. */
+class ShoalConfigTest {
+  /** Pins the upstream so the test machine's /etc/resolv.conf does not matter. */
+  private static final String FIXED_UPSTREAM = "shoal.upstreams.default.servers = [\"127.0.0.1:5300\"]\n";
+
+  private static Config config(String overrides) {
+    return ConfigFactory.parseString(FIXED_UPSTREAM + overrides)
+        .withFallback(ConfigLoader.load(Optional.empty()));
+  }
+
+  private static InvalidConfigException rejected(String overrides) {
+    Config c = config(overrides);
+    return assertThrows(InvalidConfigException.class, () -> ShoalConfig.from(c));
+  }
+
+  private static void assertMentions(InvalidConfigException e, String... words) {
+    for (String w : words) {
+      assertTrue(e.getMessage().contains(w), "'" + e.getMessage() + "' should mention " + w);
+    }
+  }
+
+  @Test
+  void embeddedDefaultsValidate() {
+    ShoalConfig c = ShoalConfig.from(config(""));
+
+    assertEquals(new InetSocketAddress("127.0.0.1", 5353), c.udpListen());
+    assertEquals(new InetSocketAddress("127.0.0.1", 5353), c.tcpListen());
+    assertEquals(8, c.workers());
+    assertEquals(FillMode.WRITE_BEHIND, c.fill());
+    assertEquals(List.of(new InetSocketAddress("127.0.0.1", 5300)), c.upstreams().get("default").servers());
+    assertEquals(Duration.ofSeconds(2), c.upstreams().get("default").timeout());
+    CacheSettings answers = c.cache("answers");
+    assertEquals(CacheSettings.Backend.MEMORY, answers.backend());
+    assertEquals(100_000, answers.maxEntries());
+    assertEquals(WhenFull.EVICT_ONE, answers.whenFull());
+    assertEquals(Duration.ZERO, answers.minTtl());
+    assertEquals(Duration.ofDays(1), answers.maxTtl());
+    assertEquals(Duration.ofMinutes(15), answers.negativeTtl());
+    assertEquals(1, c.profiles().size());
+    assertEquals(new ProfileSettings("default", List.of("."), "answers", "default"), c.profiles().get(0));
+  }
+
+  @Test
+  void overridesTakeEffect() throws IOException {
+    ShoalConfig c = ShoalConfig.from(config(
+        "shoal.caches.answers.when_full = sample\n"
+            + "shoal.caches.answers.backend = lmdb\n"
+            + "shoal.ingress.fill = write-through\n"
+            + "shoal.ingress.workers = 2\n"
+            + "shoal.listen.udp = \"[::1]:53000\"\n"));
+
+    assertEquals(WhenFull.SAMPLE, c.cache("answers").whenFull());
+    assertEquals(CacheSettings.Backend.LMDB, c.cache("answers").backend());
+    assertEquals(FillMode.WRITE_THROUGH, c.fill());
+    assertEquals(2, c.workers());
+    assertEquals(53000, c.udpListen().getPort());
+    assertEquals(InetAddress.getByName("::1"), c.udpListen().getAddress());
+  }
+
+  @Test
+  void unknownWhenFullNamesKeyAndAllowedValues() {
+    InvalidConfigException e = rejected("shoal.caches.answers.when_full = lru");
+
+    assertEquals("shoal.caches.answers.when_full", e.key());
+    assertMentions(e, "lru", "evict_one", "sample");
+  }
+
+  @Test
+  void unknownBackendNamesKeyAndAllowedValues() {
+    InvalidConfigException e = rejected("shoal.caches.answers.backend = redis");
+
+    assertEquals("shoal.caches.answers.backend", e.key());
+    assertMentions(e, "redis", "memory", "lmdb");
+  }
+
+  @Test
+  void unknownFillModeNamesKeyAndAllowedValues() {
+    InvalidConfigException e = rejected("shoal.ingress.fill = sometimes");
+
+    assertEquals("shoal.ingress.fill", e.key());
+    assertMentions(e, "sometimes", "write-behind", "write-through");
+  }
+
+  @Test
+  void zeroWorkersIsRejected() {
+    InvalidConfigException e = rejected("shoal.ingress.workers = 0");
+
+    assertEquals("shoal.ingress.workers", e.key());
+    assertMentions(e, "between 1 and 1024");
+  }
+
+  @Test
+  void nonNumericWorkersIsRejected() {
+    InvalidConfigException e = rejected("shoal.ingress.workers = many");
+
+    assertEquals("shoal.ingress.workers", e.key());
+    assertMentions(e, "whole number", "many");
+  }
+
+  @Test
+  void misspeltKeyIsRejectedNotIgnored() {
+    InvalidConfigException e = rejected("shoal.caches.answers.max_entry = 10");
+
+    assertEquals("shoal.caches.answers.max_entry", e.key());
+    assertMentions(e, "unknown key", "max_entries");
+  }
+
+  @Test
+  void misspeltTopLevelKeyIsRejected() {
+    InvalidConfigException e = rejected("shoal.ingres.workers = 4");
+
+    assertEquals("shoal.ingres", e.key());
+    assertMentions(e, "unknown key");
+  }
+
+  @Test
+  void badDurationNamesKey() {
+    InvalidConfigException e = rejected("shoal.caches.answers.negative_ttl = \"2 fortnights\"");
+
+    assertEquals("shoal.caches.answers.negative_ttl", e.key());
+    assertMentions(e, "duration", "2 fortnights");
+  }
+
+  @Test
+  void badUpstreamTimeoutNamesKey() {
+    InvalidConfigException e = rejected("shoal.upstreams.default.timeout = \"2 fortnights\"");
+
+    assertEquals("shoal.upstreams.default.timeout", e.key());
+  }
+
+  @Test
+  void durationOutOfRangeNamesBounds() {
+    InvalidConfigException e = rejected("shoal.caches.answers.servfail_ttl = 1m");
+
+    assertEquals("shoal.caches.answers.servfail_ttl", e.key());
+    assertMentions(e, "30s", "60s");
+  }
+
+  @Test
+  void minTtlAboveMaxTtlIsRejected() {
+    InvalidConfigException e = rejected("shoal.caches.answers { min_ttl = 2h, max_ttl = 1h }");
+
+    assertEquals("shoal.caches.answers.min_ttl", e.key());
+    assertMentions(e, "max_ttl", "3600s", "7200s");
+  }
+
+  @Test
+  void profileNamingAMissingCacheIsRejected() {
+    InvalidConfigException e = rejected(
+        "shoal.profiles.internal { match = [\"cluster.local.\"], cache = nope, upstreams = default }");
+
+    assertEquals("shoal.profiles.internal.cache", e.key());
+    assertMentions(e, "nope", "answers");
+  }
+
+  @Test
+  void profileNamingAMissingUpstreamGroupIsRejected() {
+    InvalidConfigException e = rejected(
+        "shoal.profiles.internal { match = [\"cluster.local.\"], cache = answers, upstreams = corp }");
+
+    assertEquals("shoal.profiles.internal.upstreams", e.key());
+    assertMentions(e, "corp", "default");
+  }
+
+  @Test
+  void twoProfilesMatchingTheSameSuffixAreRejected() {
+    // Written differently, the same name once canonical.
+    InvalidConfigException e = rejected(
+        "shoal.profiles.a { match = [\"example.com.\"], cache = answers, upstreams = default }\n"
+            + "shoal.profiles.b { match = [\"Example.COM\"], cache = answers, upstreams = default }");
+
+    assertEquals("shoal.profiles.b.match", e.key());
+    assertMentions(e, "example.com.", "'a'");
+  }
+
+  @Test
+  void aSecondProfileClaimingTheRootIsRejected() {
+    InvalidConfigException e = rejected(
+        "shoal.profiles.other { match = [\".\"], cache = answers, upstreams = default }");
+
+    assertEquals("shoal.profiles.other.match", e.key());
+    assertMentions(e, "'default'");
+  }
+
+  @Test
+  void noProfileMatchingTheRootIsRejected() {
+    InvalidConfigException e = rejected("shoal.profiles.default.match = [\"example.com.\"]");
+
+    assertEquals("shoal.profiles", e.key());
+    assertMentions(e, "\".\"");
+  }
+
+  @Test
+  void listenAddressWithABadPortIsRejected() {
+    InvalidConfigException e = rejected("shoal.listen.udp = \"127.0.0.1:abc\"");
+
+    assertEquals("shoal.listen.udp", e.key());
+    assertMentions(e, "127.0.0.1:abc", "port");
+  }
+
+  @Test
+  void listenPortOutOfRangeIsRejected() {
+    InvalidConfigException e = rejected("shoal.listen.tcp = \"127.0.0.1:70000\"");
+
+    assertEquals("shoal.listen.tcp", e.key());
+    assertMentions(e, "70000");
+  }
+
+  @Test
+  void upstreamOnPortZeroIsRejected() {
+    InvalidConfigException e = rejected("shoal.upstreams.default.servers = [\"127.0.0.1:0\"]");
+
+    assertEquals("shoal.upstreams.default.servers", e.key());
+  }
+
+  // --- resolv.conf ---
+
+  private static Config withResolvConf() {
+    // The embedded default: servers = ["resolv.conf"].
+    return ConfigLoader.load(Optional.empty());
+  }
+
+  @Test
+  void resolvConfNameserversBecomeTheUpstreams(@TempDir Path dir) throws IOException {
+    Path resolv = dir.resolve("resolv.conf");
+    Files.writeString(resolv, String.join("\n",
+        "# Generated by NetworkManager",
+        "search example.com corp.example.com",
+        "nameserver 192.0.2.53",
+        "; nameserver 192.0.2.99",
+        "#nameserver 192.0.2.98",
+        "  nameserver   2001:db8::53  ",
+        "nameserver fe80::1%eth0",
+        "options edns0 trust-ad",
+        ""));
+
+    ShoalConfig c = ShoalConfig.from(withResolvConf(), resolv);
+
+    assertEquals(
+        List.of(
+            new InetSocketAddress(InetAddress.getByName("192.0.2.53"), 53),
+            new InetSocketAddress(InetAddress.getByName("2001:db8::53"), 53),
+            new InetSocketAddress(InetAddress.getByName("fe80::1"), 53)),
+        c.upstreams().get("default").servers());
+  }
+
+  @Test
+  void resolvConfWithoutNameserversIsRejected(@TempDir Path dir) throws IOException {
+    Path resolv = dir.resolve("resolv.conf");
+    Files.writeString(resolv, "# nameserver 192.0.2.1\nsearch example.com\n");
+
+    InvalidConfigException e =
+        assertThrows(InvalidConfigException.class, () -> ShoalConfig.from(withResolvConf(), resolv));
+
+    assertEquals("shoal.upstreams.default.servers", e.key());
+    assertMentions(e, "no nameserver", resolv.toString());
+  }
+
+  @Test
+  void missingResolvConfIsRejected(@TempDir Path dir) {
+    Path resolv = dir.resolve("absent.conf");
+
+    InvalidConfigException e =
+        assertThrows(InvalidConfigException.class, () -> ShoalConfig.from(withResolvConf(), resolv));
+
+    assertEquals("shoal.upstreams.default.servers", e.key());
+    assertMentions(e, resolv.toString());
+  }
+
+  @Test
+  void resolvConfCombinesWithExplicitServers(@TempDir Path dir) throws IOException {
+    Path resolv = dir.resolve("resolv.conf");
+    Files.writeString(resolv, "nameserver 192.0.2.53\n");
+    Config c = ConfigFactory.parseString("shoal.upstreams.default.servers = [\"198.51.100.1:5300\", \"resolv.conf\"]")
+        .withFallback(ConfigLoader.load(Optional.empty()));
+
+    ShoalConfig sc = ShoalConfig.from(c, resolv);
+
+    assertEquals(
+        List.of(new InetSocketAddress("198.51.100.1", 5300), new InetSocketAddress("192.0.2.53", 53)),
+        sc.upstreams().get("default").servers());
+  }
+}
