@@ -19,8 +19,11 @@ public interface AnswerCache extends AutoCloseable {
   /** Stores or replaces the answer for {@code key}, evicting by the cache's when_full rule. */
   CompletionStage<Boolean> fill(CacheKey key, CachedAnswer answer);
 
-  /** Removes every answer whose name equals {@code name} (any type, class, flags). */
-  CompletionStage<Integer> flushName(String name);
+  /**
+   * Removes the answers whose name equals {@code name} (any case, class and flags), of type
+   * {@code qtype}, or of every type when {@code qtype} is 0; completes with how many.
+   */
+  CompletionStage<Integer> flushName(String name, int qtype);
 
   /** Number of entries held, expired ones included until they are found. */
   long size();

@@ -32,7 +32,9 @@ public record ShoalConfig(
     boolean metricsEnabled,
     String metricsHost,
     int metricsPort,
-    Duration shutdownGrace) {
+    Duration shutdownGrace,
+    ClusterSettings cluster,
+    AdminSettings admin) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -47,7 +49,7 @@ public record ShoalConfig(
       throw new InvalidConfigException("shoal", "missing: the configuration has no shoal { } block");
     }
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
-    shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown");
+    shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp");
@@ -128,9 +130,54 @@ public record ShoalConfig(
     shutdown.allowOnly("grace");
     Duration grace = shutdown.duration("grace", Duration.ZERO, Duration.ofMinutes(5));
 
+    Section adminSection = shoal.section("admin");
+    adminSection.allowOnly("enabled", "host", "port");
+    AdminSettings admin = new AdminSettings(
+        adminSection.bool("enabled"), adminSection.string("host"), (int) adminSection.integer("port", 0, 65535));
+
     return new ShoalConfig(
         udp, tcp, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
-        List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace);
+        List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace,
+        cluster(shoal.section("cluster")), admin);
+  }
+
+  private static ClusterSettings cluster(Section c) {
+    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout");
+    Section remoting = c.section("remoting");
+    remoting.allowOnly("host", "port");
+    Section management = c.section("management");
+    management.allowOnly("host", "port");
+    Section d = c.section("discovery");
+    d.allowOnly("method", "service_name", "contact_points", "required_contact_points", "pod_label_selector");
+    List<InetSocketAddress> contactPoints = new ArrayList<>();
+    for (String cp : d.strings("contact_points")) {
+      contactPoints.add(Addresses.parse(cp, 8558, d.key("contact_points")));
+    }
+    ClusterSettings.Discovery method =
+        d.choice("method", ClusterSettings.Discovery.class, ClusterSettings.Discovery::configName);
+    boolean enabled = c.bool("enabled");
+    if (enabled && method == ClusterSettings.Discovery.CONFIG && contactPoints.isEmpty()) {
+      throw new InvalidConfigException(d.key("contact_points"),
+          "discovery.method = config needs the management host:port of at least one node");
+    }
+    String serviceName = d.string("service_name");
+    if (!serviceName.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
+      throw new InvalidConfigException(d.key("service_name"),
+          "must be a DNS label (lower-case letters, digits, '-'), got '" + serviceName + "'");
+    }
+    return new ClusterSettings(
+        enabled,
+        c.string("node_name"),
+        remoting.string("host"),
+        (int) remoting.integer("port", 0, 65535),
+        management.string("host"),
+        (int) management.integer("port", 0, 65535),
+        method,
+        serviceName,
+        List.copyOf(contactPoints),
+        (int) d.integer("required_contact_points", 1, 100),
+        d.string("pod_label_selector"),
+        c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)));
   }
 
   private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {

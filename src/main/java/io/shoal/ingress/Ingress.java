@@ -3,6 +3,7 @@ package io.shoal.ingress;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Scheduler;
 import akka.actor.typed.javadsl.AskPattern;
+import io.shoal.cluster.PeerAnswer;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
@@ -81,6 +82,11 @@ public final class Ingress {
             askTimeout,
             scheduler)
         .handle((reply, failure) -> Optional.of(reply != null ? reply.wire() : query.servfail()));
+  }
+
+  /** A lookup from another cluster node for a key this node owns. */
+  public void resolveForPeer(DnsQuery query, ActorRef<PeerAnswer> replyTo) {
+    workers.get(partition(query)).tell(new IngressWorker.PeerResolve(query, replyTo));
   }
 
   private boolean admit(int worker) {

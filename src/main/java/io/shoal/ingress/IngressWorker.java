@@ -7,6 +7,9 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import io.shoal.cache.CachedAnswer;
+import io.shoal.cluster.OwnerDirectory;
+import io.shoal.cluster.PeerAnswer;
+import io.shoal.cluster.PeerLookup;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
@@ -16,6 +19,7 @@ import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ScannedAnswer;
 import io.shoal.wire.WireException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -34,11 +38,25 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   /** Messages to a worker. */
   public interface Command {}
 
+  /** Someone waiting for the answer to a question that is in flight. */
+  private sealed interface Waiter permits Resolve, PeerResolve {
+    DnsQuery query();
+  }
+
   /** Answer {@code query} from {@code client}; the reply goes to {@code replyTo}. */
   public record Resolve(DnsQuery query, InetSocketAddress client, Transport transport, ActorRef<Reply> replyTo)
-      implements Command {}
+      implements Command, Waiter {}
+
+  /**
+   * Another cluster node asks this node, the key's owner, for the answer. Resolved here (from
+   * the cache or upstream), never passed on to yet another node, so rings that briefly disagree
+   * cannot bounce a lookup around.
+   */
+  public record PeerResolve(DnsQuery query, ActorRef<PeerAnswer> replyTo) implements Command, Waiter {}
 
   private record UpstreamDone(CacheKey key, Profile profile, UpstreamClient.Outcome outcome) implements Command {}
+
+  private record OwnerDone(CacheKey key, Profile profile, PeerAnswer answer) implements Command {}
 
   private record FillDone(CacheKey key, CachedAnswer answer) implements Command {}
 
@@ -49,7 +67,9 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   private final LongSupplier clock;
   private final AtomicInteger pending;
   private final ServerMetrics metrics;
-  private final Map<CacheKey, List<Resolve>> inFlight = new HashMap<>();
+  private final OwnerDirectory owners;
+  private final Duration ownerTimeout;
+  private final Map<CacheKey, List<Waiter>> inFlight = new HashMap<>();
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -57,25 +77,36 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
    */
   public static Behavior<Command> create(
       ProfileTable profiles, FillMode fillMode, LongSupplier clock, AtomicInteger pending, ServerMetrics metrics) {
-    return Behaviors.setup(ctx -> new IngressWorker(ctx, profiles, fillMode, clock, pending, metrics));
+    return create(profiles, fillMode, clock, pending, metrics, new OwnerDirectory(), Duration.ZERO);
+  }
+
+  /** A worker in cluster mode: misses for keys another node owns are asked of that node first. */
+  public static Behavior<Command> create(
+      ProfileTable profiles, FillMode fillMode, LongSupplier clock, AtomicInteger pending, ServerMetrics metrics,
+      OwnerDirectory owners, Duration ownerTimeout) {
+    return Behaviors.setup(ctx -> new IngressWorker(ctx, profiles, fillMode, clock, pending, metrics, owners, ownerTimeout));
   }
 
   private IngressWorker(
       ActorContext<Command> context, ProfileTable profiles, FillMode fillMode, LongSupplier clock,
-      AtomicInteger pending, ServerMetrics metrics) {
+      AtomicInteger pending, ServerMetrics metrics, OwnerDirectory owners, Duration ownerTimeout) {
     super(context);
     this.profiles = profiles;
     this.fillMode = fillMode;
     this.clock = clock;
     this.pending = pending;
     this.metrics = metrics;
+    this.owners = owners;
+    this.ownerTimeout = ownerTimeout;
   }
 
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Resolve.class, this::onResolve)
+        .onMessage(PeerResolve.class, this::onPeerResolve)
         .onMessage(UpstreamDone.class, this::onUpstreamDone)
+        .onMessage(OwnerDone.class, this::onOwnerDone)
         .onMessage(FillDone.class, this::onFillDone)
         .build();
   }
@@ -103,25 +134,94 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       return;
     }
     profile.cacheMetrics().miss();
-    List<Resolve> waiters = inFlight.get(key);
-    if (waiters != null) {
-      waiters.add(r);
+    if (!await(key, r)) {
       return;
     }
+    ActorRef<PeerLookup> owner = owners.ownerOf(key);
+    if (owner != null) {
+      getContext().ask(
+          PeerAnswer.class,
+          owner,
+          ownerTimeout,
+          replyTo -> new PeerLookup(r.query().packet(), replyTo),
+          (answer, failure) -> new OwnerDone(key, profile, answer));
+      return;
+    }
+    askUpstream(key, profile, r.query());
+  }
+
+  private Behavior<Command> onPeerResolve(PeerResolve p) {
+    try {
+      CacheKey key = p.query().key();
+      Profile profile = profiles.match(key);
+      long now = clock.getAsLong();
+      CachedAnswer hit = profile.cache().get(key, now);
+      if (hit != null) {
+        profile.cacheMetrics().hit();
+        p.replyTo().tell(PeerAnswer.of("hit", hit, true));
+      } else {
+        profile.cacheMetrics().miss();
+        if (await(key, p)) {
+          askUpstream(key, profile, p.query());
+        }
+      }
+    } catch (RuntimeException e) {
+      failures.warn("peer lookup " + p.query().key() + " failed", e);
+      p.replyTo().tell(PeerAnswer.failed());
+    }
+    return this;
+  }
+
+  /** Adds a waiter for {@code key}; true when it is the first, so the caller must fetch. */
+  private boolean await(CacheKey key, Waiter w) {
+    List<Waiter> waiters = inFlight.get(key);
+    if (waiters != null) {
+      waiters.add(w);
+      return false;
+    }
     waiters = new ArrayList<>(2);
-    waiters.add(r);
+    waiters.add(w);
     inFlight.put(key, waiters);
+    return true;
+  }
+
+  private Behavior<Command> onOwnerDone(OwnerDone done) {
+    if (!inFlight.containsKey(done.key())) {
+      return this;
+    }
+    PeerAnswer answer = done.answer();
+    if (answer == null) {
+      // The owner did not answer in time (dead, partitioned, slow): go upstream ourselves.
+      metrics.remoteLookup("timeout");
+      askUpstream(done.key(), done.profile(), inFlight.get(done.key()).get(0).query());
+      return this;
+    }
+    metrics.remoteLookup(answer.source);
+    if (!answer.answered()) {
+      servfailAll(done.key());
+      return this;
+    }
+    CachedAnswer copy = answer.decode();
+    if (answer.cacheable && !copy.expiredAt(clock.getAsLong())) {
+      // Keep a local copy until its TTL ends, so repeat queries stay on this node.
+      done.profile().cache().fill(done.key(), copy);
+    }
+    answerAll(done.key(), copy, answer.cacheable);
+    return this;
+  }
+
+  private void askUpstream(CacheKey key, Profile profile, DnsQuery query) {
     getContext().ask(
         UpstreamClient.Outcome.class,
         profile.upstream(),
         profile.upstreamDeadline(),
-        replyTo -> new UpstreamClient.Forward(r.query(), replyTo),
+        replyTo -> new UpstreamClient.Forward(query, replyTo),
         (outcome, failure) -> new UpstreamDone(key, profile,
             outcome != null ? outcome : new UpstreamClient.Failed("no upstream answer: " + failure.getMessage())));
   }
 
   private Behavior<Command> onUpstreamDone(UpstreamDone done) {
-    List<Resolve> waiters = inFlight.get(done.key());
+    List<Waiter> waiters = inFlight.get(done.key());
     if (waiters == null) {
       return this;
     }
@@ -142,7 +242,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       long seconds = done.profile().ttlRules().cacheSeconds(scan);
       if (seconds <= 0) {
         // Not cacheable: pass it on with the upstream's own TTLs.
-        answerAll(done.key(), CachedAnswer.of(scan, now, now + 0xFFFF_FFFFL * 1000));
+        answerAll(done.key(), CachedAnswer.of(scan, now, now + 0xFFFF_FFFFL * 1000), false);
         return this;
       }
       CachedAnswer answer = CachedAnswer.of(scan, now, now + seconds * 1000);
@@ -151,7 +251,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
             (ok, failure) -> new FillDone(done.key(), answer));
       } else {
         done.profile().cache().fill(done.key(), answer);
-        answerAll(done.key(), answer);
+        answerAll(done.key(), answer, true);
       }
     } catch (RuntimeException e) {
       failures.warn("answer for " + done.key() + " failed", e);
@@ -162,26 +262,38 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   private Behavior<Command> onFillDone(FillDone done) {
-    answerAll(done.key(), done.answer());
+    answerAll(done.key(), done.answer(), true);
     return this;
   }
 
-  private void answerAll(CacheKey key, CachedAnswer answer) {
-    List<Resolve> waiters = inFlight.remove(key);
+  private void answerAll(CacheKey key, CachedAnswer answer, boolean cacheable) {
+    List<Waiter> waiters = inFlight.remove(key);
     if (waiters == null) {
       return;
     }
     long now = clock.getAsLong();
-    for (Resolve w : waiters) {
-      reply(w, answer.render(w.query(), now, w.transport().sizeLimit(w.query())));
+    PeerAnswer forPeers = null;
+    for (Waiter w : waiters) {
+      if (w instanceof Resolve r) {
+        reply(r, answer.render(r.query(), now, r.transport().sizeLimit(r.query())));
+      } else if (w instanceof PeerResolve p) {
+        if (forPeers == null) {
+          forPeers = PeerAnswer.of("fetched", answer, cacheable);
+        }
+        p.replyTo().tell(forPeers);
+      }
     }
   }
 
   private void servfailAll(CacheKey key) {
-    List<Resolve> waiters = inFlight.remove(key);
+    List<Waiter> waiters = inFlight.remove(key);
     if (waiters != null) {
-      for (Resolve w : waiters) {
-        reply(w, w.query().servfail());
+      for (Waiter w : waiters) {
+        if (w instanceof Resolve r) {
+          reply(r, r.query().servfail());
+        } else if (w instanceof PeerResolve p) {
+          p.replyTo().tell(PeerAnswer.failed());
+        }
       }
     }
   }

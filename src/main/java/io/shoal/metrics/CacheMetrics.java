@@ -17,7 +17,13 @@ public final class CacheMetrics {
   private final ConcurrentHashMap<Integer, Gauge> entries = new ConcurrentHashMap<>();
 
   public CacheMetrics(String cache, String backend) {
-    this.tags = TagSet.of("cache", cache).withTag("backend", backend);
+    this(cache, backend, null);
+  }
+
+  /** With {@code node} non-null every series also carries a node label (cluster mode). */
+  public CacheMetrics(String cache, String backend, String node) {
+    TagSet t = TagSet.of("cache", cache).withTag("backend", backend);
+    this.tags = node == null ? t : t.withTag("node", node);
     this.hits = Kamon.counter("shoal.cache.hits", "Queries answered from the cache").withTags(tags);
     this.misses = Kamon.counter("shoal.cache.misses", "Queries not in the cache (or expired)").withTags(tags);
     this.fill = Kamon.timer("shoal.cache.fill", "Time to store one answer").withTags(tags);

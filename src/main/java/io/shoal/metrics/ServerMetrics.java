@@ -19,8 +19,21 @@ public final class ServerMetrics {
   private final ConcurrentHashMap<String, Counter> queries = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> dropped = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Counter> remoteLookups = new ConcurrentHashMap<>();
+  private final TagSet base;
 
+  /** Instruments of a single node: no node label. */
   public ServerMetrics() {
+    this(TagSet.Empty());
+  }
+
+  /** Instruments of a cluster node, every series labelled {@code node}. */
+  public ServerMetrics(String node) {
+    this(TagSet.of("node", node));
+  }
+
+  private ServerMetrics(TagSet base) {
+    this.base = base;
     for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE}) {
       dropCounter(reason);
     }
@@ -32,7 +45,7 @@ public final class ServerMetrics {
     Counter c = queries.get(key);
     if (c == null) {
       c = queries.computeIfAbsent(key, k -> Kamon.counter("shoal.queries", "Replies sent")
-          .withTags(TagSet.of("transport", transport).withTag("rcode", Rcode.name(rcode))));
+          .withTags(base.withTag("transport", transport).withTag("rcode", Rcode.name(rcode))));
     }
     c.increment();
   }
@@ -45,7 +58,7 @@ public final class ServerMetrics {
     Counter c = dropped.get(reason);
     if (c == null) {
       c = dropped.computeIfAbsent(reason, r -> Kamon.counter("shoal.dropped", "Packets dropped unanswered")
-          .withTag("reason", r));
+          .withTags(base.withTag("reason", r)));
     }
     return c;
   }
@@ -56,8 +69,18 @@ public final class ServerMetrics {
     Timer t = upstream.get(key);
     if (t == null) {
       t = upstream.computeIfAbsent(key, k -> Kamon.timer("shoal.upstream", "Upstream exchanges")
-          .withTags(TagSet.of("upstream", server).withTag("outcome", outcome)));
+          .withTags(base.withTag("upstream", server).withTag("outcome", outcome)));
     }
     t.record(nanos);
+  }
+
+  /** A miss asked of the key's owner node: shoal_cluster_remote_lookups_total{outcome}. */
+  public void remoteLookup(String outcome) {
+    Counter c = remoteLookups.get(outcome);
+    if (c == null) {
+      c = remoteLookups.computeIfAbsent(outcome, o -> Kamon.counter("shoal.cluster.remote.lookups",
+          "Misses asked of the owner node: hit, fetched, failed, timeout").withTags(base.withTag("outcome", o)));
+    }
+    c.increment();
   }
 }

@@ -9,7 +9,16 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import akka.actor.typed.pubsub.Topic;
+import io.shoal.admin.AdminEndpoint;
 import io.shoal.cache.AnswerCache;
+import io.shoal.cluster.CacheFlush;
+import io.shoal.cluster.ClusterBoot;
+import io.shoal.cluster.Membership;
+import io.shoal.cluster.NodeStatus;
+import io.shoal.cluster.OwnerDirectory;
+import io.shoal.cluster.OwnerEndpoint;
+import io.shoal.config.ClusterSettings;
 import io.shoal.cache.TtlRules;
 import io.shoal.cache.memory.MemoryAnswerCache;
 import io.shoal.config.CacheSettings;
@@ -57,8 +66,14 @@ public final class ShoalServer {
   private final TcpTransport tcp;
   private final Ingress ingress;
   private final String metricsEndpoint;
+  private final InetSocketAddress adminAddress;
+  private final OwnerDirectory owners;
 
-  private ShoalServer(ActorSystem<Void> system, UdpTransport udp, TcpTransport tcp, Ingress ingress, String metricsEndpoint) {
+  private ShoalServer(
+      ActorSystem<Void> system, UdpTransport udp, TcpTransport tcp, Ingress ingress, String metricsEndpoint,
+      InetSocketAddress adminAddress, OwnerDirectory owners) {
+    this.adminAddress = adminAddress;
+    this.owners = owners;
     this.system = system;
     this.udp = udp;
     this.tcp = tcp;
@@ -67,17 +82,22 @@ public final class ShoalServer {
   }
 
   /** What the guardian built: the ingress and everything that must be closed at the end. */
-  private record Wiring(Ingress ingress, List<AnswerCache> caches) {}
+  private record Wiring(
+      Ingress ingress, List<AnswerCache> caches, ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic,
+      OwnerDirectory owners) {}
 
   /** Starts a node; throws {@link StartupException} with an operator-readable message. */
   public static ShoalServer start(Config raw, ShoalConfig config, LongSupplier clock) {
     Duration grace = config.shutdownGrace();
+    ClusterSettings cluster = config.cluster();
     Config akkaConfig = ConfigFactory.parseMap(Map.of(
             "akka.coordinated-shutdown.phases.service-requests-done.timeout", (grace.toMillis() + 1000) + "ms"))
+        .withFallback(cluster.enabled() ? ClusterBoot.akkaConfig(cluster) : ConfigFactory.empty())
         .withFallback(raw);
     String metricsEndpoint = PrometheusEndpoint.start(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
-    ServerMetrics metrics = new ServerMetrics();
+    String node = cluster.enabled() ? cluster.nodeLabel() : null;
+    ServerMetrics metrics = node == null ? new ServerMetrics() : new ServerMetrics(node);
     UdpExchange udpExchange;
     try {
       udpExchange = new UdpExchange(8192, metrics);
@@ -89,7 +109,7 @@ public final class ShoalServer {
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           try {
-            wired.complete(wire(ctx, config, clock, metrics, udpExchange, tcpExchange));
+            wired.complete(wire(ctx, config, clock, metrics, node, udpExchange, tcpExchange));
           } catch (RuntimeException e) {
             wired.completeExceptionally(e);
           }
@@ -99,12 +119,25 @@ public final class ShoalServer {
         akkaConfig);
     Wiring wiring;
     UdpTransport udp = null;
+    String step = "start";
     try {
       wiring = wired.get(30, TimeUnit.SECONDS);
+      NodeStatus.get(system).cachesOpen(true);
+      if (cluster.enabled()) {
+        step = "start cluster management on " + cluster.managementHost() + ":" + cluster.managementPort();
+        ClusterBoot.start(system);
+      }
+      InetSocketAddress admin = null;
+      if (config.admin().enabled()) {
+        step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();
+        admin = startAdmin(system, config, wiring);
+      }
+      step = "listen on UDP " + config.udpListen();
       udp = UdpTransport.bind(system, config.udpListen(), wiring.ingress(), metrics);
+      step = "listen on TCP " + config.tcpListen();
       TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), wiring.ingress(), metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
-      ShoalServer server = new ShoalServer(system, udp, tcp, wiring.ingress(), metricsEndpoint);
+      ShoalServer server = new ShoalServer(system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners());
       server.registerShutdown(grace, wiring.caches(), udpExchange, tcpExchange);
       log.info("shoal answering on udp {} and tcp {}; metrics at http://{}/metrics",
           udp.localAddress(), tcp.localAddress(), metricsEndpoint);
@@ -118,13 +151,15 @@ public final class ShoalServer {
       udpExchange.close();
       tcpExchange.close();
       Throwable cause = e.getCause() != null ? e.getCause() : e;
-      String what = udp == null ? "UDP " + config.udpListen() : "TCP " + config.tcpListen();
-      throw new StartupException("cannot listen on " + what + ": " + cause.getMessage());
+      if (cause instanceof StartupException se) {
+        throw se;
+      }
+      throw new StartupException("cannot " + step + ": " + cause.getMessage());
     }
   }
 
   private static Wiring wire(
-      ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics,
+      ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
       UdpExchange udpExchange, TcpExchange tcpExchange) {
     Map<String, ActorRef<UpstreamClient.Command>> upstreams = new HashMap<>();
     for (UpstreamGroupSettings group : config.upstreams().values()) {
@@ -136,7 +171,7 @@ public final class ShoalServer {
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
     for (CacheSettings c : config.caches().values()) {
-      CacheMetrics m = new CacheMetrics(c.name(), c.backend().configName());
+      CacheMetrics m = new CacheMetrics(c.name(), c.backend().configName(), node);
       cacheMetrics.put(c.name(), m);
       caches.put(c.name(), openCache(c, m));
     }
@@ -157,16 +192,42 @@ public final class ShoalServer {
     for (UpstreamGroupSettings g : config.upstreams().values()) {
       longest = g.deadline().compareTo(longest) > 0 ? g.deadline() : longest;
     }
+    OwnerDirectory owners = new OwnerDirectory();
+    Duration ownerTimeout = config.cluster().ownerTimeout();
     for (int i = 0; i < config.workers(); i++) {
       pending[i] = new AtomicInteger();
       workers.add(ctx.spawn(
-          Behaviors.supervise(IngressWorker.create(table, config.fill(), clock, pending[i], metrics))
+          Behaviors.supervise(IngressWorker.create(table, config.fill(), clock, pending[i], metrics, owners, ownerTimeout))
               .onFailure(SupervisorStrategy.restart().withLoggingEnabled(false)),
           "ingress-" + i));
     }
     Ingress ingress = new Ingress(workers, pending, config.maxPendingPerWorker(), metrics,
-        ctx.getSystem().scheduler(), longest.plusSeconds(1));
-    return new Wiring(ingress, List.copyOf(caches.values()));
+        ctx.getSystem().scheduler(), longest.plus(ownerTimeout).plusSeconds(1));
+    List<AnswerCache> cacheList = List.copyOf(caches.values());
+    ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic = ctx.spawn(CacheFlush.topic(), "cache-flush-topic");
+    ctx.spawn(CacheFlush.subscriber(flushTopic, cacheList), "cache-flush");
+    if (config.cluster().enabled()) {
+      ctx.spawn(OwnerEndpoint.create(ingress::resolveForPeer), "owner");
+      ctx.spawn(Membership.create(owners, node), "membership");
+    }
+    return new Wiring(ingress, cacheList, flushTopic, owners);
+  }
+
+  /** Flushes here at once (to report a count), and publishes to every other node in cluster mode. */
+  private static InetSocketAddress startAdmin(ActorSystem<Void> system, ShoalConfig config, Wiring wiring)
+      throws Exception {
+    boolean clustered = config.cluster().enabled();
+    return AdminEndpoint.start(system, config.admin(), (name, qtype) -> {
+      CompletableFuture<Integer> removed = CompletableFuture.completedFuture(0);
+      for (AnswerCache c : wiring.caches()) {
+        removed = removed.thenCombine(c.flushName(name, qtype), Integer::sum);
+      }
+      if (clustered) {
+        wiring.flushTopic().tell(Topic.publish(new CacheFlush.Flush(name, qtype)));
+      }
+      return removed.thenApply(n -> String.format(
+          "{\"name\":\"%s\",\"type\":%d,\"removed_here\":%d,\"cluster\":%s}", name, qtype, n, clustered));
+    }).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
   private static AnswerCache openCache(CacheSettings c, CacheMetrics metrics) {
@@ -221,6 +282,16 @@ public final class ShoalServer {
 
   public InetSocketAddress tcpAddress() {
     return tcp.localAddress();
+  }
+
+  /** Nodes in this node's owner ring (0 when cluster mode is off). */
+  public int ownerRingSize() {
+    return owners.size();
+  }
+
+  /** The admin HTTP endpoint's bound address, or null when it is disabled. */
+  public InetSocketAddress adminAddress() {
+    return adminAddress;
   }
 
   /** host:port of the Prometheus endpoint in use by this process. */

@@ -32,7 +32,7 @@ public class ProcessSpec extends JUnitSuite {
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "-Xmx256m", "-cp", System.getProperty("java.class.path"), "io.shoal.Main"));
+        "-Xmx256m", "-Dshoal.admin.port=0", "-cp", System.getProperty("java.class.path"), "io.shoal.Main"));
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
   }
@@ -107,7 +107,7 @@ public class ProcessSpec extends JUnitSuite {
       int metricsPort = TestNode.freePort();
       Path log = Files.createTempFile("shoal", ".log");
       Process p = new ProcessBuilder(
-          Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-jar", jar.toString(),
+          Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-Dshoal.admin.port=0", "-jar", jar.toString(),
           "serve", "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
           "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(),
           "-Dshoal.metrics.prometheus.port=" + metricsPort)

@@ -39,6 +39,7 @@ public final class TestNode implements AutoCloseable {
     base.put("shoal.upstreams.default.timeout", "300ms");
     base.put("shoal.metrics.prometheus.port", METRICS_PORT);
     base.put("shoal.shutdown.grace", "1s");
+    base.put("shoal.admin.port", 0);
     Config raw = ConfigFactory.parseString(extraHocon)
         .withFallback(ConfigFactory.parseMap(base))
         .withFallback(ConfigLoader.load(Optional.empty()))

@@ -136,13 +136,13 @@ public final class MemoryAnswerCache implements AnswerCache {
   }
 
   @Override
-  public CompletionStage<Integer> flushName(String flushed) {
+  public CompletionStage<Integer> flushName(String flushed, int qtype) {
     String target = CacheKey.of(flushed, 1, 1, 0).name();
     int removed = 0;
     writeLock.lock();
     try {
       for (Slot s : new ArrayList<>(map.values())) {
-        if (s.key.name().equals(target)) {
+        if (s.key.name().equals(target) && (qtype == 0 || s.key.qtype() == qtype)) {
           map.remove(s.key);
           unlink(s);
           removed++;

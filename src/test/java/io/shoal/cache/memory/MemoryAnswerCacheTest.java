@@ -190,7 +190,7 @@ class MemoryAnswerCacheTest {
       fill(c, k, answer(NOW + 60_000));
     }
 
-    int removed = c.flushName("WWW.Example.COM").toCompletableFuture().join();
+    int removed = c.flushName("WWW.Example.COM", 0).toCompletableFuture().join();
 
     assertEquals(3, removed);
     assertEquals(2, c.size());
@@ -209,7 +209,7 @@ class MemoryAnswerCacheTest {
     for (int i = 0; i < 4; i++) {
       fill(c, key("h" + i + ".example."), answer(NOW + 1_000 * (i + 1)));
     }
-    c.flushName("h1.example.").toCompletableFuture().join();
+    c.flushName("h1.example.", 0).toCompletableFuture().join();
 
     for (int i = 4; i < 50; i++) {
       fill(c, key("h" + i + ".example."), answer(NOW + 1_000 * (i + 1)));
@@ -224,7 +224,7 @@ class MemoryAnswerCacheTest {
     MemoryAnswerCache c = cache(10, WhenFull.EVICT_ONE);
     fill(c, key("www.example."), answer(NOW + 60_000));
 
-    assertEquals(0, c.flushName("nothere.example.").toCompletableFuture().join());
+    assertEquals(0, c.flushName("nothere.example.", 0).toCompletableFuture().join());
     assertEquals(1, c.size());
   }
 

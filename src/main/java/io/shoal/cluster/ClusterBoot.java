@@ -1,0 +1,68 @@
+package io.shoal.cluster;
+
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.Adapter;
+import akka.management.cluster.bootstrap.ClusterBootstrap;
+import akka.management.javadsl.AkkaManagement;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.shoal.config.ClusterSettings;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Turns {@code shoal.cluster} into Akka settings (cluster provider, Artery, Split Brain
+ * Resolver, Management, Bootstrap and discovery) and starts Management and Bootstrap.
+ */
+public final class ClusterBoot {
+  private ClusterBoot() {}
+
+  /** Akka config to layer over the node's config when cluster mode is on. */
+  public static Config akkaConfig(ClusterSettings c) {
+    Map<String, Object> m = new HashMap<>();
+    m.put("akka.actor.provider", "cluster");
+    m.put("akka.actor.serialization-bindings.\"io.shoal.cluster.CborSerializable\"", "jackson-cbor");
+    m.put("akka.remote.artery.canonical.hostname", c.remotingHost());
+    m.put("akka.remote.artery.canonical.port", c.remotingPort());
+    m.put("akka.cluster.downing-provider-class", "akka.cluster.sbr.SplitBrainResolverProvider");
+    m.put("akka.cluster.split-brain-resolver.active-strategy", "keep-majority");
+    m.put("akka.cluster.shutdown-after-unsuccessful-join-seed-nodes", "120s");
+    m.put("akka.coordinated-shutdown.exit-jvm", "off");
+    m.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
+    m.put("akka.management.http.hostname", c.managementHost());
+    m.put("akka.management.http.port", c.managementPort());
+    m.put("akka.management.health-checks.readiness-checks.shoal-caches", CachesOpenCheck.class.getName());
+    String boot = "akka.management.cluster.bootstrap.contact-point-discovery.";
+    m.put(boot + "service-name", c.serviceName());
+    m.put(boot + "required-contact-point-nr", c.requiredContactPoints());
+    if (c.discovery() == ClusterSettings.Discovery.CONFIG) {
+      m.put(boot + "discovery-method", "config");
+      // A static list is known up front: no need to wait for it to settle.
+      m.put(boot + "stable-margin", "1s");
+      m.put(boot + "interval", "500ms");
+      m.put("akka.management.cluster.bootstrap.contact-point.probe-interval", "500ms");
+      // Listed nodes may share a host and differ by port: keep every listed endpoint.
+      m.put("akka.management.cluster.bootstrap.contact-point.filter-on-fallback-port", false);
+      List<Map<String, Object>> endpoints = new ArrayList<>();
+      for (InetSocketAddress a : c.contactPoints()) {
+        endpoints.add(Map.of("host", a.getHostString(), "port", a.getPort()));
+      }
+      m.put("akka.discovery.config.services." + c.serviceName() + ".endpoints", endpoints);
+    } else {
+      m.put(boot + "discovery-method", "kubernetes-api");
+      m.put(boot + "port-name", "management");
+      m.put("akka.discovery.kubernetes-api.pod-label-selector", c.podLabelSelector());
+    }
+    return ConfigFactory.parseMap(m);
+  }
+
+  /** Starts Akka Management (health, bootstrap routes) and Cluster Bootstrap. */
+  public static void start(ActorSystem<?> system) {
+    akka.actor.ActorSystem classic = Adapter.toClassic(system);
+    AkkaManagement.get(classic).start();
+    ClusterBootstrap.get(classic).start();
+  }
+}

@@ -1,0 +1,186 @@
+package io.shoal.cluster;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import io.shoal.testing.DnsClient;
+import io.shoal.testing.Metrics;
+import io.shoal.testing.TestAuthServer;
+import io.shoal.testing.TestNode;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.scalatestplus.junit.JUnitSuite;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/**
+ * Three nodes in one JVM (separate actor systems on 127.0.0.1, distinct ports) forming a cluster
+ * through Cluster Bootstrap with config discovery, in front of one test upstream.
+ */
+public class ClusterSpec extends JUnitSuite {
+  private static final int NODES = 3;
+  private static TestAuthServer auth;
+  private static final List<TestNode> nodes = new ArrayList<>();
+  private static final List<String> labels = new ArrayList<>();
+
+  @BeforeClass
+  public static void formCluster() throws Exception {
+    auth = new TestAuthServer();
+    for (int i = 0; i < 60; i++) {
+      auth.add(new ARecord(TestAuthServer.name("c" + i + ".example.test."), DClass.IN, 300,
+          InetAddress.getByName("192.0.2." + (i + 1))));
+    }
+    int[] management = new int[NODES];
+    int[] remoting = new int[NODES];
+    List<String> contactPoints = new ArrayList<>();
+    for (int i = 0; i < NODES; i++) {
+      management[i] = TestNode.freePort();
+      remoting[i] = TestNode.freePort();
+      contactPoints.add("\"127.0.0.1:" + management[i] + "\"");
+    }
+    for (int i = 0; i < NODES; i++) {
+      String label = "node-" + i;
+      labels.add(label);
+      nodes.add(TestNode.start(auth.hostPort(), String.join("\n",
+          "shoal.cluster.enabled = on",
+          "shoal.cluster.node_name = " + label,
+          "shoal.cluster.remoting.port = " + remoting[i],
+          "shoal.cluster.management.port = " + management[i],
+          "shoal.cluster.discovery.contact_points = [" + String.join(", ", contactPoints) + "]",
+          "shoal.cluster.discovery.required_contact_points = " + NODES,
+          "shoal.upstreams.default.timeout = 2s",
+          "shoal.cluster.owner_timeout = 1s",
+          "shoal.caches.clustered = ${shoal.caches.answers}",
+          "shoal.profiles.default.cache = clustered")));
+    }
+    long deadline = System.nanoTime() + 90_000_000_000L;
+    while (System.nanoTime() < deadline && !nodes.stream().allMatch(n -> n.server.ownerRingSize() == NODES)) {
+      Thread.sleep(200);
+    }
+    for (TestNode n : nodes) {
+      assertEquals("every node sees the whole ring", NODES, n.server.ownerRingSize());
+    }
+    // First contact between nodes (remoting handshake, serializer start-up) can outlast the
+    // owner timeout; warm every path up so the tests see the steady state.
+    for (int i = 50; i < 60; i++) {
+      for (int k = 0; k < NODES; k++) {
+        ask(nodes.get(k), 9000 + i * 10 + k, "c" + i + ".example.test.");
+      }
+    }
+  }
+
+  @AfterClass
+  public static void stop() throws Exception {
+    for (TestNode n : nodes) {
+      try {
+        n.close();
+      } catch (Exception e) {
+        // already stopped by a test
+      }
+    }
+    auth.close();
+  }
+
+  private static Message ask(TestNode node, int id, String name) throws Exception {
+    return DnsClient.udp(node.udp(), DnsClient.query(id, name, Type.A, null));
+  }
+
+  @Test
+  public void aNameIsFetchedUpstreamOnceForTheWholeCluster() throws Exception {
+    for (int i = 0; i < 20; i++) {
+      String name = "c" + i + ".example.test.";
+      for (int k = 0; k < NODES; k++) {
+        Message m = ask(nodes.get((i + k) % NODES), 100 * i + k, name);
+        assertEquals(Rcode.NOERROR, m.getRcode());
+      }
+      // Repeats stay local: each node now holds a copy.
+      for (int k = 0; k < NODES; k++) {
+        ask(nodes.get(k), 100 * i + 10 + k, name);
+      }
+      assertEquals(name + " fetched once for three nodes", 1, auth.queries(name, Type.A));
+    }
+    Metrics metrics = nodes.get(0).metrics();
+    double remote = metrics.await(v -> v > 0, "shoal_cluster_remote_lookups_total");
+    assertTrue("non-owners asked owners: " + remote, remote > 0);
+    double members = metrics.await(v -> v == NODES, "shoal_cluster_members", "node=\"node-0\"");
+    assertEquals(NODES, members, 0.0);
+  }
+
+  @Test
+  public void flushThroughOneNodeEmptiesEveryNode() throws Exception {
+    String name = "c30.example.test.";
+    for (int k = 0; k < NODES; k++) {
+      ask(nodes.get(k), 3000 + k, name);
+    }
+    assertEquals(1, auth.queries(name, Type.A));
+    Metrics metrics = nodes.get(0).metrics();
+    Thread.sleep(1500);
+    double[] missesBefore = new double[NODES];
+    for (int k = 0; k < NODES; k++) {
+      missesBefore[k] = metrics.value("shoal_cache_misses_total", "node=\"" + labels.get(k) + "\"", "cache=\"clustered\"");
+    }
+
+    HttpResponse<String> r = HttpClient.newHttpClient().send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + nodes.get(1).server.adminAddress().getPort()
+            + "/cache/flush?name=C30.example.test")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertEquals(r.body(), 200, r.statusCode());
+    assertTrue(r.body(), r.body().contains("\"cluster\":true"));
+    Thread.sleep(1000); // pub-sub delivery to the other nodes
+
+    for (int k = 0; k < NODES; k++) {
+      assertEquals(Rcode.NOERROR, ask(nodes.get(k), 3100 + k, name).getRcode());
+    }
+    assertEquals("the owner fetched it again, once", 2, auth.queries(name, Type.A));
+    for (int k = 0; k < NODES; k++) {
+      String node = "node=\"" + labels.get(k) + "\"";
+      double before = missesBefore[k];
+      double misses = metrics.await(v -> v >= before + 1, "shoal_cache_misses_total", node, "cache=\"clustered\"");
+      assertTrue(labels.get(k) + " missed after the flush", misses >= before + 1);
+    }
+  }
+
+  @Test
+  public void losingANodeNeverTurnsIntoServfail() throws Exception {
+    TestNode leaving = nodes.get(2);
+    List<Integer> rcodes = new ArrayList<>();
+    Thread stopper = new Thread(() -> {
+      try {
+        Thread.sleep(300);
+        leaving.close();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    stopper.start();
+    long end = System.nanoTime() + 4_000_000_000L;
+    int i = 0;
+    while (System.nanoTime() < end) {
+      String name = "c" + (40 + i % 10) + ".example.test.";
+      rcodes.add(ask(nodes.get(i % 2), 5000 + i, name).getRcode());
+      i++;
+    }
+    stopper.join();
+    assertTrue("queries were sent: " + rcodes.size(), rcodes.size() > 20);
+    assertTrue("no SERVFAIL while ownership moved: " + rcodes, rcodes.stream().allMatch(rc -> rc == Rcode.NOERROR));
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (System.nanoTime() < deadline && nodes.get(0).server.ownerRingSize() != NODES - 1) {
+      Thread.sleep(200);
+    }
+    assertEquals("the ring dropped the node that left", NODES - 1, nodes.get(0).server.ownerRingSize());
+    for (int k = 0; k < 20; k++) {
+      assertEquals(Rcode.NOERROR, ask(nodes.get(k % 2), 7000 + k, "c" + (40 + k) + ".example.test.").getRcode());
+    }
+  }
+}
