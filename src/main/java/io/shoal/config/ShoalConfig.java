@@ -47,7 +47,8 @@ public record ShoalConfig(
       throw new InvalidConfigException("shoal", "missing: the configuration has no shoal { } block");
     }
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
-    shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown");
+    // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
+    shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "lmdb-dispatcher");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp");
