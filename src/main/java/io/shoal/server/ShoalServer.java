@@ -11,6 +11,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.TtlRules;
+import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
 import io.shoal.config.CacheSettings;
 import io.shoal.config.ProfileSettings;
@@ -29,6 +30,7 @@ import io.shoal.upstream.TcpExchange;
 import io.shoal.upstream.UdpExchange;
 import io.shoal.upstream.UpstreamClient;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -118,6 +120,10 @@ public final class ShoalServer {
       udpExchange.close();
       tcpExchange.close();
       Throwable cause = e.getCause() != null ? e.getCause() : e;
+      if (cause instanceof StartupException startup) {
+        // Already an operator-readable reason (a cache that cannot open), not a listen failure.
+        throw startup;
+      }
       String what = udp == null ? "UDP " + config.udpListen() : "TCP " + config.tcpListen();
       throw new StartupException("cannot listen on " + what + ": " + cause.getMessage());
     }
@@ -138,7 +144,7 @@ public final class ShoalServer {
     for (CacheSettings c : config.caches().values()) {
       CacheMetrics m = new CacheMetrics(c.name(), c.backend().configName());
       cacheMetrics.put(c.name(), m);
-      caches.put(c.name(), openCache(c, m));
+      caches.put(c.name(), openCache(ctx, c, m));
     }
     Map<String, Profile> bySuffix = new HashMap<>();
     for (ProfileSettings p : config.profiles()) {
@@ -169,11 +175,17 @@ public final class ShoalServer {
     return new Wiring(ingress, List.copyOf(caches.values()));
   }
 
-  private static AnswerCache openCache(CacheSettings c, CacheMetrics metrics) {
+  private static AnswerCache openCache(ActorContext<Void> ctx, CacheSettings c, CacheMetrics metrics) {
     return switch (c.backend()) {
       case MEMORY -> new MemoryAnswerCache(c.name(), c.maxEntries(), c.whenFull(), metrics);
-      case LMDB -> throw new StartupException(
-          "shoal.caches." + c.name() + ".backend = lmdb is not available in this build");
+      case LMDB -> {
+        try {
+          yield LmdbAnswerCache.open(ctx, c, metrics);
+        } catch (UncheckedIOException e) {
+          throw new StartupException("shoal.caches." + c.name() + ".lmdb.path: cannot use "
+              + c.lmdb().path() + " (" + e.getCause() + ")");
+        }
+      }
     };
   }
 
