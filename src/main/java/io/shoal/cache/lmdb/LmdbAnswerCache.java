@@ -24,7 +24,6 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -156,7 +155,7 @@ public final class LmdbAnswerCache implements AnswerCache {
     try {
       if (!Files.isDirectory(path)) {
         Files.createDirectories(path);
-        restrict(path, "rwx------");
+        ShardEnvironment.restrict(path, ShardEnvironment.PRIVATE_DIRECTORY);
       }
       Path layoutFile = path.resolve(LAYOUT_FILE);
       Properties want = new Properties();
@@ -178,7 +177,7 @@ public final class LmdbAnswerCache implements AnswerCache {
       try (Writer w = Files.newBufferedWriter(layoutFile, StandardCharsets.ISO_8859_1)) {
         want.store(w, "shoal LMDB answer cache layout; do not edit");
       }
-      restrict(layoutFile, "rw-------");
+      ShardEnvironment.restrict(layoutFile, ShardEnvironment.PRIVATE_FILE);
     } catch (IOException e) {
       throw new UncheckedIOException(path + ": " + e.getMessage(), e);
     }
@@ -196,14 +195,6 @@ public final class LmdbAnswerCache implements AnswerCache {
           Files.delete(dir);
         }
       }
-    }
-  }
-
-  private static void restrict(Path p, String perms) throws IOException {
-    try {
-      Files.setPosixFilePermissions(p, PosixFilePermissions.fromString(perms));
-    } catch (UnsupportedOperationException e) {
-      // Not a POSIX file system: its own ACLs apply.
     }
   }
 

@@ -50,8 +50,10 @@ final class ShardEnvironment implements AutoCloseable {
   private static final int KEY_CAPACITY = 512;
   /** Beyond the victim, expired entries at the head of the index removed in the same go. */
   private static final int EXPIRED_SWEEP = 16;
-  private static final int DIRECTORY_MODE = 0700;
+  /** Mode LMDB creates its files with; {@link #PRIVATE_FILE} in POSIX notation. */
   private static final int FILE_MODE = 0600;
+  static final String PRIVATE_FILE = "rw-------";
+  static final String PRIVATE_DIRECTORY = "rwx------";
 
   private static final int OPEN = 0;
   private static final int PAUSED = 1;
@@ -122,7 +124,7 @@ final class ShardEnvironment implements AutoCloseable {
       if (!Files.isDirectory(dir)) {
         Files.createDirectories(dir);
       }
-      restrict(dir, DIRECTORY_MODE);
+      restrict(dir, PRIVATE_DIRECTORY);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create " + dir, e);
     }
@@ -138,7 +140,7 @@ final class ShardEnvironment implements AutoCloseable {
         for (Iterator<Path> it = files.iterator(); it.hasNext(); ) {
           Path p = it.next();
           if (Files.isRegularFile(p)) {
-            restrict(p, FILE_MODE);
+            restrict(p, PRIVATE_FILE);
           }
         }
       }
@@ -165,8 +167,8 @@ final class ShardEnvironment implements AutoCloseable {
     };
   }
 
-  private static void restrict(Path p, int mode) throws IOException {
-    String perms = mode == DIRECTORY_MODE ? "rwx------" : "rw-------";
+  /** Sets POSIX permissions such as {@code rw-------}; a no-op on file systems without them. */
+  static void restrict(Path p, String perms) throws IOException {
     try {
       Files.setPosixFilePermissions(p, PosixFilePermissions.fromString(perms));
     } catch (UnsupportedOperationException e) {
