@@ -59,7 +59,6 @@ final class ShardEnvironment implements AutoCloseable {
   private static final int PAUSED = 1;
   private static final int CLOSED = 2;
 
-  private final int shard;
   private final Env<ByteBuffer> env;
   private final Dbi<ByteBuffer> answers;
   private final Dbi<ByteBuffer> expiry;
@@ -108,7 +107,6 @@ final class ShardEnvironment implements AutoCloseable {
   private ShardEnvironment(
       ShardSettings settings, Env<ByteBuffer> env, Dbi<ByteBuffer> answers, Dbi<ByteBuffer> expiry,
       CacheMetrics metrics) {
-    this.shard = settings.shard();
     this.env = env;
     this.answers = answers;
     this.expiry = expiry;
@@ -210,10 +208,6 @@ final class ShardEnvironment implements AutoCloseable {
     }
   }
 
-  int shard() {
-    return shard;
-  }
-
   /** Entries as of the last commit (expired ones included until evicted). */
   long entries() {
     return entries;
@@ -246,6 +240,8 @@ final class ShardEnvironment implements AutoCloseable {
       try {
         txn.renew();
       } catch (RuntimeException e) {
+        // Not busy before taking the lock: a closer holds it while it waits for busy readers.
+        slot.busy = false;
         discard(slot);
         throw e;
       }
@@ -375,16 +371,17 @@ final class ShardEnvironment implements AutoCloseable {
         expiry.delete(txn, indexKey(oldExpiry, key));
       }
     } else {
-      delta = 1;
-      while (count + delta - 1 >= capacity) {
-        int removed = evict(txn, nowMillis);
-        if (removed == 0) {
+      long removed = 0;
+      while (count - removed >= capacity) {
+        int n = evict(txn, nowMillis);
+        if (n == 0) {
           break;
         }
-        delta -= removed;
+        removed += n;
       }
+      delta = 1 - removed;
     }
-    answers.put(txn, copyInto(writeKey, key), encode(answer));
+    answers.put(txn, k, encode(answer));
     if (indexed) {
       expiry.put(txn, indexKey(answer.expiresAtMillis(), key), noValue);
     }
