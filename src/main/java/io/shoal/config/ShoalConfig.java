@@ -49,7 +49,9 @@ public record ShoalConfig(
       throw new InvalidConfigException("shoal", "missing: the configuration has no shoal { } block");
     }
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
-    shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin");
+    // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
+    shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
+        "lmdb-dispatcher");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp");

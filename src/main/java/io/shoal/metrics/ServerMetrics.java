@@ -15,6 +15,10 @@ public final class ServerMetrics {
   public static final String OVERLOAD = "overload";
   public static final String UPSTREAM_MISMATCH = "upstream_mismatch";
   public static final String WORKER_FAILURE = "worker_failure";
+  /** A cache fill not stored because its LMDB shard already had too many waiting. */
+  public static final String FILL_QUEUE_FULL = "fill_queue_full";
+  /** shoal.dropped's description, shared by every place that registers it. */
+  public static final String DROPPED_DESCRIPTION = "Packets dropped unanswered";
 
   private final ConcurrentHashMap<String, Counter> queries = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> dropped = new ConcurrentHashMap<>();
@@ -34,7 +38,7 @@ public final class ServerMetrics {
 
   private ServerMetrics(TagSet base) {
     this.base = base;
-    for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE}) {
+    for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL}) {
       dropCounter(reason);
     }
   }
@@ -57,7 +61,7 @@ public final class ServerMetrics {
   private Counter dropCounter(String reason) {
     Counter c = dropped.get(reason);
     if (c == null) {
-      c = dropped.computeIfAbsent(reason, r -> Kamon.counter("shoal.dropped", "Packets dropped unanswered")
+      c = dropped.computeIfAbsent(reason, r -> Kamon.counter("shoal.dropped", DROPPED_DESCRIPTION)
           .withTags(base.withTag("reason", r)));
     }
     return c;

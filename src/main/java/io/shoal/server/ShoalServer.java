@@ -20,6 +20,7 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.cluster.OwnerEndpoint;
 import io.shoal.config.ClusterSettings;
 import io.shoal.cache.TtlRules;
+import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
 import io.shoal.config.CacheSettings;
 import io.shoal.config.ProfileSettings;
@@ -38,6 +39,7 @@ import io.shoal.upstream.TcpExchange;
 import io.shoal.upstream.UdpExchange;
 import io.shoal.upstream.UpstreamClient;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -173,7 +175,7 @@ public final class ShoalServer {
     for (CacheSettings c : config.caches().values()) {
       CacheMetrics m = new CacheMetrics(c.name(), c.backend().configName(), node);
       cacheMetrics.put(c.name(), m);
-      caches.put(c.name(), openCache(c, m));
+      caches.put(c.name(), openCache(ctx, c, m));
     }
     Map<String, Profile> bySuffix = new HashMap<>();
     for (ProfileSettings p : config.profiles()) {
@@ -230,11 +232,17 @@ public final class ShoalServer {
     }).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
-  private static AnswerCache openCache(CacheSettings c, CacheMetrics metrics) {
+  private static AnswerCache openCache(ActorContext<Void> ctx, CacheSettings c, CacheMetrics metrics) {
     return switch (c.backend()) {
       case MEMORY -> new MemoryAnswerCache(c.name(), c.maxEntries(), c.whenFull(), metrics);
-      case LMDB -> throw new StartupException(
-          "shoal.caches." + c.name() + ".backend = lmdb is not available in this build");
+      case LMDB -> {
+        try {
+          yield LmdbAnswerCache.open(ctx, c, metrics);
+        } catch (UncheckedIOException e) {
+          throw new StartupException("shoal.caches." + c.name() + ".lmdb.path: cannot use "
+              + c.lmdb().path() + " (" + e.getCause() + ")");
+        }
+      }
     };
   }
 

@@ -1,0 +1,308 @@
+package io.shoal.cache.lmdb;
+
+import akka.Done;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.Behavior;
+import akka.actor.typed.DispatcherSelector;
+import akka.actor.typed.Props;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.AskPattern;
+import io.shoal.cache.AnswerCache;
+import io.shoal.cache.CachedAnswer;
+import io.shoal.config.CacheSettings;
+import io.shoal.config.LmdbSettings;
+import io.shoal.ingress.FailureLog;
+import io.shoal.metrics.CacheMetrics;
+import io.shoal.metrics.ServerMetrics;
+import io.shoal.wire.CacheKey;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import java.util.zip.CRC32;
+import kamon.Kamon;
+import kamon.metric.Counter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The LMDB backend of the answer cache: {@code shard_count} environments under {@code path}, each
+ * written only by its {@link CacheShard} and read directly by any thread. A key belongs to the
+ * shard given by {@link #shardOf}. Fills are asynchronous; the returned stage completes when the
+ * shard committed the fill's transaction, or with false when the fill was dropped because the
+ * shard's fill queue was full.
+ */
+public final class LmdbAnswerCache implements AnswerCache {
+  private static final Logger log = LoggerFactory.getLogger(LmdbAnswerCache.class);
+
+  /** Written at {@code path}: the shard layout, so a changed shard_count is noticed at open. */
+  static final String LAYOUT_FILE = "shoal-cache.properties";
+  private static final String LAYOUT_FORMAT = "1";
+  private static final String KEY_HASH = "crc32";
+  private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
+  /** Knobs that are not operator settings: fixed in a node, changed by tests. */
+  public record Tuning(int fillQueueLimit, Duration minBackoff, Duration maxBackoff, ActorRef<CacheShard.Event> events) {
+
+    /** 4096 waiting fills per shard; restarts after 200ms, backing off to 10s; no observer. */
+    public static Tuning defaults(ActorSystem<?> system) {
+      return new Tuning(4096, Duration.ofMillis(200), Duration.ofSeconds(10), system.ignoreRef());
+    }
+  }
+
+  /** Spawns the cache's supervisor: the guardian's ActorContext in a node, an ActorTestKit in tests. */
+  @FunctionalInterface
+  public interface Spawner {
+    ActorRef<CacheSupervisor.Command> spawn(Behavior<CacheSupervisor.Command> behavior, String name, Props props);
+  }
+
+  private final String name;
+  private final int shardCount;
+  private final OpenShards open;
+  private final CompletableFuture<Void> started;
+  private final ActorRef<CacheSupervisor.Command> supervisor;
+  private final ActorSystem<?> system;
+  private final Tuning tuning;
+  private final Counter droppedFills;
+  private final FailureLog readFailures = new FailureLog(log, 10);
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private LmdbAnswerCache(
+      String name, OpenShards open, CompletableFuture<Void> started, ActorRef<CacheSupervisor.Command> supervisor,
+      ActorSystem<?> system, Tuning tuning) {
+    this.name = name;
+    this.shardCount = open.count();
+    this.open = open;
+    this.started = started;
+    this.supervisor = supervisor;
+    this.system = system;
+    this.tuning = tuning;
+    this.droppedFills = Kamon.counter("shoal.dropped", ServerMetrics.DROPPED_DESCRIPTION)
+        .withTag("reason", ServerMetrics.FILL_QUEUE_FULL);
+  }
+
+  /** Opens the cache in a node: its supervisor is a child of {@code guardian}. */
+  public static LmdbAnswerCache open(ActorContext<?> guardian, CacheSettings settings, CacheMetrics metrics) {
+    return open(guardian::spawn, guardian.getSystem(), settings, metrics, Tuning.defaults(guardian.getSystem()));
+  }
+
+  /**
+   * Opens (creating if needed) the cache directory and its shards. The directories are prepared
+   * here, so a path that cannot be used fails at once with {@link UncheckedIOException}; the
+   * environments open in the shard actors, and until a shard is open its keys are misses.
+   */
+  public static LmdbAnswerCache open(
+      Spawner spawner, ActorSystem<?> system, CacheSettings settings, CacheMetrics metrics, Tuning tuning) {
+    LmdbSettings lmdb = settings.lmdb();
+    int n = lmdb.shardCount();
+    prepareDirectory(lmdb.path(), n);
+    long capacity = (settings.maxEntries() + n - 1) / n;
+    List<ShardSettings> shards = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      shards.add(new ShardSettings(settings.name(), i, shardDirectory(lmdb.path(), i), lmdb.sync(),
+          lmdb.mapSize(), settings.whenFull(), capacity));
+    }
+    OpenShards open = new OpenShards(n);
+    CompletableFuture<Void> started = new CompletableFuture<>();
+    ActorRef<CacheSupervisor.Command> supervisor = spawner.spawn(
+        CacheSupervisor.create(List.copyOf(shards), open, metrics, tuning, lmdb.syncInterval(), started),
+        "lmdb-cache-" + URLEncoder.encode(settings.name(), StandardCharsets.UTF_8),
+        // Off the default dispatcher: close() blocks on the supervisor's answer.
+        DispatcherSelector.fromConfig(CacheSupervisor.DISPATCHER));
+    return new LmdbAnswerCache(settings.name(), open, started, supervisor, system, tuning);
+  }
+
+  /**
+   * The shard that owns {@code key}: CRC-32 of the key bytes, modulo the shard count. CRC-32 is
+   * fixed by its polynomial, so every process, before and after a restart, agrees on where a key
+   * lives; the layout file records the hash so a future change cannot go unnoticed.
+   */
+  public static int shardOf(CacheKey key, int shardCount) {
+    CRC32 crc = new CRC32();
+    crc.update(key.bytes());
+    return (int) (crc.getValue() % shardCount);
+  }
+
+  static Path shardDirectory(Path path, int shard) {
+    return path.resolve(String.format("shard-%02d", shard));
+  }
+
+  /**
+   * Creates {@code path} (0700) and checks its layout file. Answers stored under another shard
+   * count sit in the wrong shards for the new key mapping, so they are discarded: a cold cache
+   * is correct, a half-visible one is not.
+   */
+  private static void prepareDirectory(Path path, int shardCount) {
+    try {
+      if (!Files.isDirectory(path)) {
+        Files.createDirectories(path);
+        ShardEnvironment.restrict(path, ShardEnvironment.PRIVATE_DIRECTORY);
+      }
+      Path layoutFile = path.resolve(LAYOUT_FILE);
+      Properties want = new Properties();
+      want.setProperty("format", LAYOUT_FORMAT);
+      want.setProperty("shard_count", String.valueOf(shardCount));
+      want.setProperty("key_hash", KEY_HASH);
+      if (Files.exists(layoutFile)) {
+        Properties have = new Properties();
+        try (Reader r = Files.newBufferedReader(layoutFile, StandardCharsets.ISO_8859_1)) {
+          have.load(r);
+        }
+        if (have.equals(want)) {
+          return;
+        }
+        log.warn("LMDB cache at {} was written with {}; now {}: discarding its answers, the cache starts cold",
+            path, have, want);
+        discardShards(path);
+      }
+      try (Writer w = Files.newBufferedWriter(layoutFile, StandardCharsets.ISO_8859_1)) {
+        want.store(w, "shoal LMDB answer cache layout; do not edit");
+      }
+      ShardEnvironment.restrict(layoutFile, ShardEnvironment.PRIVATE_FILE);
+    } catch (IOException e) {
+      throw new UncheckedIOException(path + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static void discardShards(Path path) throws IOException {
+    try (Stream<Path> dirs = Files.list(path)) {
+      for (Path dir : (Iterable<Path>) dirs::iterator) {
+        if (Files.isDirectory(dir) && dir.getFileName().toString().matches("shard-\\d+")) {
+          try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+              Files.delete(f);
+            }
+          }
+          Files.delete(dir);
+        }
+      }
+    }
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /** The shard that owns {@code key} in this cache. */
+  public int shardOf(CacheKey key) {
+    return shardOf(key, shardCount);
+  }
+
+  /** The actor that writes {@code shard}, null until the supervisor has started (tests). */
+  ActorRef<CacheShard.Command> writer(int shard) {
+    return open.writer(shard);
+  }
+
+  /** Whether {@code shard}'s environment is open for readers (tests). */
+  boolean shardOpen(int shard) {
+    return open.environment(shard) != null;
+  }
+
+  @Override
+  public CachedAnswer get(CacheKey key, long nowMillis) {
+    int shard = shardOf(key);
+    ShardEnvironment environment = open.environment(shard);
+    if (environment == null) {
+      // The shard is opening, restarting or closed: a miss, never an error.
+      return null;
+    }
+    try {
+      return environment.read(key.bytes(), nowMillis);
+    } catch (RuntimeException e) {
+      readFailures.warn("read from shard " + shard + " of LMDB cache " + name + " failed; answered as a miss", e);
+      return null;
+    }
+  }
+
+  @Override
+  public CompletionStage<Boolean> fill(CacheKey key, CachedAnswer answer) {
+    if (closed.get()) {
+      return CompletableFuture.completedFuture(Boolean.FALSE);
+    }
+    int shard = shardOf(key);
+    AtomicInteger pending = open.pendingFills(shard);
+    if (pending.incrementAndGet() > tuning.fillQueueLimit()) {
+      // The shard is behind (a slow disk): dropping a fill costs a later miss, queueing without
+      // bound would cost the node its memory.
+      pending.decrementAndGet();
+      droppedFills.increment();
+      return CompletableFuture.completedFuture(Boolean.FALSE);
+    }
+    CompletableFuture<Boolean> committed = new CompletableFuture<>();
+    CacheShard.Fill fill = new CacheShard.Fill(key, answer, committed);
+    ActorRef<CacheShard.Command> writer = open.writer(shard);
+    if (writer != null) {
+      writer.tell(fill);
+    } else {
+      started.thenRun(() -> open.writer(shard).tell(fill));
+    }
+    return committed;
+  }
+
+  @Override
+  public CompletionStage<Integer> flushName(String flushed, int qtype) {
+    byte[] nameWire;
+    try {
+      CacheKey k = CacheKey.of(flushed, 1, 1, 0);
+      nameWire = Arrays.copyOf(k.bytes(), k.nameLength());
+    } catch (IllegalArgumentException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    CompletionStage<Integer> total = started.thenApply(v -> 0);
+    for (int i = 0; i < shardCount; i++) {
+      int shard = i;
+      CompletionStage<Integer> removed = started.thenCompose(v -> AskPattern.ask(
+          open.writer(shard),
+          (ActorRef<Integer> replyTo) -> new CacheShard.FlushName(nameWire, qtype, replyTo),
+          FLUSH_TIMEOUT,
+          system.scheduler()));
+      total = total.thenCombine(removed, Integer::sum);
+    }
+    return total;
+  }
+
+  @Override
+  public long size() {
+    return open.totalEntries();
+  }
+
+  /** Stops the shards: each commits what it holds, syncs (unless sync = none) and closes. */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      AskPattern.<CacheSupervisor.Command, Done>ask(
+              supervisor, CacheSupervisor.Close::new, CLOSE_TIMEOUT, system.scheduler())
+          .toCompletableFuture()
+          .get(CLOSE_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      log.warn("interrupted while closing LMDB cache {}", name);
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      // The actor system may be gone already; its shards then closed their environments as they stopped.
+      log.warn("LMDB cache {} did not confirm its close: {}", name, e.toString());
+    }
+  }
+}

@@ -1,0 +1,11 @@
+package io.shoal.cache.lmdb;
+
+import io.shoal.cache.WhenFull;
+import java.nio.file.Path;
+
+/**
+ * What one shard of an LMDB cache is: its cache's name (a metric label), its index, its own
+ * environment directory, how it syncs, its map size, and its share of max_entries.
+ */
+record ShardSettings(
+    String cache, int shard, Path directory, SyncMode sync, long mapSize, WhenFull whenFull, long capacity) {}

@@ -1,0 +1,95 @@
+package io.shoal.cache.lmdb;
+
+import akka.actor.testkit.typed.javadsl.ActorTestKit;
+import akka.actor.testkit.typed.javadsl.TestProbe;
+import com.typesafe.config.ConfigFactory;
+import io.shoal.cache.CachedAnswer;
+import io.shoal.cache.WhenFull;
+import io.shoal.config.CacheSettings;
+import io.shoal.config.LmdbSettings;
+import io.shoal.metrics.CacheMetrics;
+import io.shoal.wire.CacheKey;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+/** Builds LMDB caches, keys and answers for the lmdb specs; each cache lives in its own temp dir. */
+final class CacheFixture {
+  static final long MIB = 1L << 20;
+
+  private CacheFixture() {}
+
+  /**
+   * A test kit on the node's own configuration: ActorTestKit's default (application-test.conf)
+   * lacks shoal.lmdb-dispatcher, which the shards are spawned on.
+   */
+  static ActorTestKit testKit(String name) {
+    return ActorTestKit.create(name, ConfigFactory.load());
+  }
+
+  static CacheSettings settings(
+      String name, Path path, int shards, long maxEntries, WhenFull whenFull, SyncMode sync,
+      Duration syncInterval, long mapSize) {
+    return new CacheSettings(name, CacheSettings.Backend.LMDB, maxEntries, whenFull, Duration.ZERO,
+        Duration.ofDays(1), Duration.ofMinutes(15), Duration.ofSeconds(5),
+        new LmdbSettings(path, shards, sync, syncInterval, mapSize));
+  }
+
+  static CacheSettings settings(String name, Path path, int shards, long maxEntries, WhenFull whenFull) {
+    return settings(name, path, shards, maxEntries, whenFull, SyncMode.FULL, Duration.ofSeconds(1), 64 * MIB);
+  }
+
+  static LmdbAnswerCache open(
+      ActorTestKit testKit, CacheSettings settings, TestProbe<CacheShard.Event> events, int fillQueueLimit,
+      Duration minBackoff) {
+    return LmdbAnswerCache.open(testKit::spawn, testKit.system(), settings,
+        new CacheMetrics(settings.name(), "lmdb"),
+        new LmdbAnswerCache.Tuning(fillQueueLimit, minBackoff, minBackoff.multipliedBy(4), events.ref()));
+  }
+
+  static LmdbAnswerCache open(ActorTestKit testKit, CacheSettings settings, TestProbe<CacheShard.Event> events) {
+    return open(testKit, settings, events, 4096, Duration.ofMillis(200));
+  }
+
+  static CacheKey key(String name) {
+    return CacheKey.of(name, 1, 1, 0);
+  }
+
+  /** An answer whose wire bytes are {@code size} bytes of {@code fill}, expiring at {@code expiresAt}. */
+  static CachedAnswer answer(int size, byte fill, long expiresAt) {
+    byte[] wire = new byte[size];
+    java.util.Arrays.fill(wire, fill);
+    return new CachedAnswer(wire, new int[] {6, 18}, -1, -1, expiresAt - 60_000, expiresAt);
+  }
+
+  static boolean await(CompletionStage<Boolean> stage) throws Exception {
+    return stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  static List<Boolean> awaitAll(List<CompletionStage<Boolean>> stages) throws Exception {
+    List<Boolean> out = new ArrayList<>();
+    for (CompletionStage<Boolean> s : stages) {
+      out.add(await(s));
+    }
+    return out;
+  }
+
+  /** Keys {@code prefix0.example.} onwards, until every shard owns at least {@code perShard}. */
+  static List<List<CacheKey>> keysPerShard(String prefix, int shards, int perShard) {
+    List<List<CacheKey>> out = new ArrayList<>();
+    for (int i = 0; i < shards; i++) {
+      out.add(new ArrayList<>());
+    }
+    for (int i = 0; out.stream().anyMatch(l -> l.size() < perShard); i++) {
+      CacheKey k = key(prefix + i + ".example.");
+      List<CacheKey> owner = out.get(LmdbAnswerCache.shardOf(k, shards));
+      if (owner.size() < perShard) {
+        owner.add(k);
+      }
+    }
+    return out;
+  }
+}
