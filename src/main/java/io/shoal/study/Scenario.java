@@ -15,8 +15,13 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 
-/** A study recipe and the members measured under it, read from one HOCON file of the catalog. */
-public record Scenario(String name, String description, String baseline, Recipe recipe, List<Member> members) {
+/**
+ * A study recipe and the members measured under it, read from one HOCON file of the catalog.
+ *
+ * @param source the file it was read from, copied into each run directory; null if built in code
+ */
+public record Scenario(
+    String name, String description, String baseline, Recipe recipe, List<Member> members, Path source) {
 
   private static final Set<String> TOP = Set.of("description", "baseline", "recipe", "members");
   private static final Set<String> RECIPE = Set.of(
@@ -75,13 +80,17 @@ public record Scenario(String name, String description, String baseline, Recipe 
       throw new ScenarioException(file + ": " + e.getMessage());
     }
     try {
-      return from(name, c);
+      return from(name, c, file);
     } catch (ConfigException | IllegalArgumentException e) {
       throw new ScenarioException(file + ": " + e.getMessage());
     }
   }
 
   static Scenario from(String name, Config c) {
+    return from(name, c, null);
+  }
+
+  private static Scenario from(String name, Config c, Path source) {
     allowOnly(c, "", TOP);
     Config r = c.getConfig("recipe");
     allowOnly(r, "recipe.", RECIPE);
@@ -145,7 +154,7 @@ public record Scenario(String name, String description, String baseline, Recipe 
       throw new IllegalArgumentException("baseline: no member named '" + baseline + "'");
     }
     String description = c.hasPath("description") ? c.getString("description") : name;
-    return new Scenario(name, description, baseline, recipe, List.copyOf(members));
+    return new Scenario(name, description, baseline, recipe, List.copyOf(members), source);
   }
 
   private static int positive(Config c, String key) {

@@ -74,6 +74,9 @@ public final class StudyRun {
   public int run() throws IOException, StudyException {
     String startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
     Files.createDirectories(runDir);
+    if (scenario.source() != null) {
+      Files.copy(scenario.source(), runDir.resolve("scenario.conf"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
     Path queries = runDir.resolve("queries.txt");
     out.println("study: " + scenario.name() + " -> " + runDir);
     out.println("study: writing " + scenario.recipe().queries().lines() + " queries over "

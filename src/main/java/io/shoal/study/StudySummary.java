@@ -42,6 +42,9 @@ public final class StudySummary {
     for (String line : atAGlance(rows, s.baseline())) {
       md.append("- ").append(line).append('\n');
     }
+    for (String member : c.notRun().keySet()) {
+      md.append("- ").append(member).append(": no result (see \"Members without a row\").\n");
+    }
     md.append("\nAbsolute numbers hold for this host only; quote the ratios, which were measured in one run ")
         .append("under the same conditions (see docs/performance-methodology.md).\n");
 
