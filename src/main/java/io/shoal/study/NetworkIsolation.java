@@ -49,8 +49,16 @@ public final class NetworkIsolation {
     List<String> cmd = new ArrayList<>(List.of(
         tools.path("unshare"), "--net", "--", "/bin/sh", "-c",
         "\"$0\" link set lo up && exec \"$@\"", tools.path("ip"),
-        ShoalUnderTest.javaBinary(), "-cp", System.getProperty("java.class.path"), "io.shoal.Main", "study"));
+        ShoalUnderTest.javaBinary(), "-cp", absoluteClassPath(), "io.shoal.Main", "study"));
     cmd.addAll(studyArgs);
     return cmd;
+  }
+
+  private static String absoluteClassPath() {
+    List<String> entries = new ArrayList<>();
+    for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+      entries.add(e.isEmpty() ? e : java.nio.file.Path.of(e).toAbsolutePath().toString());
+    }
+    return String.join(java.io.File.pathSeparator, entries);
   }
 }

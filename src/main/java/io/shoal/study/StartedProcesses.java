@@ -29,6 +29,8 @@ public final class StartedProcesses implements AutoCloseable {
   private final Set<Process> live = ConcurrentHashMap.newKeySet();
   private final List<String> commands = Collections.synchronizedList(new ArrayList<>());
   private final Thread hook = new Thread(this::stopAll, "study-cleanup");
+  /** Set once cleanup began: a process started after that would outlive the study. */
+  private volatile boolean stopping;
 
   public StartedProcesses() {
     Runtime.getRuntime().addShutdownHook(hook);
@@ -36,23 +38,21 @@ public final class StartedProcesses implements AutoCloseable {
 
   /** Starts a long-running process with stdout and stderr going to {@code log}. */
   public Process start(List<String> command, Path workDir, Path log, Map<String, String> env) throws IOException {
+    refuseWhenStopping(command);
     record(command);
     ProcessBuilder pb = new ProcessBuilder(command).directory(workDir.toFile())
         .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     pb.environment().putAll(env);
-    Process p = pb.start();
-    live.add(p);
-    return p;
+    return track(pb.start());
   }
 
   /** Starts a process that shares this terminal (its output is the user's to read). */
   public Process startAttached(List<String> command, Map<String, String> env) throws IOException {
+    refuseWhenStopping(command);
     record(command);
     ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
     pb.environment().putAll(env);
-    Process p = pb.start();
-    live.add(p);
-    return p;
+    return track(pb.start());
   }
 
   /**
@@ -60,6 +60,11 @@ public final class StartedProcesses implements AutoCloseable {
    * returned. A command still running at the limit is killed and reported as a failure.
    */
   public Completed run(List<String> command, Path output, Duration limit) throws StudyException {
+    try {
+      refuseWhenStopping(command);
+    } catch (IOException e) {
+      throw new StudyException(e.getMessage(), e);
+    }
     record(command);
     Process p;
     try {
@@ -67,7 +72,7 @@ public final class StartedProcesses implements AutoCloseable {
     } catch (IOException e) {
       throw new StudyException("cannot run " + command.get(0) + ": " + e.getMessage(), e);
     }
-    live.add(p);
+    track(p);
     try {
       if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
         stop(p);
@@ -83,6 +88,21 @@ public final class StartedProcesses implements AutoCloseable {
     } finally {
       live.remove(p);
     }
+  }
+
+  private void refuseWhenStopping(List<String> command) throws IOException {
+    if (stopping) {
+      throw new IOException("the study is stopping; not starting " + command.get(0));
+    }
+  }
+
+  /** Adds a started process; if cleanup began meanwhile, the process is stopped at once. */
+  private Process track(Process p) {
+    live.add(p);
+    if (stopping) {
+      p.destroyForcibly();
+    }
+    return p;
   }
 
   /** Stops one process: SIGTERM, then SIGKILL (with anything it started) after a bounded wait. */
@@ -119,6 +139,7 @@ public final class StartedProcesses implements AutoCloseable {
   }
 
   private void stopAll() {
+    stopping = true;
     // Stop all at once (each gets SIGTERM), then wait: shutting down one by one would make an
     // interrupted study take the sum of every grace period.
     List<Process> running = new ArrayList<>(live);

@@ -41,16 +41,19 @@ public final class StudyCharts {
     bar(dir.resolve(FILES.get(1)), "Cache hit rate (1 - upstream queries / completed queries)",
         "hit rate, % of completed queries", rows, ResultRow::hitRatePct, "0.0'%'", subtitle);
     bar(dir.resolve(FILES.get(2)), "Mean time to store one answer in the cache (lower is better)",
-        "cache fill mean, milliseconds", rows, ResultRow::fillMeanMs, "0.000' ms'", subtitle);
+        "cache fill mean, milliseconds", rows, ResultRow::fillMeanMs, "0.0000' ms'", subtitle);
   }
 
   private static void bar(Path file, String title, String valueLabel, List<ResultRow> rows,
       Function<ResultRow, Double> value, String format, String subtitle) throws IOException {
     DefaultCategoryDataset data = new DefaultCategoryDataset();
+    List<String> without = new java.util.ArrayList<>();
     for (ResultRow r : rows) {
       Double v = value.apply(r);
       if (v != null) {
         data.addValue(v, "value", r.member());
+      } else {
+        without.add(r.member());
       }
     }
     JFreeChart chart = ChartFactory.createBarChart(title, "member", valueLabel, data,
@@ -58,6 +61,11 @@ public final class StudyCharts {
     chart.setBackgroundPaint(Color.WHITE);
     chart.getTitle().setFont(new Font(Font.SANS_SERIF, Font.BOLD, 18));
     chart.addSubtitle(new TextTitle(subtitle, new Font(Font.SANS_SERIF, Font.PLAIN, 13)));
+    if (!without.isEmpty()) {
+      // a missing bar must not read as a zero
+      chart.addSubtitle(new TextTitle("not reported by: " + String.join(", ", without),
+          new Font(Font.SANS_SERIF, Font.ITALIC, 12)));
+    }
 
     CategoryPlot plot = chart.getCategoryPlot();
     plot.setBackgroundPaint(Color.WHITE);
