@@ -26,8 +26,8 @@ public final class ConfigCommand implements Callable<Integer> {
     try {
       Config raw = options.load();
       ShoalConfig.from(raw);
-      System.out.println("shoal " + raw.getConfig("shoal").root().render(
-          ConfigRenderOptions.defaults().setOriginComments(false).setJson(false)));
+      System.out.println(com.typesafe.config.ConfigFactory.empty().withValue("shoal", raw.getValue("shoal"))
+          .root().render(ConfigRenderOptions.defaults().setOriginComments(false).setJson(false)));
       return 0;
     } catch (InvalidConfigException e) {
       System.err.println("shoal: invalid configuration: " + e.getMessage());

@@ -1,0 +1,233 @@
+package io.shoal.cli;
+
+import io.shoal.study.Member;
+import io.shoal.study.NetworkIsolation;
+import io.shoal.study.Prerequisites;
+import io.shoal.study.Scenario;
+import io.shoal.study.ScenarioException;
+import io.shoal.study.StartedProcesses;
+import io.shoal.study.StudyException;
+import io.shoal.study.StudyRun;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code shoal study}: run a performance study from the scenario catalog. */
+@Command(
+    name = "study",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run a performance study: every member of a scenario (shoal with different caches, or peer",
+      "resolvers) is measured with dnsperf under the same recipe, against a local Knot DNS (knotd)",
+      "serving a wildcard zone. Each member gets a fresh data path and free loopback ports; it is",
+      "started, checked with a real DNS query, warmed up, measured, and stopped. Hit rates are",
+      "1 - (queries knotd received) / (queries completed), the same for every member.",
+      "",
+      "Writes to the run directory: results.csv (one row per member), achieved_qps.png, hit_rate.png,",
+      "fill_mean.png, summary.md (host, versions, commands, table, and an 'At a glance' comparison",
+      "with the scenario's baseline member), and per member its config, log, raw dnsperf output and",
+      "the statistics read before and after.",
+      "",
+      "Needs dnsperf and knotd (Debian: dnsperf, knot), and each peer in the scenario (unbound,",
+      "knot-resolver, dnsmasq-base, pdns-recursor). Run as root, missing ones are installed with",
+      "apt-get; otherwise the command prints what to install and exits 2. kresd and pdns-recursor",
+      "send queries of their own, so they only run inside a network namespace with nothing but",
+      "loopback: as root the study re-runs itself under 'unshare --net'; as another user those",
+      "members are skipped and the summary says why. All traffic stays on 127.0.0.1.",
+      "",
+      "Ctrl-C stops every process the study started. Full scenarios take several minutes;",
+      "--quick runs each member for a few seconds to check that everything works.",
+      ""
+    },
+    footer = {
+      "",
+      "Paths: without --catalog and --out, the catalog is bench/scenarios and results go to",
+      "bench/results/SCENARIO/TIMESTAMP (quick-TIMESTAMP with --quick), relative to $SHOAL_HOME if",
+      "set (bench/study sets it to the repository), else to the current directory.",
+      "",
+      "Exit status: 0 every member measured, 1 a member or the upstream failed (the other results",
+      "are still written), 2 bad usage, unknown scenario, invalid scenario, or missing programs.",
+      "",
+      "Examples:",
+      "  shoal study --list",
+      "  shoal study cache_churn --quick --out /tmp/churn-smoke",
+      "  shoal study peers"
+    })
+public final class StudyCommand implements Callable<Integer> {
+  private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'");
+
+  @Parameters(index = "0", arity = "0..1", paramLabel = "SCENARIO",
+      description = "A scenario name from the catalog (e.g. cache_churn), or a path to a scenario .conf file.")
+  String scenarioName;
+
+  @Option(names = "--quick",
+      description = "Smoke run: each member for the recipe's quick duration (a few seconds), no warm-up. "
+          + "The numbers only show that the study works.")
+  boolean quick;
+
+  @Option(names = "--out", paramLabel = "DIR",
+      description = "Run directory to write into (created if missing). Default: bench/results/SCENARIO/TIMESTAMP.")
+  Path out;
+
+  @Option(names = "--catalog", paramLabel = "DIR",
+      description = "Directory of scenario files (NAME.conf). Default: bench/scenarios.")
+  Path catalog;
+
+  @Option(names = "--shoal-jar", paramLabel = "FILE",
+      description = "The shoal jar that shoal members run. Default: the jar this command runs from, "
+          + "else target/shoal.jar.")
+  Path shoalJar;
+
+  @Option(names = "--list", description = "List the scenarios in the catalog with their descriptions, and exit.")
+  boolean list;
+
+  @Override
+  public Integer call() {
+    System.setProperty("java.awt.headless", "true");
+    Path home = home();
+    Path catalogDir = (catalog != null ? catalog : home.resolve("bench/scenarios")).toAbsolutePath();
+    if (list) {
+      return listCatalog(catalogDir);
+    }
+    if (scenarioName == null) {
+      System.err.println("study: name a scenario; the catalog " + catalogDir + " has: "
+          + String.join(", ", Scenario.names(catalogDir)) + " (see --list)");
+      return 2;
+    }
+    Scenario scenario;
+    try {
+      scenario = Scenario.load(Scenario.locate(scenarioName, catalogDir));
+      StudyRun.checkShoalMembers(scenario);
+    } catch (ScenarioException e) {
+      System.err.println("study: " + e.getMessage());
+      return 2;
+    }
+    Path jar = (shoalJar != null ? shoalJar : defaultJar(home)).toAbsolutePath();
+    if (scenario.members().stream().anyMatch(m -> m.kind() == io.shoal.study.MemberKind.SHOAL)
+        && !Files.isRegularFile(jar)) {
+      System.err.println("study: no shoal jar at " + jar + "; build it with: mvn -B -DskipTests package");
+      return 2;
+    }
+
+    boolean root = NetworkIsolation.root();
+    boolean isolated = NetworkIsolation.isolated();
+    boolean mustIsolate = scenario.needsIsolation() && !isolated;
+    if (mustIsolate && System.getenv(NetworkIsolation.MARKER) != null) {
+      System.err.println("study: the re-run under unshare --net still sees a network interface other than "
+          + "loopback; refusing to start members that send their own queries");
+      return 1;
+    }
+    Map<String, String> skipped = new LinkedHashMap<>();
+    if (mustIsolate && !root) {
+      for (Member m : scenario.members()) {
+        if (m.kind().sendsOwnQueries()) {
+          skipped.put(m.name(), "not run: " + m.kind().configName() + " sends queries of its own (root priming), "
+              + "so it only runs where nothing can leave loopback; run the study as root and it re-runs itself "
+              + "under unshare --net");
+          System.err.println("study: skipping " + m.name() + " (needs root for a loopback-only network namespace)");
+        }
+      }
+    }
+    List<Member> toRun = scenario.members().stream().filter(m -> !skipped.containsKey(m.name())).toList();
+    Path runDir = (out != null ? out : home.resolve("bench/results").resolve(scenario.name())
+        .resolve((quick ? "quick-" : "") + STAMP.format(ZonedDateTime.now(ZoneOffset.UTC)))).toAbsolutePath();
+
+    try (StartedProcesses processes = new StartedProcesses()) {
+      Prerequisites.Tools tools;
+      try {
+        tools = Prerequisites.ensure(Prerequisites.binariesFor(toRun, mustIsolate && root), root, System.out,
+            processes, runDir.resolve("setup"));
+      } catch (Prerequisites.MissingTools e) {
+        System.err.println(e.advice());
+        return 2;
+      }
+      StudyRun run = new StudyRun(scenario, runDir, quick, jar, tools, root, skipped, System.out, processes);
+      if (mustIsolate && root) {
+        return rerunIsolated(processes, tools, scenario, catalogDir, runDir, jar, run.estimatedTotal());
+      }
+      System.out.println("study: " + toRun.size() + " members, about " + run.estimatedTotal().toSeconds()
+          + " s in all");
+      return run.run();
+    } catch (IOException | StudyException e) {
+      System.err.println("study: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  private int rerunIsolated(StartedProcesses processes, Prerequisites.Tools tools, Scenario scenario,
+      Path catalogDir, Path runDir, Path jar, Duration estimate) throws IOException, StudyException {
+    System.out.println("study: " + scenario.name() + " has members that send queries of their own; re-running "
+        + "inside a network namespace that has only loopback (unshare --net)");
+    List<String> args = new ArrayList<>();
+    Path asFile = Path.of(scenarioName);
+    args.add(scenarioName.endsWith(".conf") && Files.isRegularFile(asFile)
+        ? asFile.toAbsolutePath().toString() : scenarioName);
+    if (quick) {
+      args.add("--quick");
+    }
+    args.addAll(List.of("--catalog", catalogDir.toString(), "--out", runDir.toString(),
+        "--shoal-jar", jar.toString()));
+    Process child = processes.startAttached(NetworkIsolation.rerunCommand(tools, args),
+        Map.of(NetworkIsolation.MARKER, "1"));
+    // The re-run bounds each of its own steps; this outer bound only guards against a hang.
+    Duration limit = estimate.multipliedBy(3).plus(Duration.ofMinutes(30));
+    try {
+      if (!child.waitFor(limit.toSeconds(), TimeUnit.SECONDS)) {
+        processes.stop(child);
+        throw new StudyException("the isolated re-run did not finish within " + limit.toMinutes() + " minutes");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StudyException("interrupted", e);
+    }
+    return child.exitValue();
+  }
+
+  private static int listCatalog(Path catalogDir) {
+    List<String> names = Scenario.names(catalogDir);
+    if (names.isEmpty()) {
+      System.err.println("study: no scenarios in " + catalogDir);
+      return 2;
+    }
+    for (String name : names) {
+      try {
+        Scenario s = Scenario.load(catalogDir.resolve(name + ".conf"));
+        System.out.printf("%-28s %s%n", name, s.description());
+      } catch (ScenarioException e) {
+        System.out.printf("%-28s (invalid: %s)%n", name, e.getMessage());
+      }
+    }
+    return 0;
+  }
+
+  private static Path home() {
+    String h = System.getenv("SHOAL_HOME");
+    return h == null || h.isBlank() ? Path.of("") : Path.of(h);
+  }
+
+  private static Path defaultJar(Path home) {
+    try {
+      Path self = Path.of(StudyCommand.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      if (Files.isRegularFile(self) && self.toString().endsWith(".jar")) {
+        return self;
+      }
+    } catch (URISyntaxException | SecurityException | NullPointerException e) {
+      // running from classes: fall through to the build output
+    }
+    return home.resolve("target/shoal.jar");
+  }
+}

@@ -1,0 +1,28 @@
+package io.shoal.study;
+
+/**
+ * Cumulative cache counters read from a server's own statistics at one moment. Fields a server
+ * does not report are null; the fill and eviction timings exist only for shoal.
+ */
+public record CacheCounters(
+    Long hits, Long misses, Long fillCount, Double fillSumSeconds, Long evictionCount, Double evictionSumSeconds) {
+
+  /** A server whose statistics say nothing about its cache. */
+  public static final CacheCounters NONE = new CacheCounters(null, null, null, null, null, null);
+
+  /** What happened between {@code before} and this reading. */
+  public CacheCounters minus(CacheCounters before) {
+    return new CacheCounters(
+        delta(hits, before.hits), delta(misses, before.misses),
+        delta(fillCount, before.fillCount), delta(fillSumSeconds, before.fillSumSeconds),
+        delta(evictionCount, before.evictionCount), delta(evictionSumSeconds, before.evictionSumSeconds));
+  }
+
+  private static Long delta(Long after, Long before) {
+    return after == null || before == null ? null : after - before;
+  }
+
+  private static Double delta(Double after, Double before) {
+    return after == null || before == null ? null : after - before;
+  }
+}

@@ -1,0 +1,129 @@
+package io.shoal.study;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.xbill.DNS.Type;
+
+/**
+ * The authoritative upstream of a study: Knot DNS serving the recipe's zone, whose wildcard A
+ * record answers every generated name at the recipe's TTL. mod-stats counts the queries it
+ * receives, which is how every member's hit rate is measured the same way.
+ */
+public final class KnotUpstream implements AutoCloseable {
+  private static final Pattern QUERIES = Pattern.compile("mod-stats\\.server-operation\\[query\\]\\s*=\\s*(\\d+)");
+  private static final Duration READY_LIMIT = Duration.ofSeconds(30);
+  private static final Duration KNOTC_LIMIT = Duration.ofSeconds(30);
+
+  private final Path dir;
+  private final Path conf;
+  private final int port;
+  private final Process process;
+  private final StartedProcesses processes;
+  private final Prerequisites.Tools tools;
+
+  private KnotUpstream(Path dir, Path conf, int port, Process process, StartedProcesses processes,
+      Prerequisites.Tools tools) {
+    this.dir = dir;
+    this.conf = conf;
+    this.port = port;
+    this.process = process;
+    this.processes = processes;
+    this.tools = tools;
+  }
+
+  /** Writes knotd's configuration and zone into {@code dir}, starts it and waits until it answers. */
+  public static KnotUpstream start(Path dir, Recipe recipe, boolean root, Prerequisites.Tools tools,
+      StartedProcesses processes) throws IOException, StudyException {
+    Files.createDirectories(dir.resolve("db"));
+    Path absolute = dir.toAbsolutePath();
+    int port = LoopbackPort.pick();
+    String zone = recipe.zone().endsWith(".") ? recipe.zone() : recipe.zone() + ".";
+    long ttl = recipe.stubTtl().toSeconds();
+    Files.writeString(dir.resolve("zone.db"), String.join("\n",
+        "$ORIGIN " + zone,
+        "$TTL " + ttl,
+        "@ SOA ns." + zone + " hostmaster." + zone + " 1 3600 900 604800 " + ttl,
+        "@ NS ns." + zone,
+        "ns A 127.0.0.1",
+        "* A 192.0.2.1",
+        ""));
+    Path conf = dir.resolve("knot.conf");
+    Files.writeString(conf, String.join("\n",
+        "server:",
+        "    rundir: \"" + absolute + "\"",
+        "    pidfile: \"" + absolute.resolve("knotd.pid") + "\"",
+        "    listen: 127.0.0.1@" + port,
+        "    udp-workers: " + recipe.upstreamWorkers(),
+        "    tcp-workers: 1",
+        "    background-workers: 1",
+        // knotd drops to the 'knot' user by default, which cannot write a run directory we own.
+        root ? "    user: root:root" : "",
+        "control:",
+        "    listen: \"" + absolute.resolve("knot.sock") + "\"",
+        "database:",
+        "    storage: \"" + absolute.resolve("db") + "\"",
+        "log:",
+        "  - target: stderr",
+        "    any: notice",
+        "mod-stats:",
+        "  - id: counts",
+        "template:",
+        "  - id: default",
+        "    storage: \"" + absolute + "\"",
+        "    global-module: mod-stats/counts",
+        "zone:",
+        "  - domain: " + zone,
+        "    file: zone.db",
+        ""));
+    Path log = dir.resolve("knotd.log");
+    Process p = processes.start(List.of(tools.path("knotd"), "-c", conf.toString()), dir, log, Map.of());
+    KnotUpstream knot = new KnotUpstream(dir, conf, port, p, processes, tools);
+    try {
+      DnsProbe.awaitAnswer("knotd", knot.address(), zone, Type.SOA, READY_LIMIT, p, log);
+    } catch (StudyException e) {
+      knot.close();
+      throw e;
+    }
+    return knot;
+  }
+
+  public InetSocketAddress address() {
+    return new InetSocketAddress("127.0.0.1", port);
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** Queries knotd has received so far, by {@code knotc stats}; the output is kept in {@code audit}. */
+  public long queryCount(Path audit) throws StudyException {
+    StartedProcesses.Completed c = processes.run(
+        List.of(tools.path("knotc"), "-c", conf.toString(), "stats"), audit, KNOTC_LIMIT);
+    if (c.exitCode() != 0) {
+      throw new StudyException("knotc stats failed (status " + c.exitCode() + "): " + c.output().strip());
+    }
+    return parseQueryCount(c.output());
+  }
+
+  /** The query counter in {@code knotc stats} output; 0 when knotd has not counted any yet. */
+  public static long parseQueryCount(String knotcStats) {
+    Matcher m = QUERIES.matcher(knotcStats);
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
+  }
+
+  public Path dir() {
+    return dir;
+  }
+
+  @Override
+  public void close() {
+    processes.stop(process);
+  }
+}

@@ -1,0 +1,176 @@
+package io.shoal.study;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigParseOptions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+/**
+ * A study recipe and the members measured under it, read from one HOCON file of the catalog.
+ *
+ * @param source the file it was read from, copied into each run directory; null if built in code
+ */
+public record Scenario(
+    String name, String description, String baseline, Recipe recipe, List<Member> members, Path source) {
+
+  private static final Set<String> TOP = Set.of("description", "baseline", "recipe", "members");
+  private static final Set<String> RECIPE = Set.of(
+      "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
+      "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick");
+  private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
+  private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup");
+  private static final Set<String> QUICK = Set.of("duration", "warmup");
+  private static final Set<String> MEMBER = Set.of("name", "kind", "config");
+
+  /** True if any member sends queries of its own and so must run without a route off loopback. */
+  public boolean needsIsolation() {
+    return members.stream().anyMatch(m -> m.kind().sendsOwnQueries());
+  }
+
+  /**
+   * Finds a scenario by name in the catalog directory ({@code NAME.conf}), or takes a path to a
+   * .conf file as given.
+   */
+  public static Path locate(String nameOrFile, Path catalog) {
+    Path asFile = Path.of(nameOrFile);
+    if (nameOrFile.endsWith(".conf") && Files.isRegularFile(asFile)) {
+      return asFile;
+    }
+    Path inCatalog = catalog.resolve(nameOrFile + ".conf");
+    if (Files.isRegularFile(inCatalog)) {
+      return inCatalog;
+    }
+    throw new ScenarioException("no scenario '" + nameOrFile + "' in " + catalog + "; the catalog has: "
+        + String.join(", ", names(catalog)));
+  }
+
+  /** The scenario names in a catalog directory, sorted. */
+  public static List<String> names(Path catalog) {
+    if (!Files.isDirectory(catalog)) {
+      return List.of();
+    }
+    try (Stream<Path> files = Files.list(catalog)) {
+      return files.map(p -> p.getFileName().toString())
+          .filter(f -> f.endsWith(".conf"))
+          .map(f -> f.substring(0, f.length() - ".conf".length()))
+          .sorted().toList();
+    } catch (IOException e) {
+      throw new ScenarioException("cannot list " + catalog + ": " + e.getMessage());
+    }
+  }
+
+  /** Reads and checks a scenario file; the error names the file and key at fault. */
+  public static Scenario load(Path file) {
+    String fileName = file.getFileName().toString();
+    String name = fileName.endsWith(".conf") ? fileName.substring(0, fileName.length() - 5) : fileName;
+    Config c;
+    try {
+      c = ConfigFactory.parseFile(file.toFile(), ConfigParseOptions.defaults().setAllowMissing(false)).resolve();
+    } catch (ConfigException e) {
+      throw new ScenarioException(file + ": " + e.getMessage());
+    }
+    try {
+      return from(name, c, file);
+    } catch (ConfigException | IllegalArgumentException e) {
+      throw new ScenarioException(file + ": " + e.getMessage());
+    }
+  }
+
+  static Scenario from(String name, Config c) {
+    return from(name, c, null);
+  }
+
+  private static Scenario from(String name, Config c, Path source) {
+    allowOnly(c, "", TOP);
+    Config r = c.getConfig("recipe");
+    allowOnly(r, "recipe.", RECIPE);
+    Config q = r.getConfig("queries");
+    allowOnly(q, "recipe.queries.", QUERIES);
+    Config d = r.getConfig("dnsperf");
+    allowOnly(d, "recipe.dnsperf.", DNSPERF);
+    Config quick = r.getConfig("quick");
+    allowOnly(quick, "recipe.quick.", QUICK);
+
+    String zone = r.getString("zone");
+    LoadSettings load = new LoadSettings(
+        positive(d, "clients"), positive(d, "outstanding"), positive(d, "threads"),
+        d.getDuration("duration"), d.getDuration("warmup"));
+    if (load.duration().compareTo(Duration.ofSeconds(1)) < 0) {
+      throw new IllegalArgumentException("recipe.dnsperf.duration: at least 1s (dnsperf -l counts seconds)");
+    }
+    Recipe recipe = new Recipe(
+        zone,
+        r.getDuration("stub_ttl"),
+        new QueryFile(zone, positive(q, "names"), positive(q, "lines"), q.getLong("seed")),
+        positive(r, "ingress_workers"),
+        r.getString("fill"),
+        r.getLong("max_entries"),
+        r.getString("when_full"),
+        positive(r, "shard_count"),
+        r.getBytes("map_size"),
+        r.getDuration("sync_interval"),
+        positive(r, "upstream_workers"),
+        List.copyOf(r.getStringList("jvm_options")),
+        load,
+        load.shortened(quick.getDuration("duration"), quick.getDuration("warmup")));
+
+    List<Member> members = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    List<? extends Config> list = c.getConfigList("members");
+    for (int i = 0; i < list.size(); i++) {
+      Config m = list.get(i);
+      String at = "members[" + i + "].";
+      allowOnly(m, at, MEMBER);
+      String memberName = m.getString("name");
+      if (!memberName.matches("[A-Za-z0-9][A-Za-z0-9._-]*")) {
+        throw new IllegalArgumentException(at + "name: letters, digits, '.', '_' and '-' only (it names a directory): "
+            + memberName);
+      }
+      if (!seen.add(memberName)) {
+        throw new IllegalArgumentException(at + "name: '" + memberName + "' is used twice");
+      }
+      MemberKind kind = MemberKind.named(m.getString("kind"));
+      Config deltas = m.hasPath("config") ? m.getConfig("config") : ConfigFactory.empty();
+      if (kind != MemberKind.SHOAL) {
+        allowOnly(deltas, at + "config.", kind.peerSettings());
+      }
+      members.add(new Member(memberName, kind, deltas));
+    }
+    if (members.isEmpty()) {
+      throw new IllegalArgumentException("members: list at least one member");
+    }
+    String baseline = c.hasPath("baseline") ? c.getString("baseline") : members.get(0).name();
+    if (!seen.contains(baseline)) {
+      throw new IllegalArgumentException("baseline: no member named '" + baseline + "'");
+    }
+    String description = c.hasPath("description") ? c.getString("description") : name;
+    return new Scenario(name, description, baseline, recipe, List.copyOf(members), source);
+  }
+
+  private static int positive(Config c, String key) {
+    int v = c.getInt(key);
+    if (v <= 0) {
+      throw new IllegalArgumentException(key + ": must be positive, is " + v);
+    }
+    return v;
+  }
+
+  private static void allowOnly(Config c, String prefix, Set<String> allowed) {
+    Set<String> unknown = new TreeSet<>(c.root().keySet());
+    unknown.removeAll(allowed);
+    if (!unknown.isEmpty()) {
+      throw new IllegalArgumentException(prefix + unknown.iterator().next() + ": unknown key; allowed here: "
+          + String.join(", ", new TreeSet<>(allowed)));
+    }
+  }
+}

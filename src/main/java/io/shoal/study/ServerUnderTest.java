@@ -1,0 +1,154 @@
+package io.shoal.study;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.xbill.DNS.Type;
+
+/**
+ * One member's server while it is measured: it writes its own configuration into its member
+ * directory, starts, answers on a free loopback port, forwards to the study's knotd, and reports
+ * its cache counters from its own statistics.
+ */
+public abstract class ServerUnderTest implements AutoCloseable {
+  /** How long a server may take to answer its first query (a JVM, or a resolver opening its cache). */
+  static final Duration READY_LIMIT = Duration.ofSeconds(90);
+  /** Bound on each statistics command. */
+  static final Duration STATS_LIMIT = Duration.ofSeconds(30);
+
+  protected final Member member;
+  protected final Recipe recipe;
+  protected final Path dir;
+  protected final InetSocketAddress upstream;
+  protected final StartedProcesses processes;
+  protected final Prerequisites.Tools tools;
+  protected final int port;
+  private Process process;
+
+  protected ServerUnderTest(Member member, Recipe recipe, Path dir, InetSocketAddress upstream,
+      StartedProcesses processes, Prerequisites.Tools tools) throws IOException {
+    this.member = member;
+    this.recipe = recipe;
+    this.dir = dir.toAbsolutePath();
+    this.upstream = upstream;
+    this.processes = processes;
+    this.tools = tools;
+    this.port = LoopbackPort.pick();
+  }
+
+  /** The server for a member of any kind. */
+  public static ServerUnderTest of(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
+      Prerequisites.Tools tools, Path shoalJar) throws IOException {
+    return switch (m.kind()) {
+      case SHOAL -> new ShoalUnderTest(m, r, dir, upstream, p, tools, shoalJar);
+      case UNBOUND -> new UnboundPeer(m, r, dir, upstream, p, tools);
+      case KRESD -> new KresdPeer(m, r, dir, upstream, p, tools);
+      case DNSMASQ -> new DnsmasqPeer(m, r, dir, upstream, p, tools);
+      case PDNS_RECURSOR -> new PdnsRecursorPeer(m, r, dir, upstream, p, tools);
+    };
+  }
+
+  /** Writes configuration files into the member directory. */
+  protected abstract void writeConfig() throws IOException;
+
+  /** The command that runs the server in the foreground. */
+  protected abstract List<String> command();
+
+  /** Cumulative cache counters now, from the server's own statistics; the raw text goes to {@code audit}. */
+  public abstract CacheCounters counters(Path audit) throws StudyException, IOException;
+
+  /** The LMDB sync mode for the CSV, or null when the member has no LMDB cache. */
+  public String lmdbSync() {
+    return null;
+  }
+
+  /** The fill mode (write-behind or write-through) for the CSV, or null for peers. */
+  public String runtime() {
+    return null;
+  }
+
+  /** How many workers (threads, processes) serve queries. */
+  public abstract int workers();
+
+  /** A note for the summary about how this member was set up, or an empty string. */
+  public String setupNote() {
+    return "";
+  }
+
+  /** Starts the server and waits until it answers a real query. */
+  public void start() throws IOException, StudyException {
+    Files.createDirectories(dir);
+    writeConfig();
+    Path log = log();
+    process = processes.start(command(), dir, log, environment());
+    DnsProbe.awaitAnswer(member.name(), address(), zoneApex(), Type.SOA, READY_LIMIT, process, log);
+    processes.note("# ready: " + member.name() + " answered a query for " + zoneApex() + " SOA on " + hostPort());
+  }
+
+  protected Map<String, String> environment() {
+    return Map.of();
+  }
+
+  /** Stops the server; its exit status, or -1 if it had to be killed. */
+  public int stop() {
+    return process == null ? 0 : processes.stop(process);
+  }
+
+  @Override
+  public void close() {
+    stop();
+  }
+
+  public InetSocketAddress address() {
+    return new InetSocketAddress("127.0.0.1", port);
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public Path log() {
+    return dir.resolve("server.log");
+  }
+
+  protected String hostPort() {
+    return "127.0.0.1:" + port;
+  }
+
+  protected String upstreamHost() {
+    return upstream.getAddress().getHostAddress();
+  }
+
+  protected String zoneApex() {
+    return recipe.zone().endsWith(".") ? recipe.zone() : recipe.zone() + ".";
+  }
+
+  /** The zone without its trailing dot, as most peers' config files write it. */
+  protected String zoneName() {
+    String z = zoneApex();
+    return z.substring(0, z.length() - 1);
+  }
+
+  /** A peer setting from the member's config block, or the recipe-derived default. */
+  protected long setting(String key, long fallback) {
+    return member.config().hasPath(key) ? member.config().getLong(key) : fallback;
+  }
+
+  protected boolean flag(String key, boolean fallback) {
+    return member.config().hasPath(key) ? member.config().getBoolean(key) : fallback;
+  }
+
+  /** Extra lines for the peer's config file, verbatim, from the member's {@code extra} list. */
+  protected List<String> extraLines() {
+    return member.config().hasPath("extra") ? member.config().getStringList("extra") : List.of();
+  }
+
+  /** Threads for multi-threaded peers: one per core unless the member says otherwise. */
+  protected int defaultThreads() {
+    return Runtime.getRuntime().availableProcessors();
+  }
+}

@@ -1,0 +1,204 @@
+package io.shoal.study;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigRenderOptions;
+import com.typesafe.config.ConfigValueFactory;
+import io.shoal.config.CacheSettings;
+import io.shoal.config.InvalidConfigException;
+import io.shoal.config.ProfileSettings;
+import io.shoal.config.ShoalConfig;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.OptionalDouble;
+import java.util.stream.Stream;
+
+/** A shoal member: the jar run as a child JVM on a configuration made from the recipe and the member's deltas. */
+final class ShoalUnderTest extends ServerUnderTest {
+  private static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(10);
+
+  private final Path jar;
+  private final int metricsPort;
+  private final String rendered;
+  private final ShoalConfig validated;
+
+  ShoalUnderTest(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
+      Prerequisites.Tools tools, Path jar) throws IOException {
+    super(m, r, dir, upstream, p, tools);
+    this.jar = jar;
+    this.metricsPort = LoopbackPort.pick();
+    Config c = memberConfig(r, m, port, metricsPort, upstream, this.dir.resolve("data"));
+    this.rendered = render(c);
+    this.validated = validate(m, rendered);
+  }
+
+  /**
+   * The configuration a shoal member runs with: the recipe's settings with the member's deltas
+   * merged over them, listening and serving metrics on the given ports, knotd as its only upstream.
+   */
+  static Config memberConfig(Recipe r, Member m, int port, int metricsPort, InetSocketAddress upstream, Path data) {
+    String addr = "127.0.0.1:" + port;
+    Config base = ConfigFactory.empty()
+        .withValue("shoal.listen.udp", ConfigValueFactory.fromAnyRef(addr))
+        .withValue("shoal.listen.tcp", ConfigValueFactory.fromAnyRef(addr))
+        .withValue("shoal.ingress.workers", ConfigValueFactory.fromAnyRef(r.ingressWorkers()))
+        .withValue("shoal.ingress.fill", ConfigValueFactory.fromAnyRef(r.fill()))
+        .withValue("shoal.upstreams.default.servers", ConfigValueFactory.fromIterable(
+            List.of(upstream.getAddress().getHostAddress() + ":" + upstream.getPort())))
+        .withValue("shoal.caches.answers.backend", ConfigValueFactory.fromAnyRef("memory"))
+        .withValue("shoal.caches.answers.max_entries", ConfigValueFactory.fromAnyRef(r.maxEntries()))
+        .withValue("shoal.caches.answers.when_full", ConfigValueFactory.fromAnyRef(r.whenFull()))
+        .withValue("shoal.caches.answers.lmdb.path", ConfigValueFactory.fromAnyRef(data.toString()))
+        .withValue("shoal.caches.answers.lmdb.shard_count", ConfigValueFactory.fromAnyRef(r.shardCount()))
+        .withValue("shoal.caches.answers.lmdb.map_size", ConfigValueFactory.fromAnyRef(r.mapSizeBytes()))
+        .withValue("shoal.caches.answers.lmdb.sync_interval",
+            ConfigValueFactory.fromAnyRef(r.syncInterval().toMillis() + "ms"))
+        .withValue("shoal.metrics.enabled", ConfigValueFactory.fromAnyRef(true))
+        .withValue("shoal.metrics.prometheus.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
+        .withValue("shoal.metrics.prometheus.port", ConfigValueFactory.fromAnyRef(metricsPort));
+    return m.config().atPath("shoal").withFallback(base);
+  }
+
+  static String render(Config c) {
+    // Rendering the whole object (not just the shoal block) keeps the outer "shoal { }": HOCON
+    // renders a root object without braces.
+    return c.withOnlyPath("shoal").root().render(
+        ConfigRenderOptions.defaults().setOriginComments(false).setComments(false).setJson(false)) + "\n";
+  }
+
+  /**
+   * Checks a member's configuration the way {@code shoal serve} will, before anything starts, so
+   * a typo in a scenario fails in a second rather than after the members before it ran.
+   */
+  static ShoalConfig validate(Member m, String rendered) {
+    try {
+      Config full = ConfigFactory.parseString(rendered)
+          .withFallback(ConfigFactory.parseResources(ShoalUnderTest.class.getClassLoader(), "application.conf"))
+          .resolve();
+      return ShoalConfig.from(full);
+    } catch (InvalidConfigException | ConfigException e) {
+      throw new ScenarioException("member '" + m.name() + "': invalid shoal configuration: " + e.getMessage());
+    }
+  }
+
+  /** Validates a member with placeholder ports and paths; used to check a scenario before running it. */
+  static void check(Recipe r, Member m) {
+    validate(m, render(memberConfig(r, m, 1053, 1054, new InetSocketAddress("127.0.0.1", 1055), Path.of("data"))));
+  }
+
+  @Override
+  protected void writeConfig() throws IOException {
+    Path data = dir.resolve("data");
+    if (Files.exists(data)) {
+      // a fresh data path for every member: a warm LMDB left by an earlier run would skew the hit rate
+      try (Stream<Path> walk = Files.walk(data)) {
+        for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
+    }
+    Files.createDirectories(data);
+    Files.writeString(configFile(), rendered, StandardCharsets.UTF_8);
+  }
+
+  private Path configFile() {
+    return dir.resolve("shoal.conf");
+  }
+
+  @Override
+  protected List<String> command() {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(javaBinary());
+    cmd.addAll(recipe.jvmOptions());
+    cmd.addAll(List.of("-jar", jar.toAbsolutePath().toString(), "serve", "--config", configFile().toString()));
+    return cmd;
+  }
+
+  /** The java launcher that runs this study, so members run on the same JVM version. */
+  static String javaBinary() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  @Override
+  public CacheCounters counters(Path audit) throws StudyException, IOException {
+    String text = scrape();
+    Files.writeString(audit, text, StandardCharsets.UTF_8);
+    MetricsScrape s = MetricsScrape.parse(text);
+    return new CacheCounters(
+        whole(s.sum("shoal_cache_hits_total")), whole(s.sum("shoal_cache_misses_total")),
+        whole(s.sum("shoal_cache_fill_seconds_count")), decimal(s.sum("shoal_cache_fill_seconds_sum")),
+        whole(s.sum("shoal_cache_eviction_seconds_count")), decimal(s.sum("shoal_cache_eviction_seconds_sum")));
+  }
+
+  private String scrape() throws StudyException {
+    URI uri = URI.create("http://127.0.0.1:" + metricsPort + "/metrics");
+    processes.note("# in-process: HTTP GET " + uri);
+    HttpClient http = HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
+    try {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(SCRAPE_TIMEOUT).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      if (r.statusCode() != 200) {
+        throw new StudyException(uri + " answered HTTP " + r.statusCode());
+      }
+      return r.body();
+    } catch (IOException e) {
+      throw new StudyException("cannot scrape " + uri + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StudyException("interrupted while scraping " + uri, e);
+    }
+  }
+
+  // Kamon registers an instrument on first use: before any fill there is no sample, which is 0.
+  private static Long whole(OptionalDouble v) {
+    return Math.round(v.orElse(0));
+  }
+
+  private static Double decimal(OptionalDouble v) {
+    return v.orElse(0);
+  }
+
+  private CacheSettings servingCache() {
+    String name = validated.profiles().stream()
+        .filter(p -> p.match().contains("."))
+        .map(ProfileSettings::cache)
+        .findFirst().orElse("answers");
+    return validated.caches().get(name);
+  }
+
+  @Override
+  public String lmdbSync() {
+    CacheSettings c = servingCache();
+    return c.backend() == CacheSettings.Backend.LMDB ? c.lmdb().sync().configName() : null;
+  }
+
+  @Override
+  public String runtime() {
+    return validated.fill().configName();
+  }
+
+  @Override
+  public int workers() {
+    return validated.workers();
+  }
+
+  @Override
+  public String setupNote() {
+    CacheSettings c = servingCache();
+    return "shoal, " + c.backend().configName() + " cache of " + c.maxEntries() + " entries ("
+        + c.whenFull().configName() + "), " + validated.workers()
+        + " ingress workers, " + validated.fill().configName();
+  }
+}

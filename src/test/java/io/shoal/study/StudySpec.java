@@ -1,0 +1,83 @@
+package io.shoal.study;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import io.shoal.cli.ShoalCommand;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.Assume;
+import org.junit.Test;
+import org.scalatestplus.junit.JUnitSuite;
+
+/**
+ * The study command end to end: a tiny scenario (two shoal memory members) run with --quick
+ * against a real knotd and dnsperf, checked through the files it writes.
+ */
+public class StudySpec extends JUnitSuite {
+
+  private static void assumeTools() {
+    for (String tool : List.of("dnsperf", "knotd", "knotc")) {
+      if (Prerequisites.find(tool).isEmpty()) {
+        String msg = "StudySpec CANCELED: " + tool + " is not installed, so the study cannot run. "
+            + "Install it with: apt-get install -y dnsperf knot knot-dnsutils (.ci/run does this)";
+        System.err.println("\n*** " + msg + " ***\n");
+        Assume.assumeTrue(msg, false);
+      }
+    }
+  }
+
+  @Test
+  public void aQuickRunOfATinyScenarioWritesTheCsvChartsAndSummary() throws IOException, URISyntaxException {
+    assumeTools();
+    Path jar = Path.of("target", "shoal.jar");
+    Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify", Files.isRegularFile(jar));
+    Path scenario = Path.of(StudySpec.class.getResource("/study/catalog/tiny.conf").toURI());
+    Path out = Files.createTempDirectory("study-spec");
+
+    int status = ShoalCommand.commandLine().execute("study", "tiny", "--quick",
+        "--catalog", scenario.getParent().toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
+    assertEquals("study exit status (see the output above)", 0, status);
+
+    List<String> csv = Files.readAllLines(out.resolve("results.csv"));
+    assertEquals(String.join(",", ResultsCsv.COLUMNS), csv.get(0));
+    List<ResultRow> rows = ResultsCsv.read(out.resolve("results.csv"));
+    assertEquals(List.of("two-workers", "four-workers"), rows.stream().map(ResultRow::member).toList());
+    for (ResultRow r : rows) {
+      assertTrue(r.member() + " completed " + r.completed(), r.completed() > 0);
+      assertTrue(r.member() + " qps " + r.achievedQps(), r.achievedQps() > 0);
+      assertTrue(r.member() + " hit rate " + r.hitRatePct(), r.hitRatePct() >= 0 && r.hitRatePct() <= 100);
+      assertTrue(r.member() + " hits " + r.cacheHits(), r.cacheHits() != null && r.cacheHits() >= 0);
+      assertTrue(r.member() + " fill samples " + r.fillSamples(), r.fillSamples() != null && r.fillSamples() > 0);
+      assertEquals("-", r.cells().get(1));
+      assertEquals("write-behind", r.runtime());
+    }
+    assertEquals(2, rows.get(0).workers());
+    assertEquals(4, rows.get(1).workers());
+
+    for (String png : StudyCharts.FILES) {
+      Path p = out.resolve(png);
+      assertTrue(png + " exists", Files.isRegularFile(p));
+      byte[] head = Files.readAllBytes(p);
+      assertTrue(png + " is a PNG", head.length > 8 && head[1] == 'P' && head[2] == 'N' && head[3] == 'G');
+    }
+    String summary = Files.readString(out.resolve("summary.md"));
+    assertTrue(summary, summary.contains("## At a glance"));
+    assertTrue(summary, summary.contains("four-workers"));
+    assertTrue(summary, summary.contains("dnsperf -s 127.0.0.1"));
+    for (String audit : List.of("dnsperf.txt", "stats-before.txt", "stats-after.txt", "knotd-stats-after.txt",
+        "shoal.conf", "server.log")) {
+      assertTrue(audit, Files.isRegularFile(out.resolve("members/two-workers").resolve(audit)));
+    }
+  }
+
+  @Test
+  public void anUnknownScenarioExitsTwoAndListsTheCatalog() throws URISyntaxException {
+    Path catalog = Path.of(StudySpec.class.getResource("/study/catalog/tiny.conf").toURI()).getParent();
+    int status = ShoalCommand.commandLine().execute("study", "no_such_scenario", "--catalog", catalog.toString());
+    assertEquals(2, status);
+  }
+}
