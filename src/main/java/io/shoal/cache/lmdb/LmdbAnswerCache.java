@@ -30,6 +30,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -85,6 +86,13 @@ public final class LmdbAnswerCache implements AnswerCache {
   private final Counter droppedFills;
   private final FailureLog readFailures = new FailureLog(log, 10);
   private final AtomicBoolean closed = new AtomicBoolean();
+  /**
+   * Answers handed to a shard but not yet committed. Readers see them at once, so a slow commit
+   * (an fsync in sync = full) delays durability, never the hit: without this, every query for a
+   * name between its fill and the commit would be a miss, and the hit rate would fall with the
+   * disk's speed. Bounded by the fill queue limit per shard.
+   */
+  private final ConcurrentHashMap<CacheKey, CachedAnswer> uncommitted = new ConcurrentHashMap<>();
 
   private LmdbAnswerCache(
       String name, OpenShards open, CompletableFuture<Void> started, ActorRef<CacheSupervisor.Command> supervisor,
@@ -220,6 +228,10 @@ public final class LmdbAnswerCache implements AnswerCache {
 
   @Override
   public CachedAnswer get(CacheKey key, long nowMillis) {
+    CachedAnswer pending = uncommitted.get(key);
+    if (pending != null && !pending.expiredAt(nowMillis)) {
+      return pending;
+    }
     int shard = shardOf(key);
     ShardEnvironment environment = open.environment(shard);
     if (environment == null) {
@@ -249,6 +261,8 @@ public final class LmdbAnswerCache implements AnswerCache {
       return CompletableFuture.completedFuture(Boolean.FALSE);
     }
     CompletableFuture<Boolean> committed = new CompletableFuture<>();
+    uncommitted.put(key, answer);
+    committed.whenComplete((ok, failure) -> uncommitted.remove(key, answer));
     CacheShard.Fill fill = new CacheShard.Fill(key, answer, committed);
     ActorRef<CacheShard.Command> writer = open.writer(shard);
     if (writer != null) {

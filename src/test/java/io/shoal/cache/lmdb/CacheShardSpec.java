@@ -9,6 +9,7 @@ import static io.shoal.cache.lmdb.CacheFixture.open;
 import static io.shoal.cache.lmdb.CacheFixture.settings;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
@@ -88,6 +89,24 @@ public class CacheShardSpec extends JUnitSuite {
       events.expectNoMessage(Duration.ofMillis(200));
       assertEquals(250, cache.size());
       assertNotNull(cache.get(key("host249.example."), now));
+    }
+  }
+
+  @Test
+  public void aFillIsAHitBeforeItsCommitAndStaysOneAfter() throws Exception {
+    TestProbe<CacheShard.Event> events = testKit.createTestProbe();
+    try (LmdbAnswerCache cache = open(testKit, settings("overlay", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE), events)) {
+      awaitShardOpen(cache, 0);
+      CountDownLatch release = new CountDownLatch(1);
+      cache.writer(0).tell(new CacheShard.Hold(release));
+      long now = System.currentTimeMillis();
+      CompletionStage<Boolean> fill = cache.fill(key("early.example."), answer(100, (byte) 7, now + 60_000));
+      assertFalse("the shard is held: nothing is committed yet", fill.toCompletableFuture().isDone());
+      assertNotNull("a slow commit must not turn the next query into a miss", cache.get(key("early.example."), now));
+      assertNull("expiry still applies before the commit", cache.get(key("early.example."), now + 60_000));
+      release.countDown();
+      assertTrue(fill.toCompletableFuture().get(30, TimeUnit.SECONDS));
+      assertNotNull(cache.get(key("early.example."), now));
     }
   }
 
