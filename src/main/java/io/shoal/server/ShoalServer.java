@@ -247,7 +247,7 @@ public final class ShoalServer {
           yield LmdbAnswerCache.open(ctx, c, metrics);
         } catch (CacheInUseException e) {
           throw new StartupException("shoal.caches." + c.name() + ".lmdb.path: " + e.getMessage()
-              + "; each node needs a cache directory of its own");
+              + "; a cache directory serves one cache of one node");
         } catch (UncheckedIOException e) {
           throw new StartupException("shoal.caches." + c.name() + ".lmdb.path: cannot use "
               + c.lmdb().path() + " (" + e.getCause() + ")");
