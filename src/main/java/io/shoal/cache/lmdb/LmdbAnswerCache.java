@@ -163,7 +163,7 @@ public final class LmdbAnswerCache implements AnswerCache {
   }
 
   /**
-   * Creates {@code path} (0700), locks it for this process's lifetime, and checks its layout file.
+   * Creates {@code path} (0700), locks it for as long as the cache is open, and checks its layout file.
    * The lock comes first: it keeps a second node, or an offline tool that writes, out of a
    * directory this node uses, and the layout check below may discard its answers. Answers stored
    * under another shard count sit in the wrong shards for the new key mapping, so they are
