@@ -20,6 +20,7 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.cluster.OwnerEndpoint;
 import io.shoal.config.ClusterSettings;
 import io.shoal.cache.TtlRules;
+import io.shoal.cache.lmdb.CacheInUseException;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
 import io.shoal.config.CacheSettings;
@@ -119,7 +120,7 @@ public final class ShoalServer {
         }),
         "shoal",
         akkaConfig);
-    Wiring wiring;
+    Wiring wiring = null;
     UdpTransport udp = null;
     String step = "start";
     try {
@@ -148,6 +149,12 @@ public final class ShoalServer {
       if (udp != null) {
         udp.stopReading();
         udp.close();
+      }
+      if (wiring != null) {
+        // Release the caches' directories (LMDB cache locks) before the system goes.
+        for (AnswerCache c : wiring.caches()) {
+          c.close();
+        }
       }
       system.terminate();
       udpExchange.close();
@@ -238,6 +245,9 @@ public final class ShoalServer {
       case LMDB -> {
         try {
           yield LmdbAnswerCache.open(ctx, c, metrics);
+        } catch (CacheInUseException e) {
+          throw new StartupException("shoal.caches." + c.name() + ".lmdb.path: " + e.getMessage()
+              + "; a cache directory serves one cache of one node");
         } catch (UncheckedIOException e) {
           throw new StartupException("shoal.caches." + c.name() + ".lmdb.path: cannot use "
               + c.lmdb().path() + " (" + e.getCause() + ")");
@@ -300,6 +310,11 @@ public final class ShoalServer {
   /** The admin HTTP endpoint's bound address, or null when it is disabled. */
   public InetSocketAddress adminAddress() {
     return adminAddress;
+  }
+
+  /** The node's actor system; tests reach a node's actors by path through it. */
+  public ActorSystem<Void> system() {
+    return system;
   }
 
   /** host:port of the Prometheus endpoint in use by this process. */

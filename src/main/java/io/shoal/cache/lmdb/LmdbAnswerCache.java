@@ -56,8 +56,8 @@ public final class LmdbAnswerCache implements AnswerCache {
 
   /** Written at {@code path}: the shard layout, so a changed shard_count is noticed at open. */
   static final String LAYOUT_FILE = "shoal-cache.properties";
-  private static final String LAYOUT_FORMAT = "1";
-  private static final String KEY_HASH = "crc32";
+  static final String LAYOUT_FORMAT = "1";
+  static final String KEY_HASH = "crc32";
   private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
@@ -93,10 +93,11 @@ public final class LmdbAnswerCache implements AnswerCache {
    * disk's speed. Bounded by the fill queue limit per shard.
    */
   private final ConcurrentHashMap<CacheKey, CachedAnswer> uncommitted = new ConcurrentHashMap<>();
+  private final CacheLock lock;
 
   private LmdbAnswerCache(
       String name, OpenShards open, CompletableFuture<Void> started, ActorRef<CacheSupervisor.Command> supervisor,
-      ActorSystem<?> system, Tuning tuning) {
+      ActorSystem<?> system, Tuning tuning, CacheLock lock) {
     this.name = name;
     this.shardCount = open.count();
     this.open = open;
@@ -104,6 +105,7 @@ public final class LmdbAnswerCache implements AnswerCache {
     this.supervisor = supervisor;
     this.system = system;
     this.tuning = tuning;
+    this.lock = lock;
     this.droppedFills = Kamon.counter("shoal.dropped", ServerMetrics.DROPPED_DESCRIPTION)
         .withTag("reason", ServerMetrics.FILL_QUEUE_FULL);
   }
@@ -115,14 +117,28 @@ public final class LmdbAnswerCache implements AnswerCache {
 
   /**
    * Opens (creating if needed) the cache directory and its shards. The directories are prepared
-   * here, so a path that cannot be used fails at once with {@link UncheckedIOException}; the
-   * environments open in the shard actors, and until a shard is open its keys are misses.
+   * and locked here, so a path that cannot be used fails at once with {@link UncheckedIOException},
+   * and one that another process uses with {@link CacheInUseException}; the environments open in
+   * the shard actors, and until a shard is open its keys are misses.
    */
   public static LmdbAnswerCache open(
       Spawner spawner, ActorSystem<?> system, CacheSettings settings, CacheMetrics metrics, Tuning tuning) {
     LmdbSettings lmdb = settings.lmdb();
     int n = lmdb.shardCount();
-    prepareDirectory(lmdb.path(), n);
+    CacheLock lock = prepareDirectory(lmdb.path(), n);
+    try {
+      return open(spawner, system, settings, metrics, tuning, lock);
+    } catch (RuntimeException e) {
+      lock.close();
+      throw e;
+    }
+  }
+
+  private static LmdbAnswerCache open(
+      Spawner spawner, ActorSystem<?> system, CacheSettings settings, CacheMetrics metrics, Tuning tuning,
+      CacheLock lock) {
+    LmdbSettings lmdb = settings.lmdb();
+    int n = lmdb.shardCount();
     long capacity = (settings.maxEntries() + n - 1) / n;
     List<ShardSettings> shards = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
@@ -136,7 +152,7 @@ public final class LmdbAnswerCache implements AnswerCache {
         "lmdb-cache-" + URLEncoder.encode(settings.name(), StandardCharsets.UTF_8),
         // Off the default dispatcher: close() blocks on the supervisor's answer.
         DispatcherSelector.fromConfig(CacheSupervisor.DISPATCHER));
-    return new LmdbAnswerCache(settings.name(), open, started, supervisor, system, tuning);
+    return new LmdbAnswerCache(settings.name(), open, started, supervisor, system, tuning, lock);
   }
 
   /**
@@ -155,16 +171,34 @@ public final class LmdbAnswerCache implements AnswerCache {
   }
 
   /**
-   * Creates {@code path} (0700) and checks its layout file. Answers stored under another shard
-   * count sit in the wrong shards for the new key mapping, so they are discarded: a cold cache
-   * is correct, a half-visible one is not.
+   * Creates {@code path} (0700), locks it for as long as the cache is open, and checks its layout file.
+   * The lock comes first: it keeps a second node, or an offline tool that writes, out of a
+   * directory this node uses, and the layout check below may discard its answers. Answers stored
+   * under another shard count sit in the wrong shards for the new key mapping, so they are
+   * discarded: a cold cache is correct, a half-visible one is not.
    */
-  private static void prepareDirectory(Path path, int shardCount) {
+  private static CacheLock prepareDirectory(Path path, int shardCount) {
+    CacheLock lock;
     try {
       if (!Files.isDirectory(path)) {
         Files.createDirectories(path);
         ShardEnvironment.restrict(path, ShardEnvironment.PRIVATE_DIRECTORY);
       }
+      lock = CacheLock.acquire(path);
+    } catch (IOException e) {
+      throw new UncheckedIOException(path + ": " + e.getMessage(), e);
+    }
+    try {
+      checkLayout(path, shardCount);
+      return lock;
+    } catch (RuntimeException e) {
+      lock.close();
+      throw e;
+    }
+  }
+
+  private static void checkLayout(Path path, int shardCount) {
+    try {
       Path layoutFile = path.resolve(LAYOUT_FILE);
       Properties want = new Properties();
       want.setProperty("format", LAYOUT_FORMAT);
@@ -317,6 +351,8 @@ public final class LmdbAnswerCache implements AnswerCache {
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
       // The actor system may be gone already; its shards then closed their environments as they stopped.
       log.warn("LMDB cache {} did not confirm its close: {}", name, e.toString());
+    } finally {
+      lock.close();
     }
   }
 }

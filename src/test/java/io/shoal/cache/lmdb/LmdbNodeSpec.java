@@ -1,0 +1,163 @@
+package io.shoal.cache.lmdb;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.javadsl.Adapter;
+import io.shoal.testing.DnsClient;
+import io.shoal.testing.TestAuthServer;
+import io.shoal.testing.TestNode;
+import io.shoal.wire.CacheKey;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.scalatestplus.junit.JUnitSuite;
+import org.xbill.DNS.AAAARecord;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/** A node on the LMDB backend, through real sockets: a warm restart, and a shard that fails. */
+public class LmdbNodeSpec extends JUnitSuite {
+  private static final AtomicInteger ids = new AtomicInteger(1);
+
+  @Rule public TemporaryFolder tmp = new TemporaryFolder();
+
+  private static String lmdb(Path path, String fill) {
+    return String.join("\n",
+        "shoal.ingress.fill = " + fill,
+        "shoal.caches.answers.backend = lmdb",
+        "shoal.caches.answers.lmdb.path = \"" + path + "\"",
+        "shoal.caches.answers.lmdb.shard_count = 2",
+        "shoal.caches.answers.lmdb.sync = full",
+        "shoal.caches.answers.lmdb.map_size = 4MiB");
+  }
+
+  private static Message ask(TestNode node, String name, int type) throws Exception {
+    return DnsClient.udp(node.udp(), DnsClient.query(ids.getAndIncrement() & 0xFFFF, name, type, null));
+  }
+
+  private static long ttl(Message m) {
+    return m.getSection(Section.ANSWER).get(0).getTTL();
+  }
+
+  @Test
+  public void aRestartedNodeAnswersFromItsCacheWithTtlsCountedDown() throws Exception {
+    try (TestAuthServer auth = new TestAuthServer()) {
+      auth.add(new ARecord(TestAuthServer.name("long.example.test."), DClass.IN, 300, InetAddress.getByName("192.0.2.1")));
+      auth.add(new AAAARecord(TestAuthServer.name("long.example.test."), DClass.IN, 300, InetAddress.getByName("2001:db8::1")));
+      auth.add(new ARecord(TestAuthServer.name("short.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.2")));
+      Path path = tmp.newFolder().toPath().resolve("answers");
+      // write-through: a reply means its answer is committed, so the stop below loses nothing.
+      String conf = lmdb(path, "write-through");
+      long storedAt;
+      try (TestNode first = TestNode.start(auth.hostPort(), conf)) {
+        storedAt = first.clock.get();
+        assertEquals(300, ttl(ask(first, "long.example.test.", Type.A)));
+        assertEquals(300, ttl(ask(first, "long.example.test.", Type.AAAA)));
+        assertEquals(60, ttl(ask(first, "short.example.test.", Type.A)));
+        assertEquals(Rcode.NXDOMAIN, ask(first, "missing.example.test.", Type.A).getRcode());
+      }
+      assertEquals(1, auth.queries("long.example.test.", Type.A));
+
+      try (TestNode second = TestNode.start(auth.hostPort(), conf)) {
+        second.clock.set(storedAt + 10_000);
+        Message a = ask(second, "LONG.example.test.", Type.A);
+        assertEquals(Rcode.NOERROR, a.getRcode());
+        assertEquals("counted down by the 10 s since the first node stored it", 290, ttl(a));
+        assertEquals("the client's spelling of the name", "LONG.example.test.", a.getQuestion().getName().toString());
+        Record address = a.getSection(Section.ANSWER).get(0);
+        assertEquals("192.0.2.1", ((ARecord) address).getAddress().getHostAddress());
+        assertEquals(290, ttl(ask(second, "long.example.test.", Type.AAAA)));
+        assertEquals(50, ttl(ask(second, "short.example.test.", Type.A)));
+        assertEquals(Rcode.NXDOMAIN, ask(second, "missing.example.test.", Type.A).getRcode());
+        for (String[] q : new String[][] {{"long.example.test.", "A"}, {"long.example.test.", "AAAA"},
+            {"short.example.test.", "A"}, {"missing.example.test.", "A"}}) {
+          assertEquals("the restarted node did not go upstream for " + q[0] + " " + q[1],
+              1, auth.queries(q[0], Type.value(q[1])));
+        }
+
+        // Expiry is kept across the restart too: at 65 s the 60 s answer is gone, the 300 s one is not.
+        second.advanceSeconds(55);
+        assertEquals(60, ttl(ask(second, "short.example.test.", Type.A)));
+        assertEquals(2, auth.queries("short.example.test.", Type.A));
+        assertEquals(235, ttl(ask(second, "long.example.test.", Type.A)));
+        assertEquals(1, auth.queries("long.example.test.", Type.A));
+      }
+    }
+  }
+
+  @Test
+  public void whileAShardIsDownItsNamesAreMissesNotErrors() throws Exception {
+    try (TestAuthServer auth = new TestAuthServer()) {
+      String down = null;
+      String up = null;
+      for (int i = 0; down == null || up == null; i++) {
+        String name = "svc" + i + ".example.test.";
+        auth.add(new ARecord(TestAuthServer.name(name), DClass.IN, 300, InetAddress.getByName("192.0.2." + (i + 1))));
+        int shard = LmdbAnswerCache.shardOf(CacheKey.of(name, Type.A, DClass.IN, 0), 2);
+        if (shard == 1 && down == null) {
+          down = name;
+        } else if (shard == 0 && up == null) {
+          up = name;
+        }
+      }
+      Path path = tmp.newFolder().toPath().resolve("answers");
+      try (TestNode node = TestNode.start(auth.hostPort(), lmdb(path, "write-behind"))) {
+        int downBefore = awaitHit(node, auth, down);
+        int upBefore = awaitHit(node, auth, up);
+
+        ActorRef<CacheShard.Command> shard = Adapter.toTyped(node.server.system().classicSystem()
+            .actorSelection("/user/lmdb-cache-answers/shard-01")
+            .resolveOne(Duration.ofSeconds(5)).toCompletableFuture().get(10, TimeUnit.SECONDS));
+        // Three failures in a row: restarts back off 0.2, 0.4 and 0.8 s, about 1.4 s down in all.
+        for (int i = 0; i < 3; i++) {
+          shard.tell(new CacheShard.InjectedFailure("injected by LmdbNodeSpec"));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        int replies = 0;
+        while (auth.queries(down, Type.A) == downBefore && System.nanoTime() < deadline) {
+          for (String name : new String[] {down, up}) {
+            Message m = ask(node, name, Type.A);
+            assertEquals("never an error while the shard is down", Rcode.NOERROR, m.getRcode());
+            assertEquals(1, m.getSection(Section.ANSWER).size());
+            replies++;
+          }
+          Thread.sleep(10);
+        }
+        assertTrue("a name of the failed shard was a miss, answered from upstream (" + replies + " replies)",
+            auth.queries(down, Type.A) > downBefore);
+        assertEquals("the other shard's names stayed hits", upBefore, auth.queries(up, Type.A));
+
+        // Once the shard is back, its names are hits again.
+        awaitHit(node, auth, down);
+      }
+    }
+  }
+
+  /** Asks until two answers in a row came from the cache; returns the upstream count by then. */
+  private static int awaitHit(TestNode node, TestAuthServer auth, String name) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    int before = -1;
+    while (System.nanoTime() < deadline) {
+      assertEquals(Rcode.NOERROR, ask(node, name, Type.A).getRcode());
+      int now = auth.queries(name, Type.A);
+      if (now == before) {
+        return now;
+      }
+      before = now;
+      Thread.sleep(20);
+    }
+    throw new AssertionError(name + " never became a hit");
+  }
+}
