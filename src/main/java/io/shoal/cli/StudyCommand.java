@@ -42,6 +42,12 @@ import picocli.CommandLine.Parameters;
       "with the scenario's baseline member), and per member its config, log, raw dnsperf output and",
       "the statistics read before and after.",
       "",
+      "A shoal member may run as several nodes (nodes = 3), independent or as one Akka cluster",
+      "(cluster = on): one dnsperf per node at once, results summed over the nodes, plus cluster.csv",
+      "(upstream queries, remote lookups, the remote-lookup overhead measured by an idle probe) and",
+      "its charts. A member with a kill block (cluster_kill) has one node killed with SIGKILL mid-run",
+      "and writes kill_timeline.csv and kill_timeline.png (QPS, latency, lost, SERVFAIL per second).",
+      "",
       "Needs dnsperf and knotd (Debian: dnsperf, knot), and each peer in the scenario (unbound,",
       "knot-resolver, dnsmasq-base, pdns-recursor). Run as root, missing ones are installed with",
       "apt-get; otherwise the command prints what to install and exits 2. kresd and pdns-recursor",
@@ -65,6 +71,7 @@ import picocli.CommandLine.Parameters;
       "Examples:",
       "  shoal study --list",
       "  shoal study cache_churn --quick --out /tmp/churn-smoke",
+      "  shoal study cluster_churn",
       "  shoal study peers"
     })
 public final class StudyCommand implements Callable<Integer> {

@@ -18,6 +18,21 @@ public record CacheCounters(
         delta(evictionCount, before.evictionCount), delta(evictionSumSeconds, before.evictionSumSeconds));
   }
 
+  /** Two nodes' counters together (the counters of a member that runs several nodes). */
+  public CacheCounters plus(CacheCounters o) {
+    return new CacheCounters(
+        sum(hits, o.hits), sum(misses, o.misses), sum(fillCount, o.fillCount), sum(fillSumSeconds, o.fillSumSeconds),
+        sum(evictionCount, o.evictionCount), sum(evictionSumSeconds, o.evictionSumSeconds));
+  }
+
+  private static Long sum(Long a, Long b) {
+    return a == null || b == null ? null : a + b;
+  }
+
+  private static Double sum(Double a, Double b) {
+    return a == null || b == null ? null : a + b;
+  }
+
   private static Long delta(Long after, Long before) {
     return after == null || before == null ? null : after - before;
   }

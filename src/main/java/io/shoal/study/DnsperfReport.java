@@ -1,5 +1,6 @@
 package io.shoal.study;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -25,6 +26,32 @@ public record DnsperfReport(
         decimal(output, RUN_TIME), decimal(output, QPS),
         // dnsperf leaves out the latency line when nothing completed.
         find(output, LATENCY).map(Double::parseDouble).orElse(0.0));
+  }
+
+  /**
+   * Concurrent runs, one per node of a member, as one: queries sent, completed and lost and the
+   * queries per second added up, the average latency weighted by each run's completed queries
+   * (the mean over every completed query), the run time the longest of them.
+   */
+  public static DnsperfReport sumOver(List<DnsperfReport> runs) {
+    if (runs.isEmpty()) {
+      throw new IllegalArgumentException("no dnsperf run to sum");
+    }
+    long sent = 0;
+    long completed = 0;
+    long lost = 0;
+    double qps = 0;
+    double runSeconds = 0;
+    double latencyTotal = 0;
+    for (DnsperfReport r : runs) {
+      sent += r.sent;
+      completed += r.completed;
+      lost += r.lost;
+      qps += r.queriesPerSecond;
+      runSeconds = Math.max(runSeconds, r.runSeconds);
+      latencyTotal += r.avgLatencySeconds * r.completed;
+    }
+    return new DnsperfReport(sent, completed, lost, runSeconds, qps, completed == 0 ? 0.0 : latencyTotal / completed);
   }
 
   /** The average latency in milliseconds, as the CSV reports it. */

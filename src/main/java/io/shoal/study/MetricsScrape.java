@@ -51,6 +51,17 @@ public final class MetricsScrape {
     return found ? OptionalDouble.of(total) : OptionalDouble.empty();
   }
 
+  /** The sum of the samples of {@code name} whose label {@code label} is {@code value}; 0 if none. */
+  public double sum(String name, String label, String value) {
+    double total = 0;
+    for (Sample s : samples) {
+      if (s.name().equals(name) && value.equals(s.labels().get(label))) {
+        total += s.value();
+      }
+    }
+    return total;
+  }
+
   private static Sample sample(String line) {
     int brace = line.indexOf('{');
     int space;

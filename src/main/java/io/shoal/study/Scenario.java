@@ -30,7 +30,20 @@ public record Scenario(
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
   private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup");
   private static final Set<String> QUICK = Set.of("duration", "warmup");
-  private static final Set<String> MEMBER = Set.of("name", "kind", "config");
+  private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill");
+  private static final Set<String> KILL = Set.of("node", "after", "quick_after", "query_timeout");
+  /** More shoal processes than this on one host measure the host, not shoal. */
+  static final int MAX_NODES = 9;
+
+  /** True if any member runs as a group of shoal nodes, so the run also writes cluster.csv. */
+  public boolean hasNodeGroups() {
+    return members.stream().anyMatch(Member::isNodeGroup);
+  }
+
+  /** The most nodes any member runs: how many query files (one per node) the run writes. */
+  public int maxNodes() {
+    return members.stream().mapToInt(Member::nodes).max().orElse(1);
+  }
 
   /** True if any member sends queries of its own and so must run without a route off loopback. */
   public boolean needsIsolation() {
@@ -144,7 +157,22 @@ public record Scenario(
       if (kind != MemberKind.SHOAL) {
         allowOnly(deltas, at + "config.", kind.peerSettings());
       }
-      members.add(new Member(memberName, kind, deltas));
+      int nodes = m.hasPath("nodes") ? m.getInt("nodes") : 1;
+      boolean cluster = m.hasPath("cluster") && m.getBoolean("cluster");
+      if (nodes < 1 || nodes > MAX_NODES) {
+        throw new IllegalArgumentException(at + "nodes: from 1 to " + MAX_NODES + ", is " + nodes);
+      }
+      if (kind != MemberKind.SHOAL && (nodes != 1 || cluster)) {
+        throw new IllegalArgumentException(at + (nodes != 1 ? "nodes" : "cluster")
+            + ": only shoal members run as several nodes or as a cluster");
+      }
+      KillPlan kill = m.hasPath("kill") ? kill(m.getConfig("kill"), at + "kill.", nodes, cluster, load,
+          quick.getDuration("duration")) : null;
+      if (kill != null && members.stream().anyMatch(x -> x.kill() != null)) {
+        throw new IllegalArgumentException(at + "kill: only one member of a scenario may run the kill test "
+            + "(it writes the run's kill_timeline.csv)");
+      }
+      members.add(new Member(memberName, kind, deltas, nodes, cluster, kill));
     }
     if (members.isEmpty()) {
       throw new IllegalArgumentException("members: list at least one member");
@@ -155,6 +183,35 @@ public record Scenario(
     }
     String description = c.hasPath("description") ? c.getString("description") : name;
     return new Scenario(name, description, baseline, recipe, List.copyOf(members), source);
+  }
+
+  private static KillPlan kill(Config k, String at, int nodes, boolean cluster, LoadSettings load,
+      Duration quickDuration) {
+    allowOnly(k, at, KILL);
+    if (!cluster || nodes < 3) {
+      // With two nodes, keep-majority has no majority to keep once one is gone.
+      throw new IllegalArgumentException(at.substring(0, at.length() - 1)
+          + ": the kill test needs cluster = on and at least 3 nodes, so a majority survives the kill");
+    }
+    int node = k.hasPath("node") ? k.getInt("node") : nodes - 1;
+    if (node < 0 || node >= nodes) {
+      throw new IllegalArgumentException(at + "node: from 0 to " + (nodes - 1) + ", is " + node);
+    }
+    Duration after = k.getDuration("after");
+    Duration quickAfter = k.hasPath("quick_after") ? k.getDuration("quick_after") : after;
+    Duration timeout = k.hasPath("query_timeout") ? k.getDuration("query_timeout") : Duration.ofSeconds(2);
+    if (after.compareTo(Duration.ofSeconds(2)) < 0 || after.compareTo(load.duration()) >= 0) {
+      throw new IllegalArgumentException(at + "after: at least 2s (one second to measure before the kill, "
+          + "after dnsperf's first) and less than recipe.dnsperf.duration (" + load.duration().toSeconds() + "s)");
+    }
+    if (quickAfter.compareTo(Duration.ofSeconds(2)) < 0 || quickAfter.compareTo(quickDuration) >= 0) {
+      throw new IllegalArgumentException(at + "quick_after: at least 2s and less than recipe.quick.duration ("
+          + quickDuration.toSeconds() + "s)");
+    }
+    if (timeout.compareTo(Duration.ofSeconds(1)) < 0) {
+      throw new IllegalArgumentException(at + "query_timeout: at least 1s (dnsperf -t counts seconds)");
+    }
+    return new KillPlan(node, after, quickAfter, timeout);
   }
 
   private static int positive(Config c, String key) {

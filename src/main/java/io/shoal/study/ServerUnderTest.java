@@ -81,12 +81,46 @@ public abstract class ServerUnderTest implements AutoCloseable {
 
   /** Starts the server and waits until it answers a real query. */
   public void start() throws IOException, StudyException {
+    launch();
+    awaitAnswer();
+  }
+
+  /**
+   * Writes the configuration and starts the process without waiting for it; nodes of one member
+   * start together, and a cluster node cannot join before the others run.
+   */
+  public void launch() throws IOException {
     Files.createDirectories(dir);
     writeConfig();
-    Path log = log();
-    process = processes.start(command(), dir, log, environment());
-    DnsProbe.awaitAnswer(member.name(), address(), zoneApex(), Type.SOA, READY_LIMIT, process, log);
-    processes.note("# ready: " + member.name() + " answered a query for " + zoneApex() + " SOA on " + hostPort());
+    process = processes.start(command(), dir, log(), environment());
+  }
+
+  /** Waits (bounded) until the launched server answers a real query; fails early if it exited. */
+  public void awaitAnswer() throws StudyException {
+    DnsProbe.awaitAnswer(label(), address(), zoneApex(), Type.SOA, READY_LIMIT, process, log());
+    processes.note("# ready: " + label() + " answered a query for " + zoneApex() + " SOA on " + hostPort());
+  }
+
+  /** How messages name this server: the member, or the member and node for a node of a group. */
+  public String label() {
+    return member.name();
+  }
+
+  /** True while the launched process runs. */
+  public boolean alive() {
+    return process != null && process.isAlive();
+  }
+
+  /** The process id, for the summary of a kill test; -1 before launch. */
+  public long pid() {
+    return process == null ? -1 : process.pid();
+  }
+
+  /** Kills the server with SIGKILL, as a crash would (the kill test). */
+  public void kill() {
+    if (process != null) {
+      processes.kill(process, label());
+    }
   }
 
   protected Map<String, String> environment() {
@@ -109,6 +143,11 @@ public abstract class ServerUnderTest implements AutoCloseable {
 
   public int port() {
     return port;
+  }
+
+  /** The server's own directory: configuration, log, data, raw statistics. */
+  public Path directory() {
+    return dir;
   }
 
   public Path log() {

@@ -28,27 +28,47 @@ import java.util.stream.Stream;
 /** A shoal member: the jar run as a child JVM on a configuration made from the recipe and the member's deltas. */
 final class ShoalUnderTest extends ServerUnderTest {
   private static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(10);
+  /** One client for every request: polling a forming cluster makes hundreds, each client owns a thread. */
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
 
   private final Path jar;
   private final int metricsPort;
+  private final int adminPort;
+  private final String label;
+  private final ClusterPlacement placement;
   private final String rendered;
   private final ShoalConfig validated;
 
+  /** A member of one node. */
   ShoalUnderTest(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
       Prerequisites.Tools tools, Path jar) throws IOException {
+    this(m, r, dir, upstream, p, tools, jar, m.name(), null);
+  }
+
+  /**
+   * One node of a member; {@code placement} puts it in the member's cluster, null keeps it
+   * independent.
+   */
+  ShoalUnderTest(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
+      Prerequisites.Tools tools, Path jar, String label, ClusterPlacement placement) throws IOException {
     super(m, r, dir, upstream, p, tools);
     this.jar = jar;
+    this.label = label;
+    this.placement = placement;
     this.metricsPort = LoopbackPort.pick();
-    Config c = memberConfig(r, m, port, metricsPort, upstream, this.dir.resolve("data"));
+    this.adminPort = LoopbackPort.pick();
+    Config c = memberConfig(r, m, port, metricsPort, adminPort, upstream, this.dir.resolve("data"), placement);
     this.rendered = render(c);
     this.validated = validate(m, rendered);
   }
 
   /**
    * The configuration a shoal member runs with: the recipe's settings with the member's deltas
-   * merged over them, listening and serving metrics on the given ports, knotd as its only upstream.
+   * merged over them, listening, serving metrics and its admin endpoint on the given ports, knotd
+   * as its only upstream, and in a cluster with the nodes of {@code placement} (null: no cluster).
    */
-  static Config memberConfig(Recipe r, Member m, int port, int metricsPort, InetSocketAddress upstream, Path data) {
+  static Config memberConfig(Recipe r, Member m, int port, int metricsPort, int adminPort,
+      InetSocketAddress upstream, Path data, ClusterPlacement placement) {
     String addr = "127.0.0.1:" + port;
     Config base = ConfigFactory.empty()
         .withValue("shoal.listen.udp", ConfigValueFactory.fromAnyRef(addr))
@@ -67,7 +87,25 @@ final class ShoalUnderTest extends ServerUnderTest {
             ConfigValueFactory.fromAnyRef(r.syncInterval().toMillis() + "ms"))
         .withValue("shoal.metrics.enabled", ConfigValueFactory.fromAnyRef(true))
         .withValue("shoal.metrics.prometheus.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
-        .withValue("shoal.metrics.prometheus.port", ConfigValueFactory.fromAnyRef(metricsPort));
+        .withValue("shoal.metrics.prometheus.port", ConfigValueFactory.fromAnyRef(metricsPort))
+        // A port of its own: the default 8559 would clash between nodes, and with any shoal on the host.
+        .withValue("shoal.admin.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
+        .withValue("shoal.admin.port", ConfigValueFactory.fromAnyRef(adminPort));
+    if (placement != null) {
+      base = base
+          .withValue("shoal.cluster.enabled", ConfigValueFactory.fromAnyRef(true))
+          .withValue("shoal.cluster.node_name", ConfigValueFactory.fromAnyRef(placement.nodeName()))
+          .withValue("shoal.cluster.remoting.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
+          .withValue("shoal.cluster.remoting.port", ConfigValueFactory.fromAnyRef(placement.remotingPort()))
+          .withValue("shoal.cluster.management.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
+          .withValue("shoal.cluster.management.port", ConfigValueFactory.fromAnyRef(placement.managementPort()))
+          .withValue("shoal.cluster.discovery.method", ConfigValueFactory.fromAnyRef("config"))
+          .withValue("shoal.cluster.discovery.contact_points",
+              ConfigValueFactory.fromIterable(placement.contactPoints()))
+          // every node must see every other before the cluster forms: no member measured half-formed
+          .withValue("shoal.cluster.discovery.required_contact_points",
+              ConfigValueFactory.fromAnyRef(placement.managementPorts().size()));
+    }
     return m.config().atPath("shoal").withFallback(base);
   }
 
@@ -95,7 +133,16 @@ final class ShoalUnderTest extends ServerUnderTest {
 
   /** Validates a member with placeholder ports and paths; used to check a scenario before running it. */
   static void check(Recipe r, Member m) {
-    validate(m, render(memberConfig(r, m, 1053, 1054, new InetSocketAddress("127.0.0.1", 1055), Path.of("data"))));
+    ClusterPlacement placement = null;
+    if (m.cluster()) {
+      List<Integer> management = new ArrayList<>();
+      for (int i = 0; i < m.nodes(); i++) {
+        management.add(1100 + i);
+      }
+      placement = new ClusterPlacement("node-0", 1200, management.get(0), management);
+    }
+    validate(m, render(memberConfig(r, m, 1053, 1054, 1056, new InetSocketAddress("127.0.0.1", 1055),
+        Path.of("data"), placement)));
   }
 
   @Override
@@ -133,9 +180,18 @@ final class ShoalUnderTest extends ServerUnderTest {
 
   @Override
   public CacheCounters counters(Path audit) throws StudyException, IOException {
+    return countersOf(scrape(audit));
+  }
+
+  /** The node's metrics now; the raw text goes to {@code audit}. */
+  MetricsScrape scrape(Path audit) throws StudyException, IOException {
     String text = scrape();
     Files.writeString(audit, text, StandardCharsets.UTF_8);
-    MetricsScrape s = MetricsScrape.parse(text);
+    return MetricsScrape.parse(text);
+  }
+
+  /** shoal's cache counters in one scrape. */
+  static CacheCounters countersOf(MetricsScrape s) {
     return new CacheCounters(
         whole(s.sum("shoal_cache_hits_total")), whole(s.sum("shoal_cache_misses_total")),
         whole(s.sum("shoal_cache_fill_seconds_count")), decimal(s.sum("shoal_cache_fill_seconds_sum")),
@@ -143,22 +199,42 @@ final class ShoalUnderTest extends ServerUnderTest {
   }
 
   private String scrape() throws StudyException {
-    URI uri = URI.create("http://127.0.0.1:" + metricsPort + "/metrics");
+    return httpGet(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"), true).body();
+  }
+
+  /**
+   * One bounded HTTP GET on loopback, noted in the command record; {@code ok} requires status 200.
+   */
+  HttpResponse<String> httpGet(URI uri, boolean ok) throws StudyException {
     processes.note("# in-process: HTTP GET " + uri);
-    HttpClient http = HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
+    return fetch(uri, ok);
+  }
+
+  /** {@link #httpGet} without the note, for polling (the poll itself is noted once). */
+  HttpResponse<String> fetch(URI uri, boolean ok) throws StudyException {
     try {
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(SCRAPE_TIMEOUT).GET().build(),
+      HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(uri).timeout(SCRAPE_TIMEOUT).GET().build(),
           HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() != 200) {
+      if (ok && r.statusCode() != 200) {
         throw new StudyException(uri + " answered HTTP " + r.statusCode());
       }
-      return r.body();
+      return r;
     } catch (IOException e) {
-      throw new StudyException("cannot scrape " + uri + ": " + e.getMessage(), e);
+      throw new StudyException("cannot GET " + uri + ": " + e.getMessage(), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new StudyException("interrupted while scraping " + uri, e);
+      throw new StudyException("interrupted while fetching " + uri, e);
     }
+  }
+
+  /** Akka Management's port of a clustered node; -1 for a node outside a cluster. */
+  int managementPort() {
+    return placement == null ? -1 : placement.managementPort();
+  }
+
+  @Override
+  public String label() {
+    return label;
   }
 
   // Kamon registers an instrument on first use: before any fill there is no sample, which is 0.

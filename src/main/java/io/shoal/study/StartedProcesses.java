@@ -55,11 +55,23 @@ public final class StartedProcesses implements AutoCloseable {
     return track(pb.start());
   }
 
+  /** A command started with {@link #launch} that has not been awaited yet. */
+  public record Running(List<String> command, Process process, Path output) {}
+
   /**
    * Runs a command to its end, at most {@code limit}; its output goes to {@code output} and is
    * returned. A command still running at the limit is killed and reported as a failure.
    */
   public Completed run(List<String> command, Path output, Duration limit) throws StudyException {
+    Running r = launch(command, output);
+    return await(r, System.nanoTime() + limit.toNanos());
+  }
+
+  /**
+   * Starts a command that will run to its end, its output going to {@code output}; several can
+   * run at once (one dnsperf per node). Finish each with {@link #await}.
+   */
+  public Running launch(List<String> command, Path output) throws StudyException {
     try {
       refuseWhenStopping(command);
     } catch (IOException e) {
@@ -72,22 +84,47 @@ public final class StartedProcesses implements AutoCloseable {
     } catch (IOException e) {
       throw new StudyException("cannot run " + command.get(0) + ": " + e.getMessage(), e);
     }
-    track(p);
+    return new Running(command, track(p), output);
+  }
+
+  /**
+   * Waits for a launched command until {@code deadlineNanos} ({@link System#nanoTime()} scale);
+   * one still running then is killed and reported as a failure.
+   */
+  public Completed await(Running r, long deadlineNanos) throws StudyException {
+    Process p = r.process();
     try {
-      if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+      if (!p.waitFor(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
         stop(p);
-        throw new StudyException(shellQuoted(command) + " did not finish within " + limit.toSeconds() + " s");
+        throw new StudyException(shellQuoted(r.command()) + " did not finish in time");
       }
-      return new Completed(p.exitValue(), Files.readString(output, StandardCharsets.UTF_8));
+      return new Completed(p.exitValue(), Files.readString(r.output(), StandardCharsets.UTF_8));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       stop(p);
-      throw new StudyException("interrupted while running " + command.get(0), e);
+      throw new StudyException("interrupted while running " + r.command().get(0), e);
     } catch (IOException e) {
-      throw new StudyException("cannot read the output of " + command.get(0) + ": " + e.getMessage(), e);
+      throw new StudyException("cannot read the output of " + r.command().get(0) + ": " + e.getMessage(), e);
     } finally {
       live.remove(p);
     }
+  }
+
+  /**
+   * Kills one process we started with SIGKILL, by its PID, as a crash would: no shutdown hooks, no
+   * goodbye to the other cluster nodes. Waits (bounded) until it is gone; the kill is noted in the
+   * command record.
+   */
+  public void kill(Process p, String what) {
+    note("# SIGKILL pid " + p.pid() + " (" + what + ")");
+    // On Linux Process.destroyForcibly sends SIGKILL to exactly this PID.
+    p.destroyForcibly();
+    try {
+      p.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    live.remove(p);
   }
 
   private void refuseWhenStopping(List<String> command) throws IOException {

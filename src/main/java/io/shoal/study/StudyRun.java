@@ -23,8 +23,13 @@ public final class StudyRun {
   private static final Duration SETTLE = Duration.ofSeconds(2);
   /** Rough cost of starting and stopping one member, for the time-left estimate. */
   private static final Duration MEMBER_OVERHEAD = Duration.ofSeconds(12);
-  /** dnsperf may outlive -l by its query timeout; beyond this it is stuck. */
-  private static final Duration DNSPERF_SLACK = Duration.ofSeconds(60);
+  /**
+   * How long after a kill the study waits for the cluster to remove the node: the failure
+   * detector's few seconds, the Split Brain Resolver's stable-after (20 s), and room for a busy host.
+   */
+  private static final Duration DEPARTURE_LIMIT = Duration.ofSeconds(90);
+  /** Forming a cluster, then the remote-lookup probe: beyond starting its nodes. */
+  private static final Duration CLUSTER_OVERHEAD = Duration.ofSeconds(45);
 
   private final Scenario scenario;
   private final Path runDir;
@@ -35,6 +40,14 @@ public final class StudyRun {
   private final Map<String, String> skipped;
   private final PrintStream out;
   private final StartedProcesses processes;
+  private final Dnsperf dnsperf;
+  /** The query file of each node index: node 0 (and every one-node member) replays queries.txt. */
+  private final List<Path> queryFiles = new ArrayList<>();
+  /** The remote-lookup probe of each clustered member that ran it, for the summary. */
+  private final Map<String, String> probes = new LinkedHashMap<>();
+  /** The kill test, once its member ran. */
+  private KillTimeline.Event killEvent;
+  private List<KillTimeline.Second> killSeconds;
 
   /**
    * @param skipped members not to run, with the reason the summary gives
@@ -50,6 +63,7 @@ public final class StudyRun {
     this.skipped = skipped;
     this.out = out;
     this.processes = processes;
+    this.dnsperf = new Dnsperf(tools, processes);
   }
 
   /**
@@ -70,6 +84,9 @@ public final class StudyRun {
     return quick ? scenario.recipe().quick() : scenario.recipe().load();
   }
 
+  /** A member's results: its results.csv row, and its cluster.csv row. */
+  private record Measured(ResultRow row, ClusterRow cluster) {}
+
   /** Runs everything; returns 0 if every member produced a row, 1 otherwise. */
   public int run() throws IOException, StudyException {
     String startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
@@ -77,26 +94,40 @@ public final class StudyRun {
     if (scenario.source() != null) {
       Files.copy(scenario.source(), runDir.resolve("scenario.conf"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
-    Path queries = runDir.resolve("queries.txt");
+    QueryFile recipeQueries = scenario.recipe().queries();
     out.println("study: " + scenario.name() + " -> " + runDir);
-    out.println("study: writing " + scenario.recipe().queries().lines() + " queries over "
-        + scenario.recipe().queries().names() + " names (seed " + scenario.recipe().queries().seed() + ")");
-    scenario.recipe().queries().write(queries);
+    out.println("study: writing " + recipeQueries.lines() + " queries over " + recipeQueries.names()
+        + " names (seed " + recipeQueries.seed() + ")");
+    queryFiles.add(runDir.resolve("queries.txt"));
+    recipeQueries.write(queryFiles.get(0));
+    for (int i = 1; i < scenario.maxNodes(); i++) {
+      // Clients of different nodes ask different names in a different order, as real clients
+      // would: the same file on every node would line their misses up in time.
+      QueryFile perNode = new QueryFile(recipeQueries.zone(), recipeQueries.names(), recipeQueries.lines(),
+          recipeQueries.seed() + i);
+      out.println("study: writing the query file of node " + i + " (seed " + perNode.seed() + ")");
+      queryFiles.add(runDir.resolve("queries-node" + i + ".txt"));
+      perNode.write(queryFiles.get(i));
+    }
 
     Map<String, String> setups = new LinkedHashMap<>();
     Map<String, String> notRun = new LinkedHashMap<>(skipped);
     List<ResultRow> rows = new ArrayList<>();
+    List<ClusterRow> clusterRows = new ArrayList<>();
     List<Member> members = scenario.members().stream().filter(m -> !skipped.containsKey(m.name())).toList();
 
     out.println("study: starting knotd");
     try (KnotUpstream knot = KnotUpstream.start(runDir.resolve("knotd"), scenario.recipe(), root, tools, processes)) {
       for (int i = 0; i < members.size(); i++) {
         Member m = members.get(i);
-        long left = estimate().multipliedBy(members.size() - i).toSeconds();
+        long left = members.subList(i, members.size()).stream().map(this::estimate)
+            .reduce(Duration.ZERO, Duration::plus).toSeconds();
         out.println("study: member " + (i + 1) + " of " + members.size() + ": " + m.name() + " — about "
             + left + " s left");
         try {
-          rows.add(measure(m, knot, queries, setups));
+          Measured measured = m.isNodeGroup() ? measureNodes(m, knot, setups) : measure(m, knot, setups);
+          rows.add(measured.row());
+          clusterRows.add(measured.cluster());
         } catch (StudyException | IOException | RuntimeException e) {
           String why = e.getMessage() == null ? e.toString() : e.getMessage();
           out.println("study: member " + m.name() + " failed: " + why);
@@ -105,38 +136,68 @@ public final class StudyRun {
       }
     }
 
+    String subtitle = scenario.name() + (quick ? " (quick smoke run)" : "") + ", " + startedAt;
     Path csv = runDir.resolve("results.csv");
     ResultsCsv.write(csv, rows);
     List<ResultRow> written = ResultsCsv.read(csv);
-    StudyCharts.write(runDir, written, scenario.name() + (quick ? " (quick smoke run)" : "") + ", " + startedAt);
+    StudyCharts.write(runDir, written, subtitle);
+    List<String> files = new ArrayList<>(StudyCharts.FILES);
+    // Every cluster number in the summary comes from the files as written, like results.csv's.
+    List<ClusterRow> clusterWritten = List.of();
+    if (scenario.hasNodeGroups()) {
+      Path clusterCsv = runDir.resolve(ClusterCsv.FILE);
+      ClusterCsv.write(clusterCsv, clusterRows);
+      clusterWritten = ClusterCsv.read(clusterCsv);
+      StudyCharts.writeCluster(runDir, clusterWritten, subtitle);
+      files.add(ClusterCsv.FILE);
+      files.addAll(StudyCharts.CLUSTER_FILES);
+    }
+    List<KillTimeline.Second> killWritten = null;
+    if (killSeconds != null) {
+      Path killCsv = runDir.resolve(KillTimeline.CSV);
+      KillTimeline.write(killCsv, killSeconds);
+      killWritten = KillTimeline.read(killCsv);
+      StudyCharts.writeKillTimeline(runDir.resolve(KillTimeline.PNG), killWritten, killEvent, subtitle);
+      files.add(KillTimeline.CSV);
+      files.add(KillTimeline.PNG);
+    }
     StudySummary.Context context = new StudySummary.Context(
         scenario, startedAt, quick, load(), HostFacts.probe(dataPath()),
         ToolVersions.probe(tools, shoalJar, processes, runDir.resolve("versions")), setups, notRun,
-        processes.commands());
+        processes.commands(), clusterWritten, probes, killEvent, killWritten);
     Files.writeString(runDir.resolve("summary.md"), StudySummary.render(context, written), StandardCharsets.UTF_8);
-    out.println("study: wrote " + csv + ", " + String.join(", ", StudyCharts.FILES) + " and summary.md");
+    out.println("study: wrote " + csv + ", " + String.join(", ", files) + " and summary.md");
     for (String line : StudySummary.atAGlance(written, scenario.baseline())) {
       out.println("  " + line);
+    }
+    for (String line : StudySummary.clusterAtAGlance(clusterWritten)) {
+      out.println("  " + line);
+    }
+    if (killWritten != null) {
+      for (String line : StudySummary.killAtAGlance(killEvent, killWritten)) {
+        out.println("  " + line);
+      }
     }
     return notRun.isEmpty() ? 0 : 1;
   }
 
-  private ResultRow measure(Member m, KnotUpstream knot, Path queries, Map<String, String> setups)
+  private Measured measure(Member m, KnotUpstream knot, Map<String, String> setups)
       throws IOException, StudyException {
     Path dir = runDir.resolve("members").resolve(m.name());
     Files.createDirectories(dir);
+    Path queries = queryFiles.get(0);
     try (ServerUnderTest server = ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools,
         shoalJar)) {
       setups.put(m.name(), server.setupNote());
       server.start();
       LoadSettings load = load();
       if (!load.warmup().isZero()) {
-        dnsperf(server, queries, load.warmup(), dir.resolve("dnsperf-warmup.txt"));
+        dnsperf.run(server.port(), queries, load, load.warmup(), dir.resolve("dnsperf-warmup.txt"));
       }
       pause(SETTLE);
       CacheCounters before = server.counters(dir.resolve("stats-before.txt"));
       long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
-      DnsperfReport report = dnsperf(server, queries, load.duration(), dir.resolve("dnsperf.txt"));
+      DnsperfReport report = dnsperf.run(server.port(), queries, load, load.duration(), dir.resolve("dnsperf.txt"));
       pause(SETTLE);
       CacheCounters window = server.counters(dir.resolve("stats-after.txt")).minus(before);
       long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
@@ -145,26 +206,172 @@ public final class StudyRun {
       if (m.kind() == MemberKind.SHOAL && status != 0) {
         out.println("study: note: " + m.name() + " exited with status " + status + " on SIGTERM (expected 0)");
       }
-      return new ResultRow(
+      ResultRow row = new ResultRow(
           m.name(), server.lmdbSync(), server.runtime(), report.queriesPerSecond(), report.avgLatencyMillis(),
           report.sent(), report.completed(), report.lost(), server.workers(),
           ResultRow.fairHitRatePct(upstream, report.completed()), window.hits(), window.misses(),
           ResultRow.meanMillis(window.fillSumSeconds(), window.fillCount()), window.fillCount(),
           ResultRow.meanMillis(window.evictionSumSeconds(), window.evictionCount()), window.evictionCount());
+      return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE, null));
     }
   }
 
-  private DnsperfReport dnsperf(ServerUnderTest server, Path queries, Duration duration, Path output)
-      throws StudyException {
-    LoadSettings load = load();
-    List<String> cmd = List.of(tools.path("dnsperf"), "-s", "127.0.0.1", "-p", Integer.toString(server.port()),
-        "-d", queries.toString(), "-c", Integer.toString(load.clients()), "-q", Integer.toString(load.outstanding()),
-        "-T", Integer.toString(load.threads()), "-l", Long.toString(Math.max(1, duration.toSeconds())));
-    StartedProcesses.Completed c = processes.run(cmd, output, duration.plus(DNSPERF_SLACK));
-    if (c.exitCode() != 0) {
-      throw new StudyException("dnsperf exited with status " + c.exitCode() + ": " + firstLine(c.output()));
+  /**
+   * A member of several nodes: one dnsperf per node, all at once, each with the recipe's whole
+   * window; counts and QPS summed over the nodes, latency averaged over every completed query.
+   * In the kill test dnsperf runs against all nodes but the one killed, with per-second statistics.
+   */
+  private Measured measureNodes(Member m, KnotUpstream knot, Map<String, String> setups)
+      throws IOException, StudyException {
+    Path dir = runDir.resolve("members").resolve(m.name());
+    Files.createDirectories(dir);
+    try (ShoalNodes group = ShoalNodes.of(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar)) {
+      setups.put(m.name(), group.setupNote());
+      group.start();
+      LoadSettings load = load();
+      List<ShoalUnderTest> all = group.nodes();
+      if (!load.warmup().isZero()) {
+        dnsperf.runAtOnce(ports(all), queriesFor(all, group), load, load.warmup(),
+            outputs(all, "dnsperf-warmup.txt"));
+      }
+      pause(SETTLE);
+      List<MetricsScrape> before = new ArrayList<>();
+      for (ShoalUnderTest n : all) {
+        before.add(n.scrape(n.directory().resolve("stats-before.txt")));
+      }
+      long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
+
+      List<ShoalUnderTest> measured = all;
+      List<ShoalUnderTest> killed = List.of();
+      List<DnsperfReport> reports = new ArrayList<>();
+      if (m.kill() == null) {
+        reports = dnsperf.runAtOnce(ports(all), queriesFor(all, group), load, load.duration(),
+            outputs(all, "dnsperf.txt"));
+      } else {
+        ShoalUnderTest victim = group.node(m.kill().node());
+        measured = all.stream().filter(n -> n != victim).toList();
+        killed = List.of(victim);
+        for (String output : killTest(m, victim, measured, group, load, dir)) {
+          reports.add(DnsperfReport.parse(output));
+        }
+      }
+      pause(SETTLE);
+
+      CacheCounters window = null;
+      RemoteLookups remote = RemoteLookups.NONE;
+      long servfail = 0;
+      for (ShoalUnderTest n : measured) {
+        MetricsScrape after = n.scrape(n.directory().resolve("stats-after.txt"));
+        MetricsScrape was = before.get(all.indexOf(n));
+        CacheCounters delta = ShoalUnderTest.countersOf(after).minus(ShoalUnderTest.countersOf(was));
+        window = window == null ? delta : window.plus(delta);
+        remote = remote.plus(RemoteLookups.of(after).minus(RemoteLookups.of(was)));
+        servfail += Math.round(after.sum("shoal_queries_total", "rcode", "SERVFAIL")
+            - was.sum("shoal_queries_total", "rcode", "SERVFAIL"));
+      }
+      if (m.kill() != null && killEvent != null) {
+        // what the servers say, beside what dnsperf saw: a SERVFAIL dnsperf gave up on still counts here
+        killEvent = killEvent.withServfailCounted(servfail);
+      }
+      long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
+      Files.writeString(dir.resolve("upstream-queries.txt"), upstream + "\n");
+      DnsperfReport total = DnsperfReport.sumOver(reports);
+      Files.writeString(dir.resolve("dnsperf-summed.txt"), summed(measured, reports, total), StandardCharsets.UTF_8);
+
+      Double overhead = null;
+      if (m.cluster() && m.kill() == null && m.nodes() >= 2) {
+        out.println("study: " + m.name() + ": measuring the remote-lookup overhead (idle, one query at a time)");
+        RemoteLookupProbe.Result probe = RemoteLookupProbe.run(group, scenario.recipe(), dnsperf,
+            dir.resolve("remote-lookup-probe"));
+        probes.put(m.name(), probe.describe());
+        overhead = probe.overheadMs();
+      }
+      int status = group.stop(killed);
+      if (status != 0) {
+        out.println("study: note: a node of " + m.name() + " exited with status " + status
+            + " on SIGTERM (expected 0)");
+      }
+      ShoalUnderTest first = all.get(0);
+      ResultRow row = new ResultRow(
+          m.name(), first.lmdbSync(), first.runtime(), total.queriesPerSecond(), total.avgLatencyMillis(),
+          total.sent(), total.completed(), total.lost(), first.workers() * all.size(),
+          ResultRow.fairHitRatePct(upstream, total.completed()), window.hits(), window.misses(),
+          ResultRow.meanMillis(window.fillSumSeconds(), window.fillCount()), window.fillCount(),
+          ResultRow.meanMillis(window.evictionSumSeconds(), window.evictionCount()), window.evictionCount());
+      return new Measured(row, ClusterRow.of(m.name(), m.nodes(), m.cluster(), total, upstream, window, remote,
+          overhead));
     }
-    return DnsperfReport.parse(c.output());
+  }
+
+  /**
+   * dnsperf with per-second statistics against the surviving nodes; the victim is killed with
+   * SIGKILL a set time into the run. Returns the runs' outputs and keeps the merged timeline.
+   */
+  private List<String> killTest(Member m, ShoalUnderTest victim, List<ShoalUnderTest> targets, ShoalNodes group,
+      LoadSettings load, Path dir) throws StudyException, IOException {
+    KillPlan plan = m.kill();
+    List<String> extra = List.of("-S", "1", "-v", "-t", Long.toString(plan.queryTimeout().toSeconds()));
+    List<StartedProcesses.Running> running = dnsperf.launchAtOnce(ports(targets), queriesFor(targets, group), load,
+        load.duration(), extra, outputs(targets, "dnsperf-kill.txt"));
+    Duration after = plan.after(quick);
+    out.println("study: " + m.name() + ": dnsperf on " + targets.size() + " nodes; killing " + victim.label()
+        + " (pid " + victim.pid() + ") in " + after.toSeconds() + " s");
+    pause(after);
+    long pid = victim.pid();
+    double killedAt = System.currentTimeMillis() / 1000.0;
+    long killNanos = System.nanoTime();
+    victim.kill();
+    // Watching while dnsperf runs says when ownership moved (unreachable) and when the cluster
+    // let the node go; the survivors only stop cleanly once it is gone.
+    ClusterFormation.Departure departure = ClusterFormation.watchDeparture(targets.get(0), targets.size(),
+        killNanos, DEPARTURE_LIMIT, processes, dir);
+    List<String> outputs = dnsperf.awaitAll(running, load.duration());
+    // the epoch of the kill is what places it among dnsperf's interval marks; kept for re-analysis
+    Files.writeString(dir.resolve("kill.txt"), String.format(java.util.Locale.ROOT,
+        "node %s pid %d killed at epoch %.3f%nunreachable after %s s, removed after %s s (null: not seen)%n",
+        victim.label(), pid, killedAt, tenths(departure.unreachableAfterSeconds()),
+        tenths(departure.removedAfterSeconds())), StandardCharsets.UTF_8);
+    killSeconds = KillTimeline.merge(outputs, killedAt, 1.0);
+    killEvent = new KillTimeline.Event(m.name(), ShoalNodes.nodeName(m.kill().node()), pid,
+        KillTimeline.killAtSeconds(outputs.get(0), killedAt, 1.0),
+        targets.stream().map(n -> ShoalNodes.nodeName(group.nodes().indexOf(n))).toList(), plan.queryTimeout(),
+        departure.unreachableAfterSeconds(), departure.removedAfterSeconds(), null);
+    if (departure.removedAfterSeconds() == null) {
+      out.println("study: note: " + victim.label() + " was still a member " + DEPARTURE_LIMIT.toSeconds()
+          + " s after the kill");
+    }
+    return outputs;
+  }
+
+  private static String tenths(Double seconds) {
+    return seconds == null ? "null" : String.format(java.util.Locale.ROOT, "%.1f", seconds);
+  }
+
+  private static List<Integer> ports(List<ShoalUnderTest> nodes) {
+    return nodes.stream().map(ShoalUnderTest::port).toList();
+  }
+
+  /** Each node's query file: node i of a member replays the i-th file. */
+  private List<Path> queriesFor(List<ShoalUnderTest> nodes, ShoalNodes group) {
+    return nodes.stream().map(n -> queryFiles.get(group.nodes().indexOf(n))).toList();
+  }
+
+  private static List<Path> outputs(List<ShoalUnderTest> nodes, String file) {
+    return nodes.stream().map(n -> n.directory().resolve(file)).toList();
+  }
+
+  private static String summed(List<ShoalUnderTest> nodes, List<DnsperfReport> reports, DnsperfReport total) {
+    StringBuilder t = new StringBuilder(
+        "# node sent completed lost qps avg_latency_ms (each node's measured dnsperf run, then their sum)\n");
+    for (int i = 0; i < nodes.size(); i++) {
+      t.append(line(nodes.get(i).label(), reports.get(i)));
+    }
+    return t.append(line("sum", total)).toString();
+  }
+
+  private static String line(String what, DnsperfReport r) {
+    return String.format(java.util.Locale.ROOT, "%s %d %d %d %.1f %.3f%n", what, r.sent(), r.completed(), r.lost(),
+        r.queriesPerSecond(), r.avgLatencyMillis());
   }
 
   /** Where members keep their data; its device is the one the summary describes. */
@@ -172,14 +379,23 @@ public final class StudyRun {
     return runDir.resolve("members");
   }
 
-  private Duration estimate() {
-    return MEMBER_OVERHEAD.plus(load().warmup()).plus(load().duration()).plus(SETTLE.multipliedBy(2));
+  private Duration estimate(Member m) {
+    Duration measured = load().warmup().plus(load().duration()).plus(SETTLE.multipliedBy(2));
+    if (!m.isNodeGroup()) {
+      return MEMBER_OVERHEAD.plus(measured);
+    }
+    // nodes start together but share the cores; a cluster also forms, and runs the probe
+    Duration extra = m.cluster() ? CLUSTER_OVERHEAD : Duration.ZERO;
+    if (m.kill() != null) {
+      extra = extra.plus(Duration.ofSeconds(30)); // the cluster downs the killed node about 30 s after the kill
+    }
+    return MEMBER_OVERHEAD.multipliedBy(m.nodes()).plus(extra).plus(measured);
   }
 
   /** Estimated wall time for the whole run, shown before it starts. */
   public Duration estimatedTotal() {
-    long members = scenario.members().stream().filter(m -> !skipped.containsKey(m.name())).count();
-    return estimate().multipliedBy(members);
+    return scenario.members().stream().filter(m -> !skipped.containsKey(m.name())).map(this::estimate)
+        .reduce(Duration.ZERO, Duration::plus);
   }
 
   private static void pause(Duration d) throws StudyException {
@@ -194,11 +410,5 @@ public final class StudyRun {
   private static String abbreviated(String s) {
     String t = s.strip().replaceAll("\\s*\n\\s*", " | ");
     return t.length() <= 600 ? t : t.substring(0, 600) + " ...";
-  }
-
-  private static String firstLine(String s) {
-    String t = s.strip();
-    int nl = t.indexOf('\n');
-    return nl < 0 ? t : t.substring(0, nl) + " ...";
   }
 }

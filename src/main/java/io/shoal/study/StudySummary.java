@@ -22,7 +22,14 @@ public final class StudySummary {
       Map<String, String> versions,
       Map<String, String> setups,
       Map<String, String> notRun,
-      List<String> commands) {}
+      List<String> commands,
+      List<ClusterRow> clusterRows,
+      Map<String, String> probes,
+      KillTimeline.Event kill,
+      List<KillTimeline.Second> killSeconds) {}
+
+  /** Below this a remote lookup counts as cheap on loopback (the cluster's design goal). */
+  static final double OVERHEAD_GOAL_MS = 1.0;
 
   private StudySummary() {}
 
@@ -42,6 +49,14 @@ public final class StudySummary {
     for (String line : atAGlance(rows, s.baseline())) {
       md.append("- ").append(line).append('\n');
     }
+    for (String line : clusterAtAGlance(c.clusterRows())) {
+      md.append("- ").append(line).append('\n');
+    }
+    if (c.kill() != null && c.killSeconds() != null) {
+      for (String line : killAtAGlance(c.kill(), c.killSeconds())) {
+        md.append("- ").append(line).append('\n');
+      }
+    }
     for (String member : c.notRun().keySet()) {
       md.append("- ").append(member).append(": no result (see \"Members without a row\").\n");
     }
@@ -55,6 +70,12 @@ public final class StudySummary {
       md.append("[").append(f).append("](").append(f).append(") ");
     }
     md.append("\n");
+    if (!c.clusterRows().isEmpty()) {
+      md.append(clusterSection(c));
+    }
+    if (c.kill() != null && c.killSeconds() != null) {
+      md.append(killSection(c.kill(), c.killSeconds()));
+    }
     if (!c.notRun().isEmpty()) {
       md.append("\n## Members without a row\n\n");
       c.notRun().forEach((m, why) -> md.append("- **").append(m).append("**: ").append(why.replace("\n", " ")).append('\n'));
@@ -74,6 +95,12 @@ public final class StudySummary {
     md.append("- load: dnsperf -c ").append(c.load().clients()).append(" -q ").append(c.load().outstanding())
         .append(" -T ").append(c.load().threads()).append(" -l ").append(c.load().duration().toSeconds())
         .append(", after ").append(c.load().warmup().toSeconds()).append(" s of warm-up with the same flags\n");
+    if (!c.clusterRows().isEmpty()) {
+      md.append("- members of several nodes: one dnsperf per node, all at once, each with the flags above (the ")
+          .append("whole window per node, so each node is driven as hard as a one-node member); node i replays ")
+          .append("a query file drawn like the first with seed ").append(r.queries().seed()).append(" + i; ")
+          .append("cache capacity is per node\n");
+    }
     md.append("- shoal JVM options: ").append(String.join(" ", r.jvmOptions())).append('\n');
 
     md.append("\n## Host\n\n");
@@ -148,6 +175,240 @@ public final class StudySummary {
       }
     }
     return out;
+  }
+
+  /**
+   * What a cluster scenario is for, one sentence each, from cluster.csv: upstream queries of each
+   * cluster against the independent nodes of the same count, aggregate QPS of each multi-node
+   * member against the one-node member, and the cost of a remote lookup. Empty without rows.
+   */
+  public static List<String> clusterAtAGlance(List<ClusterRow> rows) {
+    List<String> out = new ArrayList<>();
+    Optional<ClusterRow> single = rows.stream().filter(r -> r.nodes() == 1 && !r.cluster()).findFirst();
+    for (ClusterRow c : rows) {
+      if (!c.cluster()) {
+        continue;
+      }
+      Optional<ClusterRow> independent = rows.stream()
+          .filter(r -> !r.cluster() && r.nodes() == c.nodes()).findFirst();
+      if (independent.isEmpty()) {
+        continue;
+      }
+      ClusterRow o = independent.get();
+      StringBuilder line = new StringBuilder(c.member()).append(" sent ");
+      double perC = perThousand(c);
+      double perO = perThousand(o);
+      if (c.completed() <= 0 || o.completed() <= 0) {
+        line.append(c.upstreamQueries()).append(" queries upstream vs ").append(o.upstreamQueries())
+            .append(" for ").append(o.member()).append(" (no ratio: a member completed nothing)");
+      } else if (perC <= 0) {
+        line.append("no query upstream vs ").append(String.format(Locale.ROOT, "%.1f", perO))
+            .append(" per 1,000 answered for ").append(o.member());
+      } else {
+        line.append(String.format(Locale.ROOT, "%.1f", perC)).append(" upstream queries per 1,000 answered vs ")
+            .append(String.format(Locale.ROOT, "%.1f", perO)).append(" for ").append(o.member()).append(": ");
+        double fewer = perO / perC;
+        if (fewer >= 1) {
+          line.append(String.format(Locale.ROOT, "%.1f", fewer)).append("x fewer");
+        } else {
+          line.append(String.format(Locale.ROOT, "%.1f", 1 / fewer)).append("x more");
+        }
+        line.append(" (goal: about ").append(c.nodes()).append("x fewer, the node count)");
+      }
+      line.append("; ").append(c.upstreamQueries()).append(" vs ").append(o.upstreamQueries())
+          .append(" upstream queries in all");
+      if (c.fairHitRatePct() != null && o.fairHitRatePct() != null) {
+        line.append(", hit rate ").append(pct(c.fairHitRatePct())).append(" vs ").append(pct(o.fairHitRatePct()));
+      }
+      out.add(line.append('.').toString());
+    }
+    if (single.isPresent() && single.get().achievedQps() > 0) {
+      ClusterRow one = single.get();
+      for (ClusterRow r : rows) {
+        if (r.nodes() > 1) {
+          out.add(r.member() + " (" + r.nodes() + " nodes" + (r.cluster() ? ", cluster" : "") + ") reaches "
+              + String.format(Locale.ROOT, "%.2f", r.achievedQps() / one.achievedQps()) + "x the QPS of "
+              + one.member() + " (1 node): ~" + approx(r.achievedQps()) + " vs ~" + approx(one.achievedQps())
+              + " qps.");
+        }
+      }
+    }
+    for (ClusterRow r : rows) {
+      if (r.remoteLookupOverheadMs() != null) {
+        double ms = r.remoteLookupOverheadMs();
+        if (ms < 0) {
+          // a negative cost is noise: the host slowed the repeat passes more than the owner slowed the first
+          out.add(r.member() + ": the remote-lookup probe measured no overhead (" + ms(ms) + ": the first passes "
+              + "were faster than the all-local repeat passes, so this host's noise outweighs the cost of asking "
+              + "the owner; see \"Remote-lookup overhead\").");
+        } else {
+          out.add(r.member() + ": asking the owner node adds about " + ms(ms) + " to a query ("
+              + (ms < OVERHEAD_GOAL_MS ? "under" : "over") + " the " + ms(OVERHEAD_GOAL_MS)
+              + " goal on loopback; idle probe, see \"Remote-lookup overhead\").");
+        }
+      }
+      if (r.remoteLookupsTimeout() != null && r.remoteLookupsTimeout() > 0) {
+        out.add(r.member() + ": " + r.remoteLookupsTimeout() + " remote lookups timed out (the owner did not answer "
+            + "within owner_timeout; the node went upstream itself).");
+      }
+    }
+    return out;
+  }
+
+  private static double perThousand(ClusterRow r) {
+    return r.completed() <= 0 ? 0 : 1000.0 * r.upstreamQueries() / r.completed();
+  }
+
+  /** What the kill did, one sentence each, from the seconds read back from kill_timeline.csv. */
+  public static List<String> killAtAGlance(KillTimeline.Event kill, List<KillTimeline.Second> seconds) {
+    List<String> out = new ArrayList<>();
+    KillTimeline.Effect e = KillTimeline.effect(seconds);
+    if (e.killSecond() == null) {
+      out.add("Kill test: the timeline ends before the kill (" + kill.node() + " at "
+          + String.format(Locale.ROOT, "%.1f", kill.atSeconds()) + " s); nothing to report.");
+      return out;
+    }
+    StringBuilder first = new StringBuilder("Kill test: ").append(kill.node()).append(" of ").append(kill.member())
+        .append(" killed with SIGKILL ").append(String.format(Locale.ROOT, "%.1f", kill.atSeconds()))
+        .append(" s into the run (second ").append(e.killSecond()).append(")");
+    if (e.preKillQps() != null) {
+      first.append("; before it ~").append(approx(e.preKillQps())).append(" qps");
+      if (e.preKillLatencyMs() != null) {
+        first.append(" at ").append(ms(e.preKillLatencyMs())).append(" mean latency");
+      }
+    }
+    out.add(first.append('.').toString());
+    out.add("Kill test: " + departure(kill) + ".");
+    if (e.preKillQps() == null) {
+      out.add("Kill test: no whole second before the kill to compare with.");
+    } else if (e.firstBelow() == null) {
+      out.add("Kill test: QPS never fell below 90% of the pre-kill level.");
+    } else if (e.recovered() == null) {
+      out.add("Kill test: QPS fell below 90% of the pre-kill level in second " + e.firstBelow()
+          + " and was not back within 10% by the end of the timeline (second " + e.lastSecond() + "): at least "
+          + e.secondsBelow() + " s slowed down.");
+    } else {
+      out.add("Kill test: QPS fell below 90% of the pre-kill level in second " + e.firstBelow()
+          + " and was back within 10% from second " + e.recovered() + ": " + e.secondsBelow() + " s slowed down.");
+    }
+    StringBuilder failures = new StringBuilder("Kill test: from the kill on, ").append(e.lostAfter())
+        .append(" queries lost (unanswered after ").append(kill.queryTimeout().toSeconds()).append(" s) and ")
+        .append(e.servfailAfter()).append(" SERVFAIL answers, in ").append(e.secondsWithFailures())
+        .append(e.secondsWithFailures() == 1 ? " second" : " seconds");
+    if (kill.servfailCounted() != null) {
+      failures.append(" (the survivors counted ").append(kill.servfailCounted())
+          .append(" SERVFAIL replies over the whole run)");
+    }
+    if (e.worstLatency() != null) {
+      failures.append("; the slowest second (").append(e.worstLatency().second()).append(") averaged ")
+          .append(ms(e.worstLatency().avgLatencyMs()));
+    }
+    out.add(failures.append('.').toString());
+    return out;
+  }
+
+  /** When the cluster noticed the kill and when it let the node go, as a survivor saw it. */
+  static String departure(KillTimeline.Event kill) {
+    StringBuilder t = new StringBuilder();
+    if (kill.unreachableAfterSeconds() == null) {
+      t.append(kill.node()).append(" was never seen as unreachable");
+    } else {
+      t.append(kill.node()).append(" was marked unreachable ")
+          .append(String.format(Locale.ROOT, "%.1f", kill.unreachableAfterSeconds()))
+          .append(" s after the kill (from then on its names belong to the others)");
+    }
+    if (kill.removedAfterSeconds() == null) {
+      t.append(" and was still a member when the study stopped watching");
+    } else {
+      t.append(" and left the cluster ").append(String.format(Locale.ROOT, "%.1f", kill.removedAfterSeconds()))
+          .append(" s after it (downed by the Split Brain Resolver)");
+    }
+    return t.toString();
+  }
+
+  private static String clusterSection(Context c) {
+    StringBuilder md = new StringBuilder("\n## Cluster\n\n");
+    md.append("From `").append(ClusterCsv.FILE).append("`: each member summed over its nodes.\n\n");
+    md.append("| ").append(String.join(" | ", ClusterRow.COLUMNS)).append(" |\n|");
+    for (int i = 0; i < ClusterRow.COLUMNS.size(); i++) {
+      md.append(i < 3 ? " --- |" : " ---: |");
+    }
+    md.append('\n');
+    for (ClusterRow r : c.clusterRows()) {
+      md.append("| ").append(String.join(" | ", r.cells())).append(" |\n");
+    }
+    md.append("""
+
+        - `achieved_qps`, `sent`, `completed`, `lost` are the nodes' dnsperf runs added up; `avg_latency_ms` \
+        is the mean over every completed query (each node's mean weighted by its completed queries).
+        - `upstream_queries` is what knotd received during the measured run, and `fair_hit_rate_pct` is \
+        1 - upstream_queries / completed: the same measure as for every other member. In a cluster a \
+        non-owner's miss that the owner answers from its cache sends nothing upstream, so it counts as a hit \
+        here.
+        - `cache_hits` and `cache_misses` are the nodes' own counters added up. They count such a remote \
+        lookup twice: a miss on the node the client asked, then a hit (or a miss) on the owner. \
+        `cache_hit_rate_pct` = cache_hits / (cache_hits + cache_misses - remote lookups the owner \
+        answered): the owner-side lookups are taken out, which leaves one lookup per client query, and a \
+        client query counts as a hit if any node's cache answered it. Coalesced misses (queries that joined a \
+        fetch already in flight: a miss in the counters, nothing sent upstream) make it lower than the fair \
+        rate; timed-out remote lookups make it higher (the asking node went upstream itself, and the owner may \
+        have fetched the same name too).
+        - `remote_lookups_*` are `shoal_cluster_remote_lookups_total` by outcome over the measured run: \
+        `hit` (the owner had it), `fetched` (the owner went upstream or joined a fetch), `timeout` (the owner \
+        did not answer within `owner_timeout`; the node went upstream itself), `failed`.
+        """);
+    int mostNodes = c.clusterRows().stream().mapToInt(ClusterRow::nodes).max().orElse(1);
+    md.append("\nAggregate QPS can only grow with the node count where the host has a core for each node, ")
+        .append("its dnsperf and knotd; this host has ").append(c.host().cores()).append(" for up to ")
+        .append(mostNodes).append(" nodes, ").append(mostNodes).append(" dnsperf processes and knotd. ")
+        .append("Upstream queries and hit rates do not depend on the cores.\n");
+    md.append("\nCharts: ");
+    for (String f : StudyCharts.CLUSTER_FILES) {
+      md.append("[").append(f).append("](").append(f).append(") ");
+    }
+    md.append("\n");
+    if (!c.probes().isEmpty()) {
+      md.append("\n### Remote-lookup overhead\n\n");
+      md.append("""
+          Measured after the member's run, with no other load, one query at a time (dnsperf -c 1 -q 1), \
+          on %d names that are not in the query file, in %d batches. Per batch: node-0 is asked once for \
+          each name, so each is then in its owner's cache; node-1 is asked for each once (first pass: its \
+          own names are local hits, the others remote lookups), then once more (repeat pass: all local \
+          hits). node-1's `shoal_cluster_remote_lookups_total` over the probe counts the first passes' \
+          remote lookups. Overhead = (first-pass mean - repeat-pass mean) x first-pass queries / remote \
+          lookups: the extra latency per remote lookup, measured on the same node, names and client a moment \
+          apart, so the JVM's and the client's own costs cancel. On a busy host the noise can be larger than \
+          the overhead, and the difference can even come out negative.
+
+          """.formatted(RemoteLookupProbe.NAMES, RemoteLookupProbe.BATCHES));
+      c.probes().forEach((m, d) -> md.append("- **").append(m).append("**: ").append(d).append('\n'));
+    }
+    return md.toString();
+  }
+
+  private static String killSection(KillTimeline.Event kill, List<KillTimeline.Second> seconds) {
+    StringBuilder md = new StringBuilder("\n## Node kill\n\n");
+    md.append(String.format(Locale.ROOT, "%s (PID %d) of %s was killed with SIGKILL %.1f s after dnsperf started. ",
+        kill.node(), kill.pid(), kill.member(), kill.atSeconds()));
+    md.append("dnsperf ran against ").append(String.join(" and ", kill.targets()))
+        .append(" with per-second statistics (`-S 1 -v -t ").append(kill.queryTimeout().toSeconds())
+        .append("`). Per second: `qps` is the answers received in that second, summed over the nodes; ")
+        .append("`avg_latency_ms` their mean latency; `lost` the queries dnsperf gave up on in that second ")
+        .append("(sent about ").append(kill.queryTimeout().toSeconds()).append(" s earlier); `servfail` the ")
+        .append("SERVFAIL answers. `after_kill` is 1 from the second that holds the kill. Recovery is the ")
+        .append("first second, after QPS first fell below 90% of the mean of the whole seconds before the kill ")
+        .append("(the first second left out: dnsperf ramps up in it), with QPS back within 10% of that mean.\n\n");
+    md.append("[").append(KillTimeline.CSV).append("](").append(KillTimeline.CSV).append(") ")
+        .append("[").append(KillTimeline.PNG).append("](").append(KillTimeline.PNG).append(")\n\n");
+    md.append("| ").append(String.join(" | ", KillTimeline.COLUMNS)).append(" |\n|");
+    for (int i = 0; i < KillTimeline.COLUMNS.size(); i++) {
+      md.append(" ---: |");
+    }
+    md.append('\n');
+    for (KillTimeline.Second s : seconds) {
+      md.append("| ").append(String.join(" | ", s.cells())).append(" |\n");
+    }
+    return md.toString();
   }
 
   private static String hitRate(ResultRow r) {

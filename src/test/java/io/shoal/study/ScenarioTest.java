@@ -23,7 +23,8 @@ class ScenarioTest {
   @Test
   void theCatalogHoldsTheAgreedScenarios() {
     assertTrue(Scenario.names(CATALOG).containsAll(
-        List.of("cache_churn", "cache_churn_write_through", "cache_hit", "thin_ingress", "peers")),
+        List.of("cache_churn", "cache_churn_write_through", "cache_hit", "thin_ingress", "peers", "cluster_churn",
+            "cluster_hit", "cluster_kill")),
         Scenario.names(CATALOG).toString());
   }
 
@@ -81,6 +82,100 @@ class ScenarioTest {
     ScenarioException shoal = assertThrows(ScenarioException.class, () -> StudyRun.checkShoalMembers(Scenario.from(
         "t", ConfigFactory.parseString(base + "members = [{ name = a, kind = shoal, config { ingress.workerz = 2 } }]"))));
     assertTrue(shoal.getMessage().contains("workerz"), shoal.getMessage());
+  }
+
+  @Test
+  void clusterScenariosCompareOneNodeThreeIndependentNodesAndAThreeNodeCluster() {
+    for (String name : List.of("cluster_churn", "cluster_hit")) {
+      Scenario s = Scenario.load(CATALOG.resolve(name + ".conf"));
+      assertTrue(s.hasNodeGroups(), name);
+      assertEquals(3, s.maxNodes(), name);
+      assertEquals(List.of("memory", "independent-3", "cluster-3"), s.members().stream().map(Member::name).toList());
+      assertEquals(List.of(1, 3, 3), s.members().stream().map(Member::nodes).toList());
+      assertEquals(List.of(false, false, true), s.members().stream().map(Member::cluster).toList());
+      assertFalse(s.members().get(0).isNodeGroup());
+      assertTrue(s.members().stream().allMatch(m -> m.kill() == null));
+    }
+    Scenario churn = Scenario.load(CATALOG.resolve("cluster_churn.conf"));
+    Scenario plain = Scenario.load(CATALOG.resolve("cache_churn.conf"));
+    assertEquals(plain.recipe().queries(), churn.recipe().queries());
+    assertEquals(plain.recipe().maxEntries(), churn.recipe().maxEntries());
+    assertEquals(plain.recipe().stubTtl(), churn.recipe().stubTtl());
+    assertEquals(plain.recipe().load(), churn.recipe().load());
+    Scenario hit = Scenario.load(CATALOG.resolve("cluster_hit.conf"));
+    assertEquals(Scenario.load(CATALOG.resolve("cache_hit.conf")).recipe().queries(), hit.recipe().queries());
+    assertFalse(plain.hasNodeGroups());
+    assertEquals(1, plain.maxNodes());
+  }
+
+  @Test
+  void theKillScenarioKillsOneNodeOfAThreeNodeClusterMidRun() {
+    Scenario s = Scenario.load(CATALOG.resolve("cluster_kill.conf"));
+    Member m = s.members().get(0);
+    assertTrue(m.cluster());
+    assertEquals(3, m.nodes());
+    assertEquals(2, m.kill().node());
+    assertTrue(m.kill().after(false).compareTo(s.recipe().load().duration()) < 0);
+    assertTrue(m.kill().after(true).compareTo(s.recipe().quick().duration()) < 0);
+    assertEquals(2, m.kill().queryTimeout().toSeconds());
+  }
+
+  @Test
+  void nodeGroupMistakesAreRejectedWithTheKey() {
+    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
+        + " quick { duration = 4s, warmup = 0s } }\n";
+    Scenario ok = Scenario.from("t", ConfigFactory.parseString(base + "members = [{ name = a, kind = shoal },"
+        + " { name = c, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s } }]"));
+    assertEquals(2, ok.members().get(1).kill().node()); // the last node by default
+    StudyRun.checkShoalMembers(ok);
+    List<String[]> bad = List.of(
+        new String[] {"{ name = u, kind = unbound, nodes = 3 }", "members[0].nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 0 }", "members[0].nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = off, kill { after = 5s } }", "cluster = on"},
+        new String[] {"{ name = s, kind = shoal, nodes = 2, cluster = on, kill { after = 5s } }", "at least 3 nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { node = 3, after = 5s } }",
+            "members[0].kill.node"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 20s } }",
+            "members[0].kill.after"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 5s } }",
+            "members[0].kill.quick_after"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s,"
+            + " sigal = 9 } }", "members[0].kill.sigal"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s } },"
+            + " { name = t, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s } }",
+            "only one member"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(base + "members = [" + b[0] + "]")), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void clusterNodesGetTheirOwnPortsAndEveryContactPoint() {
+    Scenario s = Scenario.load(CATALOG.resolve("cluster_churn.conf"));
+    Member cluster = s.members().get(2);
+    ClusterPlacement p = new ClusterPlacement("node-1", 2552, 8568, List.of(8558, 8568, 8578));
+    com.typesafe.config.Config c = ShoalUnderTest.memberConfig(s.recipe(), cluster, 5351, 9101, 8561,
+        new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"), p);
+    assertEquals("127.0.0.1:5351", c.getString("shoal.listen.udp"));
+    assertEquals(9101, c.getInt("shoal.metrics.prometheus.port"));
+    assertEquals(8561, c.getInt("shoal.admin.port"));
+    assertTrue(c.getBoolean("shoal.cluster.enabled"));
+    assertEquals("node-1", c.getString("shoal.cluster.node_name"));
+    assertEquals(2552, c.getInt("shoal.cluster.remoting.port"));
+    assertEquals(8568, c.getInt("shoal.cluster.management.port"));
+    assertEquals(List.of("127.0.0.1:8558", "127.0.0.1:8568", "127.0.0.1:8578"),
+        c.getStringList("shoal.cluster.discovery.contact_points"));
+    assertEquals(3, c.getInt("shoal.cluster.discovery.required_contact_points"));
+    ShoalUnderTest.validate(cluster, ShoalUnderTest.render(c));
+    com.typesafe.config.Config independent = ShoalUnderTest.memberConfig(s.recipe(), s.members().get(1), 5351, 9101,
+        8561, new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"), null);
+    assertFalse(independent.hasPath("shoal.cluster"));
+    assertEquals(8561, independent.getInt("shoal.admin.port"));
   }
 
   @Test

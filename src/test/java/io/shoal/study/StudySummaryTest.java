@@ -59,6 +59,60 @@ class StudySummaryTest {
         "lossy lost 100 of 1000 queries (10.0%): its QPS understates what it answered in time.")), lines.toString());
   }
 
+  private static ClusterRow clusterRow(String member, int nodes, boolean cluster, double qps, long completed,
+      long upstream, Double overheadMs) {
+    return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
+        ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 5L : null, cluster ? 1L : null,
+        cluster ? 0L : null, cluster ? 0L : null, overheadMs);
+  }
+
+  @Test
+  void clusterLinesCompareUpstreamQueriesPerAnsweredQueryAndQpsWithOneNode() {
+    List<String> lines = StudySummary.clusterAtAGlance(List.of(
+        clusterRow("memory", 1, false, 20000, 600000, 300000, null),
+        clusterRow("independent-3", 3, false, 36000, 1080000, 540000, null),
+        clusterRow("cluster-3", 3, true, 30000, 900000, 160000, 0.3456)));
+    assertEquals("cluster-3 sent 177.8 upstream queries per 1,000 answered vs 500.0 for independent-3: 2.8x fewer "
+        + "(goal: about 3x fewer, the node count); 160000 vs 540000 upstream queries in all, hit rate 82.2% vs 50.0%.",
+        lines.get(0));
+    assertEquals("independent-3 (3 nodes) reaches 1.80x the QPS of memory (1 node): ~36,000 vs ~20,000 qps.",
+        lines.get(1));
+    assertEquals("cluster-3 (3 nodes, cluster) reaches 1.50x the QPS of memory (1 node): ~30,000 vs ~20,000 qps.",
+        lines.get(2));
+    assertEquals("cluster-3: asking the owner node adds about 0.346 ms to a query (under the 1.000 ms goal on "
+        + "loopback; idle probe, see \"Remote-lookup overhead\").", lines.get(3));
+    assertEquals(4, lines.size());
+  }
+
+  @Test
+  void aClusterThatSendsMoreUpstreamSaysMore() {
+    List<String> lines = StudySummary.clusterAtAGlance(List.of(
+        clusterRow("independent-3", 3, false, 300, 1000, 500, null),
+        clusterRow("cluster-3", 3, true, 300, 1000, 1000, 2.5)));
+    assertTrue(lines.get(0).contains("2.0x more (goal: about 3x fewer"), lines.get(0));
+    assertTrue(lines.get(1).contains("over the 1.000 ms goal"), lines.get(1));
+    assertEquals(List.of(), StudySummary.clusterAtAGlance(List.of()));
+  }
+
+  @Test
+  void killLinesFromARecordedKillTest() throws java.io.IOException {
+    List<KillTimeline.Second> seconds = KillTimeline.merge(List.of(
+        DnsperfReportTest.resource("cluster/dnsperf-kill-node-0.txt"),
+        DnsperfReportTest.resource("cluster/dnsperf-kill-node-1.txt")), 1795983062.676, 1.0);
+    KillTimeline.Event kill = new KillTimeline.Event("cluster-3", "node-2", 29903, 4.951,
+        List.of("node-0", "node-1"), java.time.Duration.ofSeconds(2), 8.742, 30.152, 0L);
+    List<String> lines = StudySummary.killAtAGlance(kill, seconds);
+    assertEquals("Kill test: node-2 of cluster-3 killed with SIGKILL 5.0 s into the run (second 5); before it "
+        + "~119 qps at 951.721 ms mean latency.", lines.get(0));
+    assertEquals("Kill test: node-2 was marked unreachable 8.7 s after the kill (from then on its names belong to "
+        + "the others) and left the cluster 30.2 s after it (downed by the Split Brain Resolver).", lines.get(1));
+    assertEquals("Kill test: QPS fell below 90% of the pre-kill level in second 7 and was back within 10% from "
+        + "second 9: 2 s slowed down.", lines.get(2));
+    assertEquals("Kill test: from the kill on, 1163 queries lost (unanswered after 2 s) and 0 SERVFAIL answers, in "
+        + "7 seconds (the survivors counted 0 SERVFAIL replies over the whole run); the slowest second (6) averaged "
+        + "822.065 ms.", lines.get(3));
+  }
+
   @Test
   void noRowsSaysSo() {
     assertEquals(List.of("No member produced a result."), StudySummary.atAGlance(List.of(), "memory"));

@@ -1,0 +1,122 @@
+package io.shoal.study;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One member's row of cluster.csv: the member's numbers summed over its nodes, with the upstream
+ * queries knotd counted and the remote lookups of a clustered member. A one-node member has a row
+ * too, as the reference the multi-node members are compared with. Values a member does not have
+ * (remote lookups outside a cluster) are null and written as empty cells.
+ *
+ * @param fairHitRatePct 1 - upstream queries / completed queries (knotd's count, as for every member)
+ * @param cacheHits the nodes' {@code shoal_cache_hits_total} added up, owner-side hits for peers included
+ * @param cacheMisses the nodes' {@code shoal_cache_misses_total} added up, owner-side misses included
+ * @param cacheHitRatePct {@link #cacheHitRatePct}: the share of client lookups some node's cache answered
+ * @param remoteLookupOverheadMs what asking the owner adds to one query, from the idle probe
+ */
+public record ClusterRow(
+    String member,
+    int nodes,
+    boolean cluster,
+    double achievedQps,
+    double avgLatencyMs,
+    long sent,
+    long completed,
+    long lost,
+    long upstreamQueries,
+    Double fairHitRatePct,
+    Long cacheHits,
+    Long cacheMisses,
+    Double cacheHitRatePct,
+    Long remoteLookupsHit,
+    Long remoteLookupsFetched,
+    Long remoteLookupsTimeout,
+    Long remoteLookupsFailed,
+    Double remoteLookupOverheadMs) {
+
+  /** The header, in order. */
+  public static final List<String> COLUMNS = List.of(
+      "member", "nodes", "cluster", "achieved_qps", "avg_latency_ms", "sent", "completed", "lost",
+      "upstream_queries", "fair_hit_rate_pct", "cache_hits", "cache_misses", "cache_hit_rate_pct",
+      "remote_lookups_hit", "remote_lookups_fetched", "remote_lookups_timeout", "remote_lookups_failed",
+      "remote_lookup_overhead_ms");
+
+  /** A row from a member's measured numbers; {@code remote} is ignored outside a cluster. */
+  public static ClusterRow of(String member, int nodes, boolean cluster, DnsperfReport load, long upstream,
+      CacheCounters counters, RemoteLookups remote, Double overheadMs) {
+    return new ClusterRow(member, nodes, cluster, load.queriesPerSecond(), load.avgLatencyMillis(), load.sent(),
+        load.completed(), load.lost(), upstream, ResultRow.fairHitRatePct(upstream, load.completed()),
+        counters.hits(), counters.misses(),
+        cacheHitRatePct(counters.hits(), counters.misses(), cluster ? remote : RemoteLookups.NONE),
+        cluster ? remote.hit() : null, cluster ? remote.fetched() : null, cluster ? remote.timeout() : null,
+        cluster ? remote.failed() : null, overheadMs);
+  }
+
+  /**
+   * The cluster-wide cache hit rate from the nodes' own counters. Summed counters count a remote
+   * lookup twice: a miss on the node the client asked, then a hit (or miss) on the owner. A client
+   * query some node's cache answered is a local hit or an owner hit, so the hits sum is right as
+   * it stands; the owner-side lookups are taken out of the denominator, which leaves one lookup per
+   * client query. Coalesced misses (a query that joined a fetch in flight) count as misses here,
+   * but as hits in the fair rate, since they sent nothing upstream; a timed-out remote lookup is a
+   * miss in both, but may have cost two upstream queries (the asking node's and the owner's), which
+   * only the fair rate sees. Null without counters.
+   */
+  public static Double cacheHitRatePct(Long hits, Long misses, RemoteLookups remote) {
+    if (hits == null || misses == null) {
+      return null;
+    }
+    long clientLookups = hits + misses - remote.answeredByOwner();
+    if (clientLookups <= 0) {
+      return null;
+    }
+    return Math.max(0.0, Math.min(100.0, 100.0 * hits / clientLookups));
+  }
+
+  /** The remote lookups of the row, or none outside a cluster. */
+  public RemoteLookups remoteLookups() {
+    return remoteLookupsHit == null ? RemoteLookups.NONE
+        : new RemoteLookups(remoteLookupsHit, remoteLookupsFetched, remoteLookupsTimeout, remoteLookupsFailed);
+  }
+
+  /** This row's cells in {@link #COLUMNS} order. */
+  public List<String> cells() {
+    return List.of(
+        member, Integer.toString(nodes), cluster ? "on" : "off", fixed(achievedQps, 1), fixed(avgLatencyMs, 3),
+        Long.toString(sent), Long.toString(completed), Long.toString(lost), Long.toString(upstreamQueries),
+        fixed(fairHitRatePct, 2), whole(cacheHits), whole(cacheMisses), fixed(cacheHitRatePct, 2),
+        whole(remoteLookupsHit), whole(remoteLookupsFetched), whole(remoteLookupsTimeout), whole(remoteLookupsFailed),
+        fixed(remoteLookupOverheadMs, 4));
+  }
+
+  /** Reads a row back from its cells, the inverse of {@link #cells()}. */
+  public static ClusterRow fromCells(List<String> c) {
+    if (c.size() != COLUMNS.size()) {
+      throw new IllegalArgumentException("a cluster.csv row has " + COLUMNS.size() + " cells, this one " + c.size()
+          + ": " + c);
+    }
+    return new ClusterRow(
+        c.get(0), Integer.parseInt(c.get(1)), c.get(2).equals("on"), Double.parseDouble(c.get(3)),
+        Double.parseDouble(c.get(4)), Long.parseLong(c.get(5)), Long.parseLong(c.get(6)), Long.parseLong(c.get(7)),
+        Long.parseLong(c.get(8)), decimal(c.get(9)), longOrNull(c.get(10)), longOrNull(c.get(11)),
+        decimal(c.get(12)), longOrNull(c.get(13)), longOrNull(c.get(14)), longOrNull(c.get(15)),
+        longOrNull(c.get(16)), decimal(c.get(17)));
+  }
+
+  private static String fixed(Double v, int decimals) {
+    return v == null || v.isNaN() ? "" : String.format(Locale.ROOT, "%." + decimals + "f", v);
+  }
+
+  private static String whole(Long v) {
+    return v == null ? "" : Long.toString(v);
+  }
+
+  private static Double decimal(String s) {
+    return s.isEmpty() ? null : Double.valueOf(s);
+  }
+
+  private static Long longOrNull(String s) {
+    return s.isEmpty() ? null : Long.valueOf(s);
+  }
+}
