@@ -47,12 +47,12 @@ import org.openjdk.jmh.annotations.Warmup;
 public class LmdbBatchWriteBenchmark {
   static final int VALUE_SIZE = 6 * 1024;
   static final int PUTS_PER_TXN = 1_000;
-  /** Sized up front: 64 GiB of address space, never touched beyond what is written (the file stays sparse). */
+  /** Sized up front: 64 GiB of address space; the file still grows only with what is written. */
   static final long PREALLOCATED_MAP = 64L << 30;
   /** Grown on demand from LMDB's own default map size, doubling at each MDB_MAP_FULL. */
   static final long INITIAL_MAP = 1L << 20;
 
-  /** Entries loaded per iteration. */
+  /** Entries per load. */
   @Param({"5000", "10000", "100000", "1000000"})
   public int entries;
 
@@ -89,7 +89,7 @@ public class LmdbBatchWriteBenchmark {
     value.put(bytes).flip();
   }
 
-  /** A fresh, empty environment per load, so every iteration measures the same thing. */
+  /** A fresh, empty environment per load, so every load measures the same thing. */
   @Setup(Level.Invocation)
   public void openEnvironment() throws IOException {
     dir = Files.createTempDirectory("shoal-jmh-lmdb-");
