@@ -1,0 +1,328 @@
+package io.shoal.bench;
+
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.Behaviors;
+import com.typesafe.config.ConfigFactory;
+import io.shoal.cache.AnswerCache;
+import io.shoal.cache.CachedAnswer;
+import io.shoal.cache.WhenFull;
+import io.shoal.cache.lmdb.LmdbAnswerCache;
+import io.shoal.cache.lmdb.SyncMode;
+import io.shoal.cache.memory.MemoryAnswerCache;
+import io.shoal.config.CacheSettings;
+import io.shoal.config.LmdbSettings;
+import io.shoal.metrics.CacheMetrics;
+import io.shoal.wire.CacheKey;
+import io.shoal.wire.ScannedAnswer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Flags;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Name;
+import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/**
+ * Sets, gets and a 50/50 mix per second on the {@link AnswerCache} backends (memory, and LMDB in
+ * each sync mode), beside a plain in-process map as the ceiling, with 1 and with 8 threads.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 1, time = 2)
+@Measurement(iterations = 3, time = 3)
+@Fork(value = 1, jvmArgsAppend = {
+    "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"})
+public class AnswerCacheBenchmark {
+  /** Key space: a power of two so a random int masks onto it. */
+  static final int KEYS = 16384;
+  /** Far above KEYS, so no fill has to evict: the benchmark measures storage, not policy. */
+  static final long MAX_ENTRIES = 1_000_000;
+  /**
+   * Write-behind fills a thread issues before it waits for them all. Bounded so the work is
+   * really done inside the measurement, and small enough that 8 threads together (2,048 fills)
+   * never reach a shard's fill queue limit (4,096), which would drop fills instead of storing.
+   */
+  static final int JOIN_EVERY = 256;
+  private static final long MIB = 1L << 20;
+
+  /** One backend per trial, filled with every key before measuring so gets hit and sets replace. */
+  @State(Scope.Benchmark)
+  public static class Backend {
+    /** hashmap: HashMap for 1 thread, ConcurrentHashMap for 8; lmdb-MODE: the LMDB cache in that sync mode. */
+    @Param({"hashmap", "memory", "lmdb-full", "lmdb-no_meta", "lmdb-periodic", "lmdb-none"})
+    public String backend;
+
+    /** LMDB shards (environments), as {@code lmdb.shard_count}; the shipped default is 16. */
+    @Param("16")
+    public int shards;
+
+    CacheKey[] keys;
+    CachedAnswer answer;
+    long now;
+    Map<CacheKey, CachedAnswer> map;
+    AnswerCache cache;
+    final LongAdder dropped = new LongAdder();
+    private ActorSystem<Void> system;
+    private Path dir;
+
+    @Setup(Level.Trial)
+    public void open(BenchmarkParams params) throws Exception {
+      now = System.currentTimeMillis();
+      answer = realAnswer(now);
+      keys = new CacheKey[KEYS];
+      for (int i = 0; i < KEYS; i++) {
+        keys[i] = CacheKey.of("n" + i + ".example.test.", Type.A, DClass.IN, 0);
+      }
+      if (backend.equals("hashmap")) {
+        // The ceiling: what storing a reference costs with no policy, metrics or persistence.
+        map = params.getThreads() == 1 ? new HashMap<>() : new ConcurrentHashMap<>();
+      } else if (backend.equals("memory")) {
+        cache = new MemoryAnswerCache("bench", MAX_ENTRIES, WhenFull.EVICT_ONE, new CacheMetrics("bench", "memory"));
+      } else if (backend.startsWith("lmdb-")) {
+        cache = openLmdb(syncMode(backend.substring("lmdb-".length())));
+      } else {
+        throw new IllegalArgumentException("unknown backend " + backend);
+      }
+      // Prefilled in rounds that stay under the shards' fill queue limit, waited for per round: one
+      // commit per key would take minutes in sync = full.
+      for (int from = 0; from < KEYS; from += JOIN_EVERY) {
+        List<CompletableFuture<Boolean>> round = new ArrayList<>(JOIN_EVERY);
+        for (int i = from; i < from + JOIN_EVERY; i++) {
+          if (map != null) {
+            map.put(keys[i], answer);
+          } else {
+            round.add(cache.fill(keys[i], answer).toCompletableFuture());
+          }
+        }
+        for (CompletableFuture<Boolean> f : round) {
+          if (!f.get(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException(backend + ": a prefill was dropped");
+          }
+        }
+      }
+      if (map == null && cache.get(keys[KEYS - 1], now) == null) {
+        throw new IllegalStateException(backend + ": a prefilled key is a miss");
+      }
+    }
+
+    private AnswerCache openLmdb(SyncMode sync) throws IOException {
+      // ConfigFactory.load() carries shoal.lmdb-dispatcher, which the shards run on.
+      system = ActorSystem.create(Behaviors.empty(), "answer-cache-benchmark", ConfigFactory.load());
+      dir = Files.createTempDirectory("shoal-jmh-cache-");
+      CacheSettings settings = new CacheSettings("bench", CacheSettings.Backend.LMDB, MAX_ENTRIES,
+          WhenFull.EVICT_ONE, Duration.ZERO, Duration.ofDays(1), Duration.ofMinutes(15), Duration.ofSeconds(5),
+          new LmdbSettings(dir, shards, sync, Duration.ofSeconds(1), 64 * MIB));
+      return LmdbAnswerCache.open(system::systemActorOf, system, settings, new CacheMetrics("bench", "lmdb"),
+          LmdbAnswerCache.Tuning.defaults(system));
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws Exception {
+      if (cache != null) {
+        cache.close();
+      }
+      if (system != null) {
+        system.terminate();
+        system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      }
+      if (dir != null) {
+        try (Stream<Path> files = Files.walk(dir)) {
+          for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+            Files.delete(p);
+          }
+        }
+      }
+      if (dropped.sum() > 0) {
+        // Printed rather than thrown: the trial's figures stand, but overstate stored fills.
+        System.out.println("WARNING: " + backend + " dropped " + dropped.sum() + " fills");
+      }
+    }
+  }
+
+  /** One benchmark thread's key stream and its write-behind fills not yet waited for. */
+  @State(Scope.Thread)
+  public static class Caller {
+    private Backend backend;
+    private int x;
+    @SuppressWarnings("unchecked")
+    private final CompletionStage<Boolean>[] pending = new CompletionStage[JOIN_EVERY];
+    private int pendingCount;
+
+    @Setup(Level.Trial)
+    public void start(Backend backend) {
+      this.backend = backend;
+      x = ThreadLocalRandom.current().nextInt() | 1;
+    }
+
+    /** xorshift32: a few cycles per key, so the generator does not weigh on the cache's figures. */
+    int next() {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return x;
+    }
+
+    void fillBehind(CacheKey key) {
+      pending[pendingCount++] = backend.cache.fill(key, backend.answer);
+      if (pendingCount == JOIN_EVERY) {
+        settle();
+      }
+    }
+
+    private void settle() {
+      for (int i = 0; i < pendingCount; i++) {
+        if (!pending[i].toCompletableFuture().join()) {
+          backend.dropped.increment();
+        }
+        pending[i] = null;
+      }
+      pendingCount = 0;
+    }
+
+    @TearDown(Level.Iteration)
+    public void settleIteration() {
+      settle();
+    }
+  }
+
+  private static SyncMode syncMode(String configName) {
+    for (SyncMode m : SyncMode.values()) {
+      if (m.configName().equals(configName)) {
+        return m;
+      }
+    }
+    throw new IllegalArgumentException("unknown sync mode " + configName);
+  }
+
+  /** An upstream A answer as a resolver gets it (one A record, EDNS OPT), scanned as shoal caches it. */
+  static CachedAnswer realAnswer(long now) throws Exception {
+    Name qname = Name.fromString("n0.example.test.");
+    Message m = new Message(0x1234);
+    m.getHeader().setFlag(Flags.QR);
+    m.getHeader().setFlag(Flags.RD);
+    m.getHeader().setFlag(Flags.RA);
+    m.addRecord(Record.newRecord(qname, Type.A, DClass.IN), Section.QUESTION);
+    m.addRecord(new ARecord(qname, DClass.IN, 3600, InetAddress.getByName("192.0.2.1")), Section.ANSWER);
+    m.addRecord(new OPTRecord(1232, 0, 0), Section.ADDITIONAL);
+    ScannedAnswer scan = ScannedAnswer.scan(m.toWire());
+    return CachedAnswer.of(scan, now, now + scan.minTtl() * 1000);
+  }
+
+  private static void set(Backend b, Caller c, CacheKey key) {
+    if (b.map != null) {
+      b.map.put(key, b.answer);
+    } else {
+      c.fillBehind(key);
+    }
+  }
+
+  // Method names end in _t1 / _t8: the thread count, fixed by @Threads so one run covers both.
+
+  /** Fills without waiting for each, waiting for every JOIN_EVERY of them (the node's write-behind). */
+  @Benchmark
+  @Threads(1)
+  public void setsWriteBehind_t1(Backend b, Caller c) {
+    set(b, c, b.keys[c.next() & (KEYS - 1)]);
+  }
+
+  @Benchmark
+  @Threads(8)
+  public void setsWriteBehind_t8(Backend b, Caller c) {
+    set(b, c, b.keys[c.next() & (KEYS - 1)]);
+  }
+
+  /** Each fill waits for its commit (ingress.fill = write-through). */
+  @Benchmark
+  @Threads(1)
+  public boolean setsWriteThrough_t1(Backend b, Caller c) {
+    return setThrough(b, b.keys[c.next() & (KEYS - 1)]);
+  }
+
+  @Benchmark
+  @Threads(8)
+  public boolean setsWriteThrough_t8(Backend b, Caller c) {
+    return setThrough(b, b.keys[c.next() & (KEYS - 1)]);
+  }
+
+  private static boolean setThrough(Backend b, CacheKey key) {
+    if (b.map != null) {
+      return b.map.put(key, b.answer) != null;
+    }
+    return b.cache.fill(key, b.answer).toCompletableFuture().join();
+  }
+
+  /** Lookups of keys that are all present: the hit path. */
+  @Benchmark
+  @Threads(1)
+  public CachedAnswer gets_t1(Backend b, Caller c) {
+    return get(b, b.keys[c.next() & (KEYS - 1)]);
+  }
+
+  @Benchmark
+  @Threads(8)
+  public CachedAnswer gets_t8(Backend b, Caller c) {
+    return get(b, b.keys[c.next() & (KEYS - 1)]);
+  }
+
+  private static CachedAnswer get(Backend b, CacheKey key) {
+    return b.map != null ? b.map.get(key) : b.cache.get(key, b.now);
+  }
+
+  /** Half gets, half write-behind sets, on random keys. */
+  @Benchmark
+  @Threads(1)
+  public CachedAnswer mix_t1(Backend b, Caller c) {
+    return mix(b, c);
+  }
+
+  @Benchmark
+  @Threads(8)
+  public CachedAnswer mix_t8(Backend b, Caller c) {
+    return mix(b, c);
+  }
+
+  private static CachedAnswer mix(Backend b, Caller c) {
+    int r = c.next();
+    CacheKey key = b.keys[r & (KEYS - 1)];
+    // The top bit is independent enough of the low key bits for a 50/50 split.
+    if (r < 0) {
+      set(b, c, key);
+      return null;
+    }
+    return get(b, key);
+  }
+}
