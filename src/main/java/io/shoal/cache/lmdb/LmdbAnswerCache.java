@@ -143,7 +143,7 @@ public final class LmdbAnswerCache implements AnswerCache {
     List<ShardSettings> shards = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       shards.add(new ShardSettings(settings.name(), i, shardDirectory(lmdb.path(), i), lmdb.sync(),
-          lmdb.mapSize(), settings.whenFull(), capacity));
+          lmdb.mapSize(), settings.whenFull(), capacity, lmdb.commitWindow()));
     }
     OpenShards open = new OpenShards(n);
     CompletableFuture<Void> started = new CompletableFuture<>();

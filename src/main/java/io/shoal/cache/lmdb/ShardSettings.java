@@ -8,4 +8,10 @@ import java.nio.file.Path;
  * environment directory, how it syncs, its map size, and its share of max_entries.
  */
 record ShardSettings(
-    String cache, int shard, Path directory, SyncMode sync, long mapSize, WhenFull whenFull, long capacity) {}
+    String cache, int shard, Path directory, SyncMode sync, long mapSize, WhenFull whenFull, long capacity,
+    java.time.Duration commitWindow) {
+
+  ShardSettings(String cache, int shard, Path directory, SyncMode sync, long mapSize, WhenFull whenFull, long capacity) {
+    this(cache, shard, directory, sync, mapSize, whenFull, capacity, java.time.Duration.ZERO);
+  }
+}

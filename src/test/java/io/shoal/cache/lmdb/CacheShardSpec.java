@@ -18,6 +18,8 @@ import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.WhenFull;
+import io.shoal.config.LmdbSettings;
+import io.shoal.config.CacheSettings;
 import io.shoal.wire.CacheKey;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -89,6 +91,27 @@ public class CacheShardSpec extends JUnitSuite {
       events.expectNoMessage(Duration.ofMillis(200));
       assertEquals(250, cache.size());
       assertNotNull(cache.get(key("host249.example."), now));
+    }
+  }
+
+  @Test
+  public void aCommitWindowGathersFillsThatArriveApartIntoOneTransaction() throws Exception {
+    TestProbe<CacheShard.Event> events = testKit.createTestProbe();
+    CacheSettings base = settings("window", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE);
+    LmdbSettings l = base.lmdb();
+    CacheSettings windowed = new CacheSettings(base.name(), base.backend(), base.maxEntries(), base.whenFull(),
+        base.minTtl(), base.maxTtl(), base.negativeTtl(), base.servfailTtl(),
+        new LmdbSettings(l.path(), l.shardCount(), l.sync(), l.syncInterval(), l.mapSize(), Duration.ofMillis(400)));
+    try (LmdbAnswerCache cache = open(testKit, windowed, events)) {
+      awaitShardOpen(cache, 0);
+      long now = System.currentTimeMillis();
+      CompletionStage<Boolean> first = cache.fill(key("w1.example."), answer(100, (byte) 1, now + 60_000));
+      Thread.sleep(100);
+      CompletionStage<Boolean> second = cache.fill(key("w2.example."), answer(100, (byte) 2, now + 60_000));
+      assertTrue(first.toCompletableFuture().get(30, TimeUnit.SECONDS));
+      assertTrue(second.toCompletableFuture().get(30, TimeUnit.SECONDS));
+      CacheShard.Committed c = events.expectMessageClass(CacheShard.Committed.class);
+      assertEquals("fills 100 ms apart share the 400 ms window's transaction", 2, c.fills());
     }
   }
 
