@@ -343,10 +343,10 @@ public final class CacheDirectory implements AutoCloseable {
         boolean found = prefix == null ? c.first() : c.get(direct(prefix), GetOp.MDB_SET_RANGE);
         while (found && emitted < limit) {
           // A wire name ends at its root label, so a key with this prefix is this very name.
-          if (prefix != null && !startsWith(c.key(), prefix)) {
+          if (prefix != null && !ShardEnvironment.startsWith(c.key(), prefix)) {
             break;
           }
-          byte[] key = bytes(c.key());
+          byte[] key = ShardEnvironment.bytes(c.key());
           sink.accept(new Entry(s.index, key, parseKey(key), decode(c.val())));
           emitted++;
           found = c.next();
@@ -409,7 +409,7 @@ public final class CacheDirectory implements AutoCloseable {
         try (CursorIterable<ByteBuffer> all = s.answers.iterate(txn)) {
           for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
             entries++;
-            byte[] key = bytes(kv.key());
+            byte[] key = ShardEnvironment.bytes(kv.key());
             String where = s.label() + ": " + describe(key);
             CacheKey parsed = parseKey(key);
             if (parsed == null) {
@@ -452,7 +452,7 @@ public final class CacheDirectory implements AutoCloseable {
   private static void checkIndex(Shard s, Txn<ByteBuffer> txn, Consumer<String> problem) {
     try (CursorIterable<ByteBuffer> all = s.expiry.iterate(txn)) {
       for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
-        byte[] indexKey = bytes(kv.key());
+        byte[] indexKey = ShardEnvironment.bytes(kv.key());
         if (indexKey.length < 8 + 6) {
           problem.accept(s.label() + ": expiry index entry of " + indexKey.length + " bytes");
           continue;
@@ -525,8 +525,8 @@ public final class CacheDirectory implements AutoCloseable {
         List<Long> expiries = new ArrayList<>();
         try (Cursor<ByteBuffer> c = s.answers.openCursor(txn)) {
           boolean found = c.get(direct(prefix), GetOp.MDB_SET_RANGE);
-          while (found && startsWith(c.key(), prefix)) {
-            byte[] key = bytes(c.key());
+          while (found && ShardEnvironment.startsWith(c.key(), prefix)) {
+            byte[] key = ShardEnvironment.bytes(c.key());
             if (key.length >= prefix.length + 2 && (qtype == 0 || u16(key, prefix.length) == qtype)) {
               keys.add(key);
               ByteBuffer v = c.val();
@@ -681,25 +681,6 @@ public final class CacheDirectory implements AutoCloseable {
     ByteBuffer b = ByteBuffer.allocateDirect(bytes.length);
     b.put(bytes).flip();
     return b;
-  }
-
-  private static byte[] bytes(ByteBuffer b) {
-    byte[] out = new byte[b.remaining()];
-    b.duplicate().get(out);
-    return out;
-  }
-
-  private static boolean startsWith(ByteBuffer key, byte[] prefix) {
-    if (key.remaining() < prefix.length) {
-      return false;
-    }
-    int base = key.position();
-    for (int i = 0; i < prefix.length; i++) {
-      if (key.get(base + i) != prefix[i]) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static int u16(byte[] b, int off) {

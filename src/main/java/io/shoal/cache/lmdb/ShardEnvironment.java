@@ -595,13 +595,15 @@ final class ShardEnvironment implements AutoCloseable {
     return writeValue;
   }
 
-  private static byte[] bytes(ByteBuffer b) {
+  /** The remaining bytes of {@code b}, copied; its position is left alone. */
+  static byte[] bytes(ByteBuffer b) {
     byte[] out = new byte[b.remaining()];
     b.duplicate().get(out);
     return out;
   }
 
-  private static boolean startsWith(ByteBuffer key, byte[] prefix) {
+  /** Whether {@code key}'s remaining bytes begin with {@code prefix}. */
+  static boolean startsWith(ByteBuffer key, byte[] prefix) {
     if (key.remaining() < prefix.length) {
       return false;
     }
