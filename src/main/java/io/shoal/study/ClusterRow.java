@@ -1,7 +1,6 @@
 package io.shoal.study;
 
 import java.util.List;
-import java.util.Locale;
 
 /**
  * One member's row of cluster.csv: the member's numbers summed over its nodes, with the upstream
@@ -83,11 +82,11 @@ public record ClusterRow(
   /** This row's cells in {@link #COLUMNS} order. */
   public List<String> cells() {
     return List.of(
-        member, Integer.toString(nodes), cluster ? "on" : "off", fixed(achievedQps, 1), fixed(avgLatencyMs, 3),
+        member, Integer.toString(nodes), cluster ? "on" : "off", ResultRow.fixed(achievedQps, 1), ResultRow.fixed(avgLatencyMs, 3),
         Long.toString(sent), Long.toString(completed), Long.toString(lost), Long.toString(upstreamQueries),
-        fixed(fairHitRatePct, 2), whole(cacheHits), whole(cacheMisses), fixed(cacheHitRatePct, 2),
-        whole(remoteLookupsHit), whole(remoteLookupsFetched), whole(remoteLookupsTimeout), whole(remoteLookupsFailed),
-        fixed(remoteLookupOverheadMs, 4));
+        ResultRow.fixed(fairHitRatePct, 2), ResultRow.whole(cacheHits), ResultRow.whole(cacheMisses), ResultRow.fixed(cacheHitRatePct, 2),
+        ResultRow.whole(remoteLookupsHit), ResultRow.whole(remoteLookupsFetched), ResultRow.whole(remoteLookupsTimeout), ResultRow.whole(remoteLookupsFailed),
+        ResultRow.fixed(remoteLookupOverheadMs, 4));
   }
 
   /** Reads a row back from its cells, the inverse of {@link #cells()}. */
@@ -99,24 +98,8 @@ public record ClusterRow(
     return new ClusterRow(
         c.get(0), Integer.parseInt(c.get(1)), c.get(2).equals("on"), Double.parseDouble(c.get(3)),
         Double.parseDouble(c.get(4)), Long.parseLong(c.get(5)), Long.parseLong(c.get(6)), Long.parseLong(c.get(7)),
-        Long.parseLong(c.get(8)), decimal(c.get(9)), longOrNull(c.get(10)), longOrNull(c.get(11)),
-        decimal(c.get(12)), longOrNull(c.get(13)), longOrNull(c.get(14)), longOrNull(c.get(15)),
-        longOrNull(c.get(16)), decimal(c.get(17)));
-  }
-
-  private static String fixed(Double v, int decimals) {
-    return v == null || v.isNaN() ? "" : String.format(Locale.ROOT, "%." + decimals + "f", v);
-  }
-
-  private static String whole(Long v) {
-    return v == null ? "" : Long.toString(v);
-  }
-
-  private static Double decimal(String s) {
-    return s.isEmpty() ? null : Double.valueOf(s);
-  }
-
-  private static Long longOrNull(String s) {
-    return s.isEmpty() ? null : Long.valueOf(s);
+        Long.parseLong(c.get(8)), ResultRow.decimal(c.get(9)), ResultRow.longOrNull(c.get(10)), ResultRow.longOrNull(c.get(11)),
+        ResultRow.decimal(c.get(12)), ResultRow.longOrNull(c.get(13)), ResultRow.longOrNull(c.get(14)), ResultRow.longOrNull(c.get(15)),
+        ResultRow.longOrNull(c.get(16)), ResultRow.decimal(c.get(17)));
   }
 }

@@ -80,19 +80,23 @@ public record ResultRow(
     return s.isEmpty() || s.equals(NOT_APPLICABLE) ? null : s;
   }
 
-  private static String fixed(Double v, int decimals) {
+  /** A CSV cell: {@code v} with {@code decimals} places, empty when absent. */
+  static String fixed(Double v, int decimals) {
     return v == null || v.isNaN() ? "" : String.format(Locale.ROOT, "%." + decimals + "f", v);
   }
 
-  private static String whole(Long v) {
+  /** A CSV cell: a whole number, empty when absent. */
+  static String whole(Long v) {
     return v == null ? "" : Long.toString(v);
   }
 
-  private static Double decimal(String s) {
+  /** Reads a cell written by {@link #fixed}: null when empty. */
+  static Double decimal(String s) {
     return s.isEmpty() ? null : Double.valueOf(s);
   }
 
-  private static Long longOrNull(String s) {
+  /** Reads a cell written by {@link #whole}: null when empty. */
+  static Long longOrNull(String s) {
     return s.isEmpty() ? null : Long.valueOf(s);
   }
 }
