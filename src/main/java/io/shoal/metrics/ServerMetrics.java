@@ -2,6 +2,7 @@ package io.shoal.metrics;
 
 import io.shoal.wire.Rcode;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import kamon.Kamon;
 import kamon.metric.Counter;
 import kamon.metric.Timer;
@@ -20,7 +21,8 @@ public final class ServerMetrics {
   /** shoal.dropped's description, shared by every place that registers it. */
   public static final String DROPPED_DESCRIPTION = "Packets dropped unanswered";
 
-  private final ConcurrentHashMap<String, Counter> queries = new ConcurrentHashMap<>();
+  /** Per transport, one counter per 4-bit rcode: the reply path looks one up without allocating. */
+  private final ConcurrentHashMap<String, AtomicReferenceArray<Counter>> queries = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> dropped = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> remoteLookups = new ConcurrentHashMap<>();
@@ -45,11 +47,14 @@ public final class ServerMetrics {
 
   /** One reply sent: shoal_queries_total{transport,rcode}. */
   public void answered(String transport, int rcode) {
-    String key = transport + "/" + rcode;
-    Counter c = queries.get(key);
+    AtomicReferenceArray<Counter> byRcode = queries.computeIfAbsent(transport, t -> new AtomicReferenceArray<>(16));
+    int slot = rcode & 0x0F;
+    Counter c = byRcode.get(slot);
     if (c == null) {
-      c = queries.computeIfAbsent(key, k -> Kamon.counter("shoal.queries", "Replies sent")
-          .withTags(base.withTag("transport", transport).withTag("rcode", Rcode.name(rcode))));
+      c = Kamon.counter("shoal.queries", "Replies sent")
+          .withTags(base.withTag("transport", transport).withTag("rcode", Rcode.name(slot)));
+      // Kamon returns the same instrument for the same tags, so a lost race is harmless.
+      byRcode.compareAndSet(slot, null, c);
     }
     c.increment();
   }
