@@ -37,6 +37,16 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
   /** A shard actor stopped: at close, as expected; otherwise it gave up and is spawned anew. */
   private record ShardStopped(int shard) implements Command {}
 
+  /** A shard that has not stopped this long after Close is stopped from outside. */
+  private enum CloseDeadline implements Command { INSTANCE }
+
+  /**
+   * How long Close waits for shards to commit and stop by themselves. A shard caught between
+   * failures in its restart back-off can lose the Close that was stashed for it; without a
+   * deadline the node's shutdown would wait for the caller's ask to time out.
+   */
+  private static final Duration CLOSE_DEADLINE = Duration.ofSeconds(5);
+
   /** Akka dispatcher (config path) that runs the shards' blocking LMDB work. */
   static final String DISPATCHER = "shoal.lmdb-dispatcher";
   /** Spare room in a restarting shard's stash beyond its fills: syncs and flushes. */
@@ -100,6 +110,7 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
         .onMessageEquals(SyncTick.INSTANCE, this::onSyncTick)
         .onMessage(Close.class, this::onClose)
         .onMessage(ShardStopped.class, this::onShardStopped)
+        .onMessageEquals(CloseDeadline.INSTANCE, this::onCloseDeadline)
         .build();
   }
 
@@ -118,8 +129,19 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
       for (int i : live) {
         open.writer(i).tell(CacheShard.Close.INSTANCE);
       }
+      timers.startSingleTimer(CloseDeadline.INSTANCE, CLOSE_DEADLINE);
     }
     return closedWhenDone();
+  }
+
+  private Behavior<Command> onCloseDeadline() {
+    for (int i : live) {
+      getContext().getLog().warn("shard {} of cache {} did not close within {}; stopping it",
+          i, shards.get(i).cache(), CLOSE_DEADLINE);
+      // Stopping runs the shard's PostStop: its environment closes; fills it still held fail.
+      getContext().stop(open.writer(i));
+    }
+    return this;
   }
 
   private Behavior<Command> onShardStopped(ShardStopped stopped) {
