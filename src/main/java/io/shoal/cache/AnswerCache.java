@@ -16,8 +16,20 @@ public interface AnswerCache extends AutoCloseable {
   /** The answer for {@code key}, or null when absent or expired at {@code nowMillis}. */
   CachedAnswer get(CacheKey key, long nowMillis);
 
-  /** Stores or replaces the answer for {@code key}, evicting by the cache's when_full rule. */
+  /**
+   * Stores or replaces the answer for {@code key}, evicting by the cache's when_full rule. The
+   * caller waits on the stage (write-through), so the backend makes the answer durable promptly.
+   */
   CompletionStage<Boolean> fill(CacheKey key, CachedAnswer answer);
+
+  /**
+   * Stores like {@link #fill} for a caller that does not wait for durability (write-behind): the
+   * answer is served at once, and a backend may gather such answers for a while before making
+   * them durable (LMDB's {@code commit_window}).
+   */
+  default void fillBehind(CacheKey key, CachedAnswer answer) {
+    fill(key, answer);
+  }
 
   /**
    * Removes the answers whose name equals {@code name} (any case, class and flags), of type

@@ -204,7 +204,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     CachedAnswer copy = answer.decode();
     if (answer.cacheable && !copy.expiredAt(clock.getAsLong())) {
       // Keep a local copy until its TTL ends, so repeat queries stay on this node.
-      done.profile().cache().fill(done.key(), copy);
+      done.profile().cache().fillBehind(done.key(), copy);
     }
     answerAll(done.key(), copy, answer.cacheable);
     return this;
@@ -250,7 +250,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         getContext().pipeToSelf(done.profile().cache().fill(done.key(), answer),
             (ok, failure) -> new FillDone(done.key(), answer));
       } else {
-        done.profile().cache().fill(done.key(), answer);
+        done.profile().cache().fillBehind(done.key(), answer);
         answerAll(done.key(), answer, true);
       }
     } catch (RuntimeException e) {

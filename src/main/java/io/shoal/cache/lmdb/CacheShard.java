@@ -3,7 +3,6 @@ package io.shoal.cache.lmdb;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.PostStop;
-import akka.actor.typed.PreRestart;
 import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
@@ -27,6 +26,12 @@ import org.lmdbjava.Env;
  * One shard of an LMDB answer cache: the only writer of its environment. Fills that wait in its
  * mailbox are group-committed, one write transaction (and, in sync = full, one fsync) for all of
  * them. Readers never come here; they read the environment directly.
+ *
+ * <p>When its environment throws, the shard does not die: it closes the environment (its keys
+ * are misses from then on), tells its {@link CacheSupervisor}, and holds the fills and flushes
+ * that arrive until the supervisor, after a back-off, tells it to {@link Reopen}. It then
+ * reopens the environment and works through what it held, in order. Keeping that queue itself
+ * rather than in Akka's restart stash means a failure during the replay cannot lose the rest.
  */
 public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
@@ -37,9 +42,18 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
    * Store {@code answer} under {@code key}. {@code committed} completes with true once the
    * transaction holding it committed, false if it was dropped. A future rather than a
    * {@code replyTo}: fills come from AnswerCache callers that are not actors, and an ask per fill
-   * would spawn a temporary actor on the hot path.
+   * would spawn a temporary actor on the hot path. An {@code awaited} fill has a caller waiting
+   * on it (write-through) and is committed as soon as the mailbox is drained; the others may wait
+   * for the commit window.
    */
-  public record Fill(CacheKey key, CachedAnswer answer, CompletableFuture<Boolean> committed) implements Command {}
+  public record Fill(CacheKey key, CachedAnswer answer, CompletableFuture<Boolean> committed, boolean awaited)
+      implements Command {
+
+    /** A fill with a caller waiting on it. */
+    public Fill(CacheKey key, CachedAnswer answer, CompletableFuture<Boolean> committed) {
+      this(key, answer, committed, true);
+    }
+  }
 
   /** Remove every answer for the wire-form {@code name}; replies with how many went. */
   public record FlushName(byte[] name, int qtype, ActorRef<Integer> replyTo) implements Command {}
@@ -49,6 +63,9 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
   /** Commit what is gathered, sync (unless sync = none), close the environment and stop. */
   public enum Close implements Command { INSTANCE }
+
+  /** From the supervisor, after a failure and its back-off: open the environment again. */
+  enum Reopen implements Command { INSTANCE }
 
   /** Sent to self by the first Fill of a batch: every Fill queued before it joins that batch. */
   private enum FlushBatch implements Command { INSTANCE }
@@ -68,6 +85,12 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   /** One forced sync of the environment took {@code nanos}. */
   public record Synced(int shard, long nanos) implements Event {}
 
+  /** The shard's environment failed; its keys are misses until it is reopened. */
+  public record Failed(int shard, String reason) implements Event {}
+
+  /** The shard's environment is open again and what the shard held meanwhile was replayed. */
+  public record Reopened(int shard) implements Event {}
+
   /** Room-making rounds per fill that does not fit the map: two evictions, then growth. */
   private static final int MAX_MAP_ROUNDS = 6;
   private static final int EVICTION_ROUNDS = 2;
@@ -76,28 +99,47 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   private final OpenShards open;
   private final CacheMetrics metrics;
   private final ActorRef<Event> events;
-  private final ShardEnvironment environment;
+  private final ActorRef<CacheSupervisor.Command> supervisor;
+  /** Null while the shard is down. */
+  private ShardEnvironment environment;
+  /** What arrived while the shard was down (fills, flushes, test failures), in order. */
+  private List<Command> held = new ArrayList<>();
   private final Histogram batchSize;
   private final Timer commitTime;
   private final Timer syncTime;
   private final Counter mapGrown;
   private List<Fill> batch = new ArrayList<>();
-  private boolean flushScheduled;
+  /** A FlushBatch is on its way: sent to self (prompt) or scheduled at the end of the window. */
+  private boolean flushPrompt;
+  private akka.actor.Cancellable windowEnd;
 
-  /** The shard's behavior; opening its environment happens here, so a restart reopens it. */
+  /**
+   * The shard's behavior. It opens its environment as it starts; if that fails it starts down and
+   * {@code supervisor} hears of it, as of any later failure.
+   */
   static Behavior<Command> create(
-      ShardSettings settings, OpenShards open, CacheMetrics metrics, ActorRef<Event> events) {
-    return Behaviors.setup(ctx -> new CacheShard(ctx, settings, open, metrics, events));
+      ShardSettings settings, OpenShards open, CacheMetrics metrics, ActorRef<Event> events,
+      ActorRef<CacheSupervisor.Command> supervisor) {
+    return Behaviors.setup(ctx -> {
+      CacheShard shard = new CacheShard(ctx, settings, open, metrics, events, supervisor);
+      try {
+        shard.openEnvironment();
+        return shard;
+      } catch (RuntimeException e) {
+        return shard.failed(e);
+      }
+    });
   }
 
   private CacheShard(
       ActorContext<Command> context, ShardSettings settings, OpenShards open, CacheMetrics metrics,
-      ActorRef<Event> events) {
+      ActorRef<Event> events, ActorRef<CacheSupervisor.Command> supervisor) {
     super(context);
     this.settings = settings;
     this.open = open;
     this.metrics = metrics;
     this.events = events;
+    this.supervisor = supervisor;
     TagSet tags = TagSet.of("cache", settings.cache()).withTag("shard", String.valueOf(settings.shard()));
     this.batchSize = Kamon.histogram("shoal.lmdb.commit.batch.size", "Fills committed per LMDB write transaction")
         .withTags(tags);
@@ -106,44 +148,152 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     this.syncTime = durations.withTags(tags.withTag("kind", "sync"));
     this.mapGrown = Kamon.counter("shoal.lmdb.map.grown", "LMDB maps grown because eviction could not make room")
         .withTags(tags);
-    this.environment = ShardEnvironment.open(settings, metrics);
+  }
+
+  private void openEnvironment() {
+    environment = ShardEnvironment.open(settings, metrics);
     open.opened(settings.shard(), environment);
     metrics.entries(settings.shard(), environment.entries());
   }
 
+  /** While the environment is open. Any handler that throws takes the shard down instead. */
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Fill.class, this::onFill)
-        .onMessageEquals(FlushBatch.INSTANCE, this::onFlushBatch)
-        .onMessage(FlushName.class, this::onFlushName)
-        .onMessageEquals(Sync.INSTANCE, this::onSync)
+        .onMessageEquals(FlushBatch.INSTANCE, () -> guarded(null, this::onFlushBatch))
+        .onMessage(FlushName.class, flush -> guarded(flush, () -> onFlushName(flush)))
+        .onMessageEquals(Sync.INSTANCE, () -> guarded(null, this::onSync))
         .onMessageEquals(Close.INSTANCE, this::onClose)
-        .onMessage(InjectedFailure.class, this::onInjectedFailure)
+        .onMessageEquals(Reopen.INSTANCE, () -> this)
+        .onMessage(InjectedFailure.class, failure -> guarded(null, () -> onInjectedFailure(failure)))
         .onMessage(Hold.class, this::onHold)
-        .onSignal(PreRestart.class, signal -> shutDown())
         .onSignal(PostStop.class, signal -> shutDown())
         .build();
   }
 
+  /** While the environment is closed after a failure: hold what must not be lost, until Reopen. */
+  private Behavior<Command> down() {
+    return Behaviors.receive(Command.class)
+        .onMessage(Fill.class, this::hold)
+        .onMessage(FlushName.class, this::hold)
+        .onMessage(InjectedFailure.class, this::hold)
+        .onMessageEquals(FlushBatch.INSTANCE, () -> Behaviors.same())
+        .onMessageEquals(Sync.INSTANCE, () -> Behaviors.same())
+        .onMessageEquals(Reopen.INSTANCE, this::onReopen)
+        .onMessageEquals(Close.INSTANCE, this::onCloseWhileDown)
+        .onMessage(Hold.class, h -> {
+          onHold(h);
+          return Behaviors.same();
+        })
+        .onSignal(PostStop.class, signal -> shutDown())
+        .build();
+  }
+
+  /**
+   * Runs {@code handler}; if the environment throws, the shard goes down. {@code retry} (a flush
+   * that failed half-way) is held, to run again once the shard is back.
+   */
+  private Behavior<Command> guarded(Command retry, java.util.function.Supplier<Behavior<Command>> handler) {
+    try {
+      return handler.get();
+    } catch (RuntimeException e) {
+      if (retry != null) {
+        held.add(0, retry);
+      }
+      return failed(e);
+    }
+  }
+
+  /**
+   * Closes the environment after a failure: fills of the failed transaction were already
+   * answered (not stored), fills gathered for the next one are held for the replay.
+   */
+  private Behavior<Command> failed(RuntimeException cause) {
+    getContext().getLog().error("LMDB shard {} of cache {} failed; its answers are misses until it reopens",
+        settings.shard(), settings.cache(), cause);
+    List<Command> gathered = new ArrayList<>(batch);
+    batch = new ArrayList<>();
+    clearScheduledFlush();
+    gathered.addAll(held);
+    held = gathered;
+    closeEnvironment();
+    String reason = String.valueOf(cause.getMessage());
+    events.tell(new Failed(settings.shard(), reason));
+    supervisor.tell(new CacheSupervisor.ShardFailed(settings.shard(), reason));
+    return down();
+  }
+
+  private Behavior<Command> hold(Command command) {
+    held.add(command);
+    return Behaviors.same();
+  }
+
+  /**
+   * Opens the environment again and replays what was held, in arrival order. A failure on the
+   * way holds the rest again and waits for the next Reopen.
+   */
+  private Behavior<Command> onReopen() {
+    try {
+      openEnvironment();
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+    List<Command> replay = held;
+    held = new ArrayList<>();
+    for (int i = 0; i < replay.size(); i++) {
+      Command c = replay.get(i);
+      try {
+        if (c instanceof Fill fill) {
+          batch.add(fill);
+        } else if (c instanceof FlushName flush) {
+          onFlushName(flush);
+        } else if (c instanceof InjectedFailure failure) {
+          onInjectedFailure(failure);
+        }
+      } catch (RuntimeException e) {
+        if (c instanceof FlushName) {
+          held.add(c);
+        }
+        held.addAll(replay.subList(i + 1, replay.size()));
+        return failed(e);
+      }
+    }
+    try {
+      commitBatch();
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+    getContext().getLog().info("LMDB shard {} of cache {} reopened", settings.shard(), settings.cache());
+    events.tell(new Reopened(settings.shard()));
+    supervisor.tell(new CacheSupervisor.ShardReopened(settings.shard()));
+    return this;
+  }
+
+  /** Closing while down: what was held is answered (fills not stored, flushes found nothing). */
+  private Behavior<Command> onCloseWhileDown() {
+    return Behaviors.stopped();
+  }
+
   private Behavior<Command> onFill(Fill fill) {
     batch.add(fill);
-    if (!flushScheduled) {
-      flushScheduled = true;
-      if (settings.commitWindow().isZero()) {
+    if (fill.awaited() || settings.commitWindow().isZero()) {
+      if (!flushPrompt) {
         // Commit once the fills already in the mailbox have joined the batch.
+        flushPrompt = true;
         getContext().getSelf().tell(FlushBatch.INSTANCE);
-      } else {
-        // Wait for more fills: fewer, larger transactions copy fewer B+tree pages per fill
-        // (and sync fewer times). Readers see the batch meanwhile through the cache's overlay.
-        getContext().scheduleOnce(settings.commitWindow(), getContext().getSelf(), FlushBatch.INSTANCE);
       }
+    } else if (windowEnd == null) {
+      // Nobody waits for this commit: gather fills for the window. Fewer, larger transactions
+      // mean fewer fsyncs and fewer copied B+tree pages per fill; readers see the batch
+      // meanwhile through the cache's overlay.
+      windowEnd = getContext().scheduleOnce(settings.commitWindow(), getContext().getSelf(), FlushBatch.INSTANCE);
     }
     return this;
   }
 
   private Behavior<Command> onFlushBatch() {
-    flushScheduled = false;
+    clearScheduledFlush();
     commitBatch();
     return this;
   }
@@ -230,10 +380,12 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   }
 
   private void settle(List<Fill> fills, boolean stored) {
+    // No longer waiting first: whoever a completed fill wakes must not see it still displacing
+    // a committed answer (ShardEnvironment.Horizon).
+    open.pendingFills(settings.shard()).addAndGet(-fills.size());
     for (Fill f : fills) {
       f.committed().complete(stored);
     }
-    open.pendingFills(settings.shard()).addAndGet(-fills.size());
   }
 
   private void entriesChanged() {
@@ -272,9 +424,14 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   }
 
   private Behavior<Command> onClose() {
-    commitBatch();
-    if (settings.sync() != SyncMode.NONE) {
-      onSync();
+    try {
+      commitBatch();
+      if (settings.sync() != SyncMode.NONE) {
+        onSync();
+      }
+    } catch (RuntimeException e) {
+      getContext().getLog().error("LMDB shard {} of cache {} failed while closing",
+          settings.shard(), settings.cache(), e);
     }
     return Behaviors.stopped();
   }
@@ -288,12 +445,43 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     return this;
   }
 
-  /** Before a restart or at stop: answer gathered fills, unpublish and close the environment. */
+  /** At stop: answer every fill and flush still waiting, unpublish and close the environment. */
   private Behavior<Command> shutDown() {
     settle(batch, false);
     batch = new ArrayList<>();
-    open.closing(settings.shard(), environment);
-    environment.close();
-    return this;
+    for (Command c : held) {
+      if (c instanceof Fill fill) {
+        settle(List.of(fill), false);
+      } else if (c instanceof FlushName flush) {
+        flush.replyTo().tell(0);
+      }
+    }
+    held = new ArrayList<>();
+    closeEnvironment();
+    return Behaviors.same();
+  }
+
+  /** A FlushBatch still on its way finds an empty batch, or a new one: either is fine. */
+  private void clearScheduledFlush() {
+    flushPrompt = false;
+    if (windowEnd != null) {
+      windowEnd.cancel();
+      windowEnd = null;
+    }
+  }
+
+  private void closeEnvironment() {
+    if (environment == null) {
+      return;
+    }
+    ShardEnvironment closing = environment;
+    environment = null;
+    open.closing(settings.shard(), closing);
+    try {
+      closing.close();
+    } catch (RuntimeException e) {
+      getContext().getLog().warn("closing LMDB shard {} of cache {} failed: {}",
+          settings.shard(), settings.cache(), e.toString());
+    }
   }
 }

@@ -4,7 +4,6 @@ import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.DispatcherSelector;
-import akka.actor.typed.SupervisorStrategy;
 import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
@@ -19,9 +18,14 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Spawns and watches the shards of one LMDB cache, restarts a failed shard with backoff (its
+ * Spawns and watches the shards of one LMDB cache, restarts a failed shard with back-off (its
  * environment reopened, the other shards untouched), sends every shard a Sync each sync_interval
  * in periodic mode, and closes them all on request.
+ *
+ * <p>A shard whose environment throws reports {@link ShardFailed} and waits, holding its fills;
+ * the supervisor tells it to reopen after a back-off that doubles with each failure in a row (up
+ * to the maximum, with 20% jitter) and starts again from the minimum once the shard has stayed
+ * up for the maximum back-off.
  */
 public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Command> {
 
@@ -37,6 +41,15 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
   /** A shard actor stopped: at close, as expected; otherwise it gave up and is spawned anew. */
   private record ShardStopped(int shard) implements Command {}
 
+  /** From a shard: its environment failed and is closed. */
+  record ShardFailed(int shard, String reason) implements Command {}
+
+  /** From a shard: its environment is open again. */
+  record ShardReopened(int shard) implements Command {}
+
+  /** A failed shard's back-off is over. */
+  private record ReopenDue(int shard) implements Command {}
+
   /** A shard that has not stopped this long after Close is stopped from outside. */
   private enum CloseDeadline implements Command { INSTANCE }
 
@@ -49,8 +62,7 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
 
   /** Akka dispatcher (config path) that runs the shards' blocking LMDB work. */
   static final String DISPATCHER = "shoal.lmdb-dispatcher";
-  /** Spare room in a restarting shard's stash beyond its fills: syncs and flushes. */
-  private static final int STASH_SPARE = 1024;
+  private static final double JITTER = 0.2;
 
   private final List<ShardSettings> shards;
   private final OpenShards open;
@@ -60,6 +72,10 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
   private final Set<Integer> live = new HashSet<>();
   private final List<ActorRef<Done>> closers = new ArrayList<>();
   private final int[] generation;
+  /** Failures in a row per shard, and since when each shard is up (nanoTime; DOWN while down). */
+  private final int[] failures;
+  private final long[] upSince;
+  private static final long DOWN = Long.MIN_VALUE;
   private boolean closing;
 
   static Behavior<Command> create(
@@ -85,6 +101,8 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
     this.metrics = metrics;
     this.tuning = tuning;
     this.generation = new int[shards.size()];
+    this.failures = new int[shards.size()];
+    this.upSince = new long[shards.size()];
     for (ShardSettings s : shards) {
       spawn(s);
     }
@@ -92,16 +110,13 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
 
   private void spawn(ShardSettings s) {
     int i = s.shard();
-    // A fill in a restarting shard's stash is bounded by the fill queue limit, so the stash
-    // never drops one (a dropped fill would leave its caller waiting).
-    Behavior<CacheShard.Command> shard = Behaviors.supervise(CacheShard.create(s, open, metrics, tuning.events()))
-        .onFailure(SupervisorStrategy.restartWithBackoff(tuning.minBackoff(), tuning.maxBackoff(), 0.2)
-            .withStashCapacity(tuning.fillQueueLimit() + STASH_SPARE));
+    Behavior<CacheShard.Command> shard = CacheShard.create(s, open, metrics, tuning.events(), getContext().getSelf());
     String name = String.format("shard-%02d", i) + (generation[i] == 0 ? "" : "-" + generation[i]);
     ActorRef<CacheShard.Command> ref = getContext().spawn(shard, name, DispatcherSelector.fromConfig(DISPATCHER));
     getContext().watchWith(ref, new ShardStopped(i));
     open.writer(i, ref);
     live.add(i);
+    upSince[i] = System.nanoTime();
   }
 
   @Override
@@ -111,7 +126,46 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
         .onMessage(Close.class, this::onClose)
         .onMessage(ShardStopped.class, this::onShardStopped)
         .onMessageEquals(CloseDeadline.INSTANCE, this::onCloseDeadline)
+        .onMessage(ShardFailed.class, this::onShardFailed)
+        .onMessage(ReopenDue.class, this::onReopenDue)
+        .onMessage(ShardReopened.class, this::onShardReopened)
         .build();
+  }
+
+  private Behavior<Command> onShardFailed(ShardFailed failed) {
+    int i = failed.shard();
+    if (upSince[i] != DOWN && System.nanoTime() - upSince[i] > tuning.maxBackoff().toNanos()) {
+      // It had been up long enough: this failure starts a new series.
+      failures[i] = 0;
+    }
+    upSince[i] = DOWN;
+    Duration delay = backoff(failures[i]++);
+    getContext().getLog().warn("LMDB shard {} of cache {} failed ({}); reopening it in {} ms",
+        i, shards.get(i).cache(), failed.reason(), delay.toMillis());
+    if (!closing) {
+      timers.startSingleTimer("reopen-" + i, new ReopenDue(i), delay);
+    }
+    return this;
+  }
+
+  /** The back-off after {@code previous} failures in a row: doubling from the minimum, capped, jittered. */
+  private Duration backoff(int previous) {
+    double base = Math.min(tuning.maxBackoff().toNanos(),
+        tuning.minBackoff().toNanos() * Math.pow(2, Math.min(previous, 30)));
+    double jittered = base * (1 + JITTER * java.util.concurrent.ThreadLocalRandom.current().nextDouble());
+    return Duration.ofNanos((long) jittered);
+  }
+
+  private Behavior<Command> onReopenDue(ReopenDue due) {
+    if (live.contains(due.shard())) {
+      open.writer(due.shard()).tell(CacheShard.Reopen.INSTANCE);
+    }
+    return this;
+  }
+
+  private Behavior<Command> onShardReopened(ShardReopened reopened) {
+    upSince[reopened.shard()] = System.nanoTime();
+    return this;
   }
 
   private Behavior<Command> onSyncTick() {
@@ -150,8 +204,8 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
     if (closing) {
       return closedWhenDone();
     }
-    // Restarts are unlimited, so this is a shard that could not even be stopped cleanly; its
-    // queued fills went with its mailbox, so its count of waiting fills starts again at zero.
+    // Shards handle their own failures, so this is one that died of an Error; its queued fills
+    // went with its mailbox, so its count of waiting fills starts again at zero.
     getContext().getLog().error("shard {} of cache {} stopped unexpectedly; starting it again",
         i, shards.get(i).cache());
     open.pendingFills(i).set(0);

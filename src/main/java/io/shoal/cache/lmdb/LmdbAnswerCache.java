@@ -90,7 +90,9 @@ public final class LmdbAnswerCache implements AnswerCache {
    * Answers handed to a shard but not yet committed. Readers see them at once, so a slow commit
    * (an fsync in sync = full) delays durability, never the hit: without this, every query for a
    * name between its fill and the commit would be a miss, and the hit rate would fall with the
-   * disk's speed. Bounded by the fill queue limit per shard.
+   * disk's speed. Bounded by the fill queue limit per shard. They count against max_entries at
+   * once too: in evict_one mode a committed answer that the waiting ones would have evicted is a
+   * miss from then on (see ShardEnvironment.Horizon), as it would be in the memory backend.
    */
   private final ConcurrentHashMap<CacheKey, CachedAnswer> uncommitted = new ConcurrentHashMap<>();
   private final CacheLock lock;
@@ -273,7 +275,12 @@ public final class LmdbAnswerCache implements AnswerCache {
       return null;
     }
     try {
-      return environment.read(key.bytes(), nowMillis);
+      CachedAnswer committed = environment.read(key.bytes(), nowMillis);
+      if (committed != null && environment.displaced(open.pendingFills(shard).get(), committed.expiresAtMillis())) {
+        // Evicted, as far as anyone can see, by answers still on their way to this shard.
+        return null;
+      }
+      return committed;
     } catch (RuntimeException e) {
       readFailures.warn("read from shard " + shard + " of LMDB cache " + name + " failed; answered as a miss", e);
       return null;
@@ -282,6 +289,15 @@ public final class LmdbAnswerCache implements AnswerCache {
 
   @Override
   public CompletionStage<Boolean> fill(CacheKey key, CachedAnswer answer) {
+    return fill(key, answer, true);
+  }
+
+  @Override
+  public void fillBehind(CacheKey key, CachedAnswer answer) {
+    fill(key, answer, false);
+  }
+
+  private CompletionStage<Boolean> fill(CacheKey key, CachedAnswer answer, boolean awaited) {
     if (closed.get()) {
       return CompletableFuture.completedFuture(Boolean.FALSE);
     }
@@ -297,7 +313,7 @@ public final class LmdbAnswerCache implements AnswerCache {
     CompletableFuture<Boolean> committed = new CompletableFuture<>();
     uncommitted.put(key, answer);
     committed.whenComplete((ok, failure) -> uncommitted.remove(key, answer));
-    CacheShard.Fill fill = new CacheShard.Fill(key, answer, committed);
+    CacheShard.Fill fill = new CacheShard.Fill(key, answer, committed, awaited);
     ActorRef<CacheShard.Command> writer = open.writer(shard);
     if (writer != null) {
       writer.tell(fill);

@@ -50,6 +50,11 @@ final class ShardEnvironment implements AutoCloseable {
   private static final int KEY_CAPACITY = 512;
   /** Beyond the victim, expired entries at the head of the index removed in the same go. */
   private static final int EXPIRED_SWEEP = 16;
+  /**
+   * Expiry times a {@link Horizon} holds at least: how many uncommitted fills it can account for.
+   * It holds twice the last batch if that is more, so a long commit window stays accounted for.
+   */
+  static final int HORIZON_DEPTH = 128;
   /** Mode LMDB creates its files with; {@link #PRIVATE_FILE} in POSIX notation. */
   private static final int FILE_MODE = 0600;
   static final String PRIVATE_FILE = "rw-------";
@@ -85,6 +90,28 @@ final class ShardEnvironment implements AutoCloseable {
   private final List<ReaderSlot> readers = new ArrayList<>();
   private final ThreadLocal<ReaderSlot> localReader = new ThreadLocal<>();
   private volatile long entries;
+  /** Null in sample mode, which keeps no expiry index to take it from. */
+  private volatile Horizon horizon;
+  private int horizonDepth = HORIZON_DEPTH;
+
+  /**
+   * What the last commit left, for readers to apply {@code max_entries} to answers that are not
+   * committed yet: {@code slack} free places under the shard's capacity, and the expiry times of
+   * the entries that expire soonest, in order. With {@code n} answers waiting for their commit,
+   * evict_one would already have removed the first {@code n - slack} of those entries; readers
+   * treat them as gone, so uncommitted answers never add to the cache's capacity.
+   */
+  record Horizon(long slack, long[] soonest) {
+
+    /** Whether an entry expiring at {@code expiresAt} is displaced by {@code waiting} uncommitted answers. */
+    boolean displaces(long waiting, long expiresAt) {
+      long over = waiting - slack;
+      if (over <= 0 || soonest.length == 0) {
+        return false;
+      }
+      return expiresAt <= soonest[(int) Math.min(over, soonest.length) - 1];
+    }
+  }
 
   /** One thread's reusable read transaction (reset between reads, renewed before each). */
   private static final class ReaderSlot {
@@ -195,8 +222,9 @@ final class ShardEnvironment implements AutoCloseable {
         } else if (!indexed && indexedEntries > 0) {
           expiry.drop(txn);
         }
+        Horizon next = horizon(txn, n);
         txn.commit();
-        entries = n;
+        published(n, next);
         return;
       } catch (Env.MapFullException e) {
         if (attempt >= 3) {
@@ -206,6 +234,35 @@ final class ShardEnvironment implements AutoCloseable {
         env.setMapSize(env.info().mapSize * 2);
       }
     }
+  }
+
+  /** The horizon of a write transaction about to commit with {@code count} answers. */
+  private Horizon horizon(Txn<ByteBuffer> txn, long count) {
+    if (!indexed) {
+      return null;
+    }
+    long[] soonest = new long[(int) Math.min(horizonDepth, count)];
+    int n = 0;
+    try (Cursor<ByteBuffer> c = expiry.openCursor(txn)) {
+      for (boolean more = c.first(); more && n < soonest.length; more = c.next()) {
+        soonest[n++] = c.key().order(BIG_ENDIAN).getLong(c.key().position());
+      }
+    }
+    return new Horizon(Math.max(0, capacity - count), n == soonest.length ? soonest : Arrays.copyOf(soonest, n));
+  }
+
+  private void published(long count, Horizon next) {
+    entries = count;
+    horizon = next;
+  }
+
+  /**
+   * Whether the committed answer expiring at {@code expiresAt} counts as evicted because
+   * {@code waiting} answers are queued for this shard and not committed yet (see {@link Horizon}).
+   */
+  boolean displaced(long waiting, long expiresAt) {
+    Horizon h = horizon;
+    return h != null && h.displaces(waiting, expiresAt);
   }
 
   /** Entries as of the last commit (expired ones included until evicted). */
@@ -351,10 +408,12 @@ final class ShardEnvironment implements AutoCloseable {
       for (CacheShard.Fill fill : fills) {
         count += put(txn, fill.key().bytes(), fill.answer(), count, nowMillis);
       }
+      horizonDepth = Math.max(HORIZON_DEPTH, 2 * fills.size());
+      Horizon next = horizon(txn, count);
       long start = System.nanoTime();
       txn.commit();
       long commitNanos = System.nanoTime() - start;
-      entries = count;
+      published(count, next);
       return commitNanos;
     }
   }
@@ -497,8 +556,9 @@ final class ShardEnvironment implements AutoCloseable {
         removed += n;
       }
       long count = answers.stat(txn).entries;
+      Horizon next = horizon(txn, count);
       txn.commit();
-      entries = count;
+      published(count, next);
       return removed;
     }
   }
@@ -526,8 +586,9 @@ final class ShardEnvironment implements AutoCloseable {
         delete(txn, keys.get(i), expiries.get(i));
       }
       long count = answers.stat(txn).entries;
+      Horizon next = horizon(txn, count);
       txn.commit();
-      entries = count;
+      published(count, next);
       return keys.size();
     }
   }

@@ -95,23 +95,26 @@ public class CacheShardSpec extends JUnitSuite {
   }
 
   @Test
-  public void aCommitWindowGathersFillsThatArriveApartIntoOneTransaction() throws Exception {
+  public void aCommitWindowGathersWriteBehindFillsAndAnAwaitedFillEndsIt() throws Exception {
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
     CacheSettings base = settings("window", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE);
     LmdbSettings l = base.lmdb();
+    // A window far longer than the test waits: only the awaited fill can end it in time.
     CacheSettings windowed = new CacheSettings(base.name(), base.backend(), base.maxEntries(), base.whenFull(),
         base.minTtl(), base.maxTtl(), base.negativeTtl(), base.servfailTtl(),
-        new LmdbSettings(l.path(), l.shardCount(), l.sync(), l.syncInterval(), l.mapSize(), Duration.ofMillis(400)));
+        new LmdbSettings(l.path(), l.shardCount(), l.sync(), l.syncInterval(), l.mapSize(), Duration.ofSeconds(60)));
     try (LmdbAnswerCache cache = open(testKit, windowed, events)) {
       awaitShardOpen(cache, 0);
       long now = System.currentTimeMillis();
-      CompletionStage<Boolean> first = cache.fill(key("w1.example."), answer(100, (byte) 1, now + 60_000));
+      cache.fillBehind(key("w1.example."), answer(100, (byte) 1, now + 60_000));
       Thread.sleep(100);
-      CompletionStage<Boolean> second = cache.fill(key("w2.example."), answer(100, (byte) 2, now + 60_000));
-      assertTrue(first.toCompletableFuture().get(30, TimeUnit.SECONDS));
-      assertTrue(second.toCompletableFuture().get(30, TimeUnit.SECONDS));
+      cache.fillBehind(key("w2.example."), answer(100, (byte) 2, now + 60_000));
+      events.expectNoMessage(Duration.ofMillis(300));
+      assertNotNull("served while it waits for its commit", cache.get(key("w1.example."), now));
+      CompletionStage<Boolean> awaited = cache.fill(key("w3.example."), answer(100, (byte) 3, now + 60_000));
+      assertTrue(awaited.toCompletableFuture().get(20, TimeUnit.SECONDS));
       CacheShard.Committed c = events.expectMessageClass(CacheShard.Committed.class);
-      assertEquals("fills 100 ms apart share the 400 ms window's transaction", 2, c.fills());
+      assertEquals("the write-behind fills gathered in the window share the awaited fill's transaction", 3, c.fills());
     }
   }
 

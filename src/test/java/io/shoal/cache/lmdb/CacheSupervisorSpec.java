@@ -87,4 +87,40 @@ public class CacheSupervisorSpec extends JUnitSuite {
       assertTrue(refreshed.wire()[0] == 2);
     }
   }
+
+  @Test
+  public void failuresBackToBackStillEndWithTheShardServingAndNothingLost() throws Exception {
+    TestProbe<CacheShard.Event> events = testKit.createTestProbe();
+    int shards = 2;
+    var s = settings("again", tmp.newFolder().toPath(), shards, 10_000, WhenFull.EVICT_ONE);
+    try (LmdbAnswerCache cache = open(testKit, s, events, 4096, Duration.ofMillis(50))) {
+      long now = System.currentTimeMillis();
+      List<List<CacheKey>> keys = keysPerShard("again", shards, 3);
+      int failing = 0;
+      // Three failures in a row: the first takes the shard down, the others arrive while it is
+      // down and fail it again each time it replays them after a reopen.
+      for (int i = 0; i < 3; i++) {
+        cache.writer(failing).tell(new CacheShard.InjectedFailure("failure " + i + " injected by CacheSupervisorSpec"));
+      }
+      CompletionStage<Boolean> fill = cache.fill(keys.get(failing).get(0), answer(120, (byte) 4, now + 600_000));
+      TestProbe<Integer> flushed = testKit.createTestProbe();
+      cache.writer(failing).tell(new CacheShard.FlushName(
+          CacheKey.nameToWire("not-cached.example."), 0, flushed.ref()));
+
+      for (int i = 0; i < 3; i++) {
+        events.fishForMessage(Duration.ofSeconds(10), e -> e instanceof CacheShard.Failed
+            ? akka.actor.testkit.typed.javadsl.FishingOutcomes.complete()
+            : akka.actor.testkit.typed.javadsl.FishingOutcomes.continueAndIgnore());
+      }
+      events.fishForMessage(Duration.ofSeconds(10), e -> e instanceof CacheShard.Reopened
+          ? akka.actor.testkit.typed.javadsl.FishingOutcomes.complete()
+          : akka.actor.testkit.typed.javadsl.FishingOutcomes.continueAndIgnore());
+      assertTrue("the fill held through three failures is committed", await(fill));
+      flushed.expectMessage(Duration.ofSeconds(10), 0);
+      awaitShardOpen(cache, failing);
+      var stored = cache.get(keys.get(failing).get(0), now);
+      assertNotNull("the held fill is served", stored);
+      assertTrue(stored.wire()[0] == 4);
+    }
+  }
 }

@@ -162,6 +162,44 @@ public class LmdbAnswerCacheSpec extends JUnitSuite {
   }
 
   @Test
+  public void answersWaitingForTheirCommitCountAgainstMaxEntries() throws Exception {
+    TestProbe<CacheShard.Event> events = testKit.createTestProbe();
+    var s = settings("fair", tmp.newFolder().toPath(), 1, 4, WhenFull.EVICT_ONE);
+    try (LmdbAnswerCache cache = open(testKit, s, events)) {
+      long now = System.currentTimeMillis();
+      List<CacheKey> committed = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        CacheKey k = key("old" + i + ".example.");
+        committed.add(k);
+        // old0 expires first, old3 last
+        assertTrue(await(cache.fill(k, answer(60, (byte) i, now + 600_000 + i * 1000))));
+      }
+      CountDownLatch release = new CountDownLatch(1);
+      cache.writer(0).tell(new CacheShard.Hold(release));
+      CacheKey new0 = key("new0.example.");
+      CacheKey new1 = key("new1.example.");
+      CompletionStage<Boolean> f0 = cache.fill(new0, answer(60, (byte) 9, now + 900_000));
+      CompletionStage<Boolean> f1 = cache.fill(new1, answer(60, (byte) 9, now + 900_000));
+      // Not committed yet, yet the memory backend would hold exactly these four now:
+      assertNotNull(cache.get(new0, now));
+      assertNotNull(cache.get(new1, now));
+      assertNull("displaced by a waiting answer", cache.get(committed.get(0), now));
+      assertNull("displaced by a waiting answer", cache.get(committed.get(1), now));
+      assertNotNull(cache.get(committed.get(2), now));
+      assertNotNull(cache.get(committed.get(3), now));
+      release.countDown();
+      assertTrue(await(f0));
+      assertTrue(await(f1));
+      // The commit evicted the same two, for good.
+      assertEquals(4, cache.size());
+      assertNull(cache.get(committed.get(0), now));
+      assertNull(cache.get(committed.get(1), now));
+      assertNotNull(cache.get(committed.get(2), now));
+      assertNotNull(cache.get(new1, now));
+    }
+  }
+
+  @Test
   public void shardDirectoriesArePrivateAndRecognisable() throws Exception {
     Path path = tmp.newFolder().toPath().resolve("answers");
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();

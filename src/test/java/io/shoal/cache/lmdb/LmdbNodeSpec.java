@@ -120,8 +120,7 @@ public class LmdbNodeSpec extends JUnitSuite {
         ActorRef<CacheShard.Command> shard = Adapter.toTyped(node.server.system().classicSystem()
             .actorSelection("/user/lmdb-cache-answers/shard-01")
             .resolveOne(Duration.ofSeconds(5)).toCompletableFuture().get(10, TimeUnit.SECONDS));
-        // One failure: the shard is down for its restart back-off. (Failures injected back to back
-        // can leave a shard stuck in Akka's back-off restart; see the note on the LMDB issue.)
+        // One failure: the shard is down for its restart back-off.
         shard.tell(new CacheShard.InjectedFailure("injected by LmdbNodeSpec"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         int replies = 0;
@@ -139,7 +138,7 @@ public class LmdbNodeSpec extends JUnitSuite {
         assertEquals("the other shard's names stayed hits", upBefore, auth.queries(up, Type.A));
 
         // Answers are served from the moment they are filled, so a hit alone does not prove the
-        // shard is back: wait until it has worked through the failures queued for it and answers.
+        // shard is back: a flush is answered only once it has reopened.
         int removed = akka.actor.typed.javadsl.AskPattern.<CacheShard.Command, Integer>ask(shard,
                 replyTo -> new CacheShard.FlushName(CacheKey.nameToWire("not-cached.example.test."), 0, replyTo),
                 Duration.ofSeconds(20), node.server.system().scheduler())
