@@ -11,6 +11,8 @@ import java.util.List;
  * @param upstreamWorkers knotd's UDP workers
  * @param jvmOptions options for each shoal member's JVM, the same for all so heaps compare
  * @param quick the load of a --quick smoke run
+ * @param rounds how many times every member is measured, members taking turns (a --quick run
+ *     measures once); results.csv holds each member's median round
  */
 public record Recipe(
     String zone,
@@ -26,4 +28,5 @@ public record Recipe(
     int upstreamWorkers,
     List<String> jvmOptions,
     LoadSettings load,
-    LoadSettings quick) {}
+    LoadSettings quick,
+    int rounds) {}

@@ -52,7 +52,7 @@ public final class ResultsCsv {
     return rows;
   }
 
-  private static String quote(String cell) {
+  static String quote(String cell) {
     if (cell.contains(",") || cell.contains("\"") || cell.contains("\n")) {
       return '"' + cell.replace("\"", "\"\"") + '"';
     }

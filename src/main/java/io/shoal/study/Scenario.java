@@ -26,7 +26,9 @@ public record Scenario(
   private static final Set<String> TOP = Set.of("description", "baseline", "recipe", "members");
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
-      "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick");
+      "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds");
+  /** Rounds a scenario may ask for: each one runs every member again. */
+  static final int MAX_ROUNDS = 9;
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
   private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup");
   private static final Set<String> QUICK = Set.of("duration", "warmup");
@@ -121,6 +123,10 @@ public record Scenario(
     if (load.duration().compareTo(Duration.ofSeconds(1)) < 0) {
       throw new IllegalArgumentException("recipe.dnsperf.duration: at least 1s (dnsperf -l counts seconds)");
     }
+    int rounds = r.hasPath("rounds") ? r.getInt("rounds") : 1;
+    if (rounds < 1 || rounds > MAX_ROUNDS) {
+      throw new IllegalArgumentException("recipe.rounds: from 1 to " + MAX_ROUNDS + ", is " + rounds);
+    }
     Recipe recipe = new Recipe(
         zone,
         r.getDuration("stub_ttl"),
@@ -135,7 +141,8 @@ public record Scenario(
         positive(r, "upstream_workers"),
         List.copyOf(r.getStringList("jvm_options")),
         load,
-        load.shortened(quick.getDuration("duration"), quick.getDuration("warmup")));
+        load.shortened(quick.getDuration("duration"), quick.getDuration("warmup")),
+        rounds);
 
     List<Member> members = new ArrayList<>();
     Set<String> seen = new HashSet<>();
@@ -168,6 +175,9 @@ public record Scenario(
       }
       KillPlan kill = m.hasPath("kill") ? kill(m.getConfig("kill"), at + "kill.", nodes, cluster, load,
           quick.getDuration("duration")) : null;
+      if (kill != null && rounds > 1) {
+        throw new IllegalArgumentException(at + "kill: the kill test runs once; recipe.rounds must be 1");
+      }
       if (kill != null && members.stream().anyMatch(x -> x.kill() != null)) {
         throw new IllegalArgumentException(at + "kill: only one member of a scenario may run the kill test "
             + "(it writes the run's kill_timeline.csv)");

@@ -112,28 +112,59 @@ public final class StudyRun {
 
     Map<String, String> setups = new LinkedHashMap<>();
     Map<String, String> notRun = new LinkedHashMap<>(skipped);
-    List<ResultRow> rows = new ArrayList<>();
-    List<ClusterRow> clusterRows = new ArrayList<>();
     List<Member> members = scenario.members().stream().filter(m -> !skipped.containsKey(m.name())).toList();
+    int rounds = rounds();
+    // Members take turns, round after round, so a slow drift of the host (another tenant, a
+    // warming disk) touches every member alike instead of whichever ran last.
+    Map<String, List<Measured>> measuredRounds = new LinkedHashMap<>();
+    List<RoundsCsv.Row> roundRows = new ArrayList<>();
 
     out.println("study: starting knotd");
     try (KnotUpstream knot = KnotUpstream.start(runDir.resolve("knotd"), scenario.recipe(), root, tools, processes)) {
-      for (int i = 0; i < members.size(); i++) {
-        Member m = members.get(i);
-        long left = members.subList(i, members.size()).stream().map(this::estimate)
-            .reduce(Duration.ZERO, Duration::plus).toSeconds();
-        out.println("study: member " + (i + 1) + " of " + members.size() + ": " + m.name() + " — about "
-            + left + " s left");
-        try {
-          Measured measured = m.isNodeGroup() ? measureNodes(m, knot, setups) : measure(m, knot, setups);
-          rows.add(measured.row());
-          clusterRows.add(measured.cluster());
-        } catch (StudyException | IOException | RuntimeException e) {
-          String why = e.getMessage() == null ? e.toString() : e.getMessage();
-          out.println("study: member " + m.name() + " failed: " + why);
-          notRun.put(m.name(), "failed: " + abbreviated(why) + " (see members/" + m.name() + "/)");
+      int runs = rounds * members.size();
+      int done = 0;
+      for (int round = 1; round <= rounds; round++) {
+        for (int i = 0; i < members.size(); i++, done++) {
+          Member m = members.get(i);
+          if (notRun.containsKey(m.name())) {
+            continue;
+          }
+          long left = members.subList(i, members.size()).stream().map(this::estimate)
+              .reduce(Duration.ZERO, Duration::plus)
+              .plus(estimatedRound().multipliedBy(rounds - round)).toSeconds();
+          out.println("study: " + (rounds > 1 ? "round " + round + " of " + rounds + ", " : "")
+              + "member " + (i + 1) + " of " + members.size() + ": " + m.name() + " — about " + left + " s left"
+              + (rounds > 1 ? " (" + done + " of " + runs + " runs done)" : ""));
+          Path dir = runDir.resolve("members").resolve(m.name());
+          if (rounds > 1) {
+            dir = dir.resolve("round-" + round);
+          }
+          try {
+            Measured measured = m.isNodeGroup() ? measureNodes(m, dir, knot, setups) : measure(m, dir, knot, setups);
+            measuredRounds.computeIfAbsent(m.name(), k -> new ArrayList<>()).add(measured);
+            roundRows.add(new RoundsCsv.Row(round, measured.row()));
+          } catch (StudyException | IOException | RuntimeException e) {
+            String why = e.getMessage() == null ? e.toString() : e.getMessage();
+            out.println("study: member " + m.name() + " failed: " + why);
+            notRun.put(m.name(), "failed" + (rounds > 1 ? " in round " + round : "") + ": " + abbreviated(why)
+                + " (see " + runDir.relativize(dir) + "/)");
+            measuredRounds.remove(m.name());
+          }
         }
       }
+    }
+    List<ResultRow> rows = new ArrayList<>();
+    List<ClusterRow> clusterRows = new ArrayList<>();
+    for (List<Measured> runsOfMember : measuredRounds.values()) {
+      Measured median = median(runsOfMember);
+      rows.add(median.row());
+      clusterRows.add(median.cluster());
+    }
+    List<RoundsCsv.Row> roundsWritten = List.of();
+    if (rounds > 1) {
+      Path roundsCsv = runDir.resolve(RoundsCsv.FILE);
+      RoundsCsv.write(roundsCsv, roundRows.stream().filter(r -> measuredRounds.containsKey(r.row().member())).toList());
+      roundsWritten = RoundsCsv.read(roundsCsv);
     }
 
     String subtitle = scenario.name() + (quick ? " (quick smoke run)" : "") + ", " + startedAt;
@@ -142,6 +173,9 @@ public final class StudyRun {
     List<ResultRow> written = ResultsCsv.read(csv);
     StudyCharts.write(runDir, written, subtitle);
     List<String> files = new ArrayList<>(StudyCharts.FILES);
+    if (rounds > 1) {
+      files.add(RoundsCsv.FILE);
+    }
     // Every cluster number in the summary comes from the files as written, like results.csv's.
     List<ClusterRow> clusterWritten = List.of();
     if (scenario.hasNodeGroups()) {
@@ -164,10 +198,13 @@ public final class StudyRun {
     StudySummary.Context context = new StudySummary.Context(
         scenario, startedAt, quick, load(), HostFacts.probe(dataPath()),
         ToolVersions.probe(tools, shoalJar, processes, runDir.resolve("versions")), setups, notRun,
-        processes.commands(), clusterWritten, probes, killEvent, killWritten);
+        processes.commands(), clusterWritten, probes, killEvent, killWritten, roundsWritten);
     Files.writeString(runDir.resolve("summary.md"), StudySummary.render(context, written), StandardCharsets.UTF_8);
     out.println("study: wrote " + csv + ", " + String.join(", ", files) + " and summary.md");
     for (String line : StudySummary.atAGlance(written, scenario.baseline())) {
+      out.println("  " + line);
+    }
+    for (String line : StudySummary.roundsAtAGlance(roundsWritten, scenario.baseline())) {
       out.println("  " + line);
     }
     for (String line : StudySummary.clusterAtAGlance(clusterWritten)) {
@@ -181,9 +218,23 @@ public final class StudyRun {
     return notRun.isEmpty() ? 0 : 1;
   }
 
-  private Measured measure(Member m, KnotUpstream knot, Map<String, String> setups)
+  /** How many rounds this run measures: the recipe's, or one for a quick run. */
+  private int rounds() {
+    return quick ? 1 : scenario.recipe().rounds();
+  }
+
+  /**
+   * The run of a member whose QPS is the median of its rounds (the lower one of the middle two
+   * for an even count). Its whole row is kept, so every number in results.csv is from one run.
+   */
+  private static Measured median(List<Measured> runs) {
+    List<Measured> sorted = new ArrayList<>(runs);
+    sorted.sort(java.util.Comparator.comparingDouble(r -> r.row().achievedQps()));
+    return sorted.get((sorted.size() - 1) / 2);
+  }
+
+  private Measured measure(Member m, Path dir, KnotUpstream knot, Map<String, String> setups)
       throws IOException, StudyException {
-    Path dir = runDir.resolve("members").resolve(m.name());
     Files.createDirectories(dir);
     Path queries = queryFiles.get(0);
     try (ServerUnderTest server = ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools,
@@ -221,9 +272,8 @@ public final class StudyRun {
    * window; counts and QPS summed over the nodes, latency averaged over every completed query.
    * In the kill test dnsperf runs against all nodes but the one killed, with per-second statistics.
    */
-  private Measured measureNodes(Member m, KnotUpstream knot, Map<String, String> setups)
+  private Measured measureNodes(Member m, Path dir, KnotUpstream knot, Map<String, String> setups)
       throws IOException, StudyException {
-    Path dir = runDir.resolve("members").resolve(m.name());
     Files.createDirectories(dir);
     try (ShoalNodes group = ShoalNodes.of(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar)) {
       setups.put(m.name(), group.setupNote());
@@ -394,6 +444,10 @@ public final class StudyRun {
 
   /** Estimated wall time for the whole run, shown before it starts. */
   public Duration estimatedTotal() {
+    return estimatedRound().multipliedBy(rounds());
+  }
+
+  private Duration estimatedRound() {
     return scenario.members().stream().filter(m -> !skipped.containsKey(m.name())).map(this::estimate)
         .reduce(Duration.ZERO, Duration::plus);
   }

@@ -26,7 +26,8 @@ public final class StudySummary {
       List<ClusterRow> clusterRows,
       Map<String, String> probes,
       KillTimeline.Event kill,
-      List<KillTimeline.Second> killSeconds) {}
+      List<KillTimeline.Second> killSeconds,
+      List<RoundsCsv.Row> rounds) {}
 
   /** Below this a remote lookup counts as cheap on loopback (the cluster's design goal). */
   static final double OVERHEAD_GOAL_MS = 1.0;
@@ -57,6 +58,9 @@ public final class StudySummary {
         md.append("- ").append(line).append('\n');
       }
     }
+    for (String line : roundsAtAGlance(c.rounds(), s.baseline())) {
+      md.append("- ").append(line).append('\n');
+    }
     for (String member : c.notRun().keySet()) {
       md.append("- ").append(member).append(": no result (see \"Members without a row\").\n");
     }
@@ -70,6 +74,9 @@ public final class StudySummary {
       md.append("[").append(f).append("](").append(f).append(") ");
     }
     md.append("\n");
+    if (!c.rounds().isEmpty()) {
+      md.append(roundsSection(c.rounds(), s.baseline()));
+    }
     if (!c.clusterRows().isEmpty()) {
       md.append(clusterSection(c));
     }
@@ -175,6 +182,119 @@ public final class StudySummary {
       }
     }
     return out;
+  }
+
+  /** The rounds of each member, in the order the members ran. */
+  private static Map<String, List<ResultRow>> byMember(List<RoundsCsv.Row> rounds) {
+    Map<String, List<ResultRow>> out = new java.util.LinkedHashMap<>();
+    for (RoundsCsv.Row r : rounds) {
+      out.computeIfAbsent(r.row().member(), k -> new ArrayList<>()).add(r.row());
+    }
+    return out;
+  }
+
+  /** Each run's QPS over the baseline's in the same round; empty where a round has no baseline run. */
+  static List<Double> ratiosByRound(List<RoundsCsv.Row> rounds, String member, String baseline) {
+    Map<Integer, Double> base = new java.util.HashMap<>();
+    for (RoundsCsv.Row r : rounds) {
+      if (r.row().member().equals(baseline)) {
+        base.put(r.round(), r.row().achievedQps());
+      }
+    }
+    List<Double> out = new ArrayList<>();
+    for (RoundsCsv.Row r : rounds) {
+      Double b = base.get(r.round());
+      if (r.row().member().equals(member) && b != null && b > 0) {
+        out.add(r.row().achievedQps() / b);
+      }
+    }
+    return out;
+  }
+
+  static double median(List<Double> values) {
+    List<Double> sorted = new ArrayList<>(values);
+    sorted.sort(null);
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
+
+  /**
+   * With several rounds, one sentence per member: the median over the rounds of its QPS against
+   * the baseline's in the same round, with each round's ratio, and its hit rates against the
+   * baseline's (medians). Pairing runs of one round keeps a drift of the host out of the ratio.
+   */
+  public static List<String> roundsAtAGlance(List<RoundsCsv.Row> rounds, String baseline) {
+    List<String> out = new ArrayList<>();
+    if (rounds.isEmpty()) {
+      return out;
+    }
+    Map<String, List<ResultRow>> members = byMember(rounds);
+    List<ResultRow> base = members.get(baseline);
+    if (base == null) {
+      return out;
+    }
+    long roundCount = rounds.stream().mapToInt(RoundsCsv.Row::round).distinct().count();
+    out.add("Over " + roundCount + " rounds (members taking turns), each member's QPS against " + baseline
+        + "'s in the same round, median of the rounds:");
+    for (Map.Entry<String, List<ResultRow>> e : members.entrySet()) {
+      if (e.getKey().equals(baseline)) {
+        continue;
+      }
+      List<Double> ratios = ratiosByRound(rounds, e.getKey(), baseline);
+      if (ratios.isEmpty()) {
+        continue;
+      }
+      StringBuilder line = new StringBuilder(e.getKey()).append(": ")
+          .append(String.format(Locale.ROOT, "%.2fx", median(ratios))).append(" (rounds: ");
+      for (int i = 0; i < ratios.size(); i++) {
+        line.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2fx", ratios.get(i)));
+      }
+      line.append(")");
+      List<Double> hits = hitRates(e.getValue());
+      List<Double> baseHits = hitRates(base);
+      if (!hits.isEmpty() && !baseHits.isEmpty()) {
+        line.append("; hit rate ").append(pct(median(hits))).append(" vs ").append(pct(median(baseHits)));
+      }
+      out.add(line.append('.').toString());
+    }
+    return out;
+  }
+
+  private static List<Double> hitRates(List<ResultRow> rows) {
+    return rows.stream().map(ResultRow::hitRatePct).filter(java.util.Objects::nonNull).toList();
+  }
+
+  private static String roundsSection(List<RoundsCsv.Row> rounds, String baseline) {
+    Map<String, List<ResultRow>> members = byMember(rounds);
+    int roundCount = rounds.stream().mapToInt(RoundsCsv.Row::round).max().orElse(0);
+    StringBuilder md = new StringBuilder("\n## Rounds\n\n");
+    md.append("Every member was measured ").append(roundCount).append(" times, members taking turns (round 1 ")
+        .append("ran every member once, then round 2, ...). The table above and results.csv hold each member's ")
+        .append("median run by QPS; [").append(RoundsCsv.FILE).append("](").append(RoundsCsv.FILE)
+        .append(") holds every run. Against ").append(baseline).append(" means against ").append(baseline)
+        .append("'s run of the same round.\n\n| member |");
+    for (int i = 1; i <= roundCount; i++) {
+      md.append(" qps round ").append(i).append(" |");
+    }
+    md.append(" against ").append(baseline).append(", each round | median |\n| --- |");
+    md.append(" ---: |".repeat(roundCount)).append(" --- | ---: |\n");
+    for (Map.Entry<String, List<ResultRow>> e : members.entrySet()) {
+      md.append("| ").append(e.getKey()).append(" |");
+      for (RoundsCsv.Row r : rounds) {
+        if (r.row().member().equals(e.getKey())) {
+          md.append(' ').append(String.format(Locale.ROOT, "%.1f", r.row().achievedQps())).append(" |");
+        }
+      }
+      md.append(" |".repeat(Math.max(0, roundCount - e.getValue().size())));
+      List<Double> ratios = ratiosByRound(rounds, e.getKey(), baseline);
+      md.append(' ');
+      for (int i = 0; i < ratios.size(); i++) {
+        md.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2fx", ratios.get(i)));
+      }
+      md.append(" | ").append(ratios.isEmpty() ? "-" : String.format(Locale.ROOT, "%.2fx", median(ratios)))
+          .append(" |\n");
+    }
+    return md.toString();
   }
 
   /**
