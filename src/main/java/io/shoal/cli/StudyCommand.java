@@ -30,6 +30,8 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "study",
     mixinStandardHelpOptions = true,
+    // The text below is laid out in lines of up to 100 columns.
+    usageHelpWidth = 100,
     description = {
       "Run a performance study: every member of a scenario (shoal with different caches, or peer",
       "resolvers) is measured with dnsperf under the same recipe, against a local Knot DNS (knotd)",
@@ -40,7 +42,9 @@ import picocli.CommandLine.Parameters;
       "Writes to the run directory: results.csv (one row per member), achieved_qps.png, hit_rate.png,",
       "fill_mean.png, summary.md (host, versions, commands, table, and an 'At a glance' comparison",
       "with the scenario's baseline member), and per member its config, log, raw dnsperf output and",
-      "the statistics read before and after.",
+      "the statistics read before and after. With recipe.rounds = N every member runs N times, members",
+      "taking turns; results.csv keeps each member's median run, rounds.csv every run, and the summary",
+      "compares each run with the baseline's run of the same round.",
       "",
       "A shoal member may run as several nodes (nodes = 3), independent or as one Akka cluster",
       "(cluster = on): one dnsperf per node at once, results summed over the nodes, plus cluster.csv",

@@ -12,6 +12,7 @@ import io.shoal.metrics.CacheMetrics;
 import io.shoal.wire.CacheKey;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -39,21 +40,24 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   public interface Command {}
 
   /**
-   * Store {@code answer} under {@code key}. {@code committed} completes with true once the
-   * transaction holding it committed, false if it was dropped. A future rather than a
-   * {@code replyTo}: fills come from AnswerCache callers that are not actors, and an ask per fill
-   * would spawn a temporary actor on the hot path. An {@code awaited} fill has a caller waiting
-   * on it (write-through) and is committed as soon as the mailbox is drained; the others may wait
-   * for the commit window.
+   * An answer to store under {@code key}, queued for the shard in {@link OpenShards#queued}.
+   * {@code committed} completes with true once the transaction holding it committed, false if it
+   * was dropped. An {@code awaited} fill has a caller waiting on it (write-through) and comes with
+   * a {@link CommitNow}; the others may wait for the commit window.
    */
-  public record Fill(CacheKey key, CachedAnswer answer, CompletableFuture<Boolean> committed, boolean awaited)
-      implements Command {
+  public record Fill(CacheKey key, CachedAnswer answer, CompletableFuture<Boolean> committed, boolean awaited) {
 
     /** A fill with a caller waiting on it. */
     public Fill(CacheKey key, CachedAnswer answer, CompletableFuture<Boolean> committed) {
       this(key, answer, committed, true);
     }
   }
+
+  /** Write-behind fills are queued: commit them at the end of the commit window. */
+  public enum FillsQueued implements Command { INSTANCE }
+
+  /** A fill somebody waits for is queued: commit the queue as soon as the mailbox allows. */
+  public enum CommitNow implements Command { INSTANCE }
 
   /** Remove every answer for the wire-form {@code name}; replies with how many went. */
   public record FlushName(byte[] name, int qtype, ActorRef<Integer> replyTo) implements Command {}
@@ -67,8 +71,8 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   /** From the supervisor, after a failure and its back-off: open the environment again. */
   enum Reopen implements Command { INSTANCE }
 
-  /** Sent to self by the first Fill of a batch: every Fill queued before it joins that batch. */
-  private enum FlushBatch implements Command { INSTANCE }
+  /** Sent to self at the end of the commit window. */
+  private enum WindowEnd implements Command { INSTANCE }
 
   /** Tests only: fail the way a broken environment would, to exercise the supervisor's restart. */
   record InjectedFailure(String reason) implements Command {}
@@ -102,15 +106,14 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   private final ActorRef<CacheSupervisor.Command> supervisor;
   /** Null while the shard is down. */
   private ShardEnvironment environment;
-  /** What arrived while the shard was down (fills, flushes, test failures), in order. */
+  /** Flushes (and test failures) that arrived while the shard was down, in order. */
   private List<Command> held = new ArrayList<>();
   private final Histogram batchSize;
   private final Timer commitTime;
   private final Timer syncTime;
   private final Counter mapGrown;
   private List<Fill> batch = new ArrayList<>();
-  /** A FlushBatch is on its way: sent to self (prompt) or scheduled at the end of the window. */
-  private boolean flushPrompt;
+  /** The end of the open commit window, null when none is open. */
   private akka.actor.Cancellable windowEnd;
 
   /**
@@ -154,14 +157,19 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     environment = ShardEnvironment.open(settings, metrics);
     open.opened(settings.shard(), environment);
     metrics.entries(settings.shard(), environment.entries());
+    if (!open.queued(settings.shard()).isEmpty()) {
+      // Fills queued before this shard (or this incarnation of it) was there to be woken.
+      getContext().getSelf().tell(CommitNow.INSTANCE);
+    }
   }
 
   /** While the environment is open. Any handler that throws takes the shard down instead. */
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
-        .onMessage(Fill.class, this::onFill)
-        .onMessageEquals(FlushBatch.INSTANCE, () -> guarded(null, this::onFlushBatch))
+        .onMessageEquals(FillsQueued.INSTANCE, this::onFillsQueued)
+        .onMessageEquals(CommitNow.INSTANCE, () -> guarded(null, this::onCommitNow))
+        .onMessageEquals(WindowEnd.INSTANCE, () -> guarded(null, this::onCommitNow))
         .onMessage(FlushName.class, flush -> guarded(flush, () -> onFlushName(flush)))
         .onMessageEquals(Sync.INSTANCE, () -> guarded(null, this::onSync))
         .onMessageEquals(Close.INSTANCE, this::onClose)
@@ -172,13 +180,17 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
         .build();
   }
 
-  /** While the environment is closed after a failure: hold what must not be lost, until Reopen. */
+  /**
+   * While the environment is closed after a failure: fills stay in the queue and flushes are
+   * held, until Reopen.
+   */
   private Behavior<Command> down() {
     return Behaviors.receive(Command.class)
-        .onMessage(Fill.class, this::hold)
         .onMessage(FlushName.class, this::hold)
         .onMessage(InjectedFailure.class, this::hold)
-        .onMessageEquals(FlushBatch.INSTANCE, () -> Behaviors.same())
+        .onMessageEquals(FillsQueued.INSTANCE, () -> Behaviors.same())
+        .onMessageEquals(CommitNow.INSTANCE, () -> Behaviors.same())
+        .onMessageEquals(WindowEnd.INSTANCE, () -> Behaviors.same())
         .onMessageEquals(Sync.INSTANCE, () -> Behaviors.same())
         .onMessageEquals(Reopen.INSTANCE, this::onReopen)
         .onMessageEquals(Close.INSTANCE, this::onCloseWhileDown)
@@ -206,17 +218,15 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   }
 
   /**
-   * Closes the environment after a failure: fills of the failed transaction were already
-   * answered (not stored), fills gathered for the next one are held for the replay.
+   * Closes the environment after a failure. Fills of the failed transaction were answered (not
+   * stored); fills still queued wait in the queue for the reopened environment.
    */
   private Behavior<Command> failed(RuntimeException cause) {
     getContext().getLog().error("LMDB shard {} of cache {} failed; its answers are misses until it reopens",
         settings.shard(), settings.cache(), cause);
-    List<Command> gathered = new ArrayList<>(batch);
+    settle(batch, false);
     batch = new ArrayList<>();
-    clearScheduledFlush();
-    gathered.addAll(held);
-    held = gathered;
+    closeWindow();
     closeEnvironment();
     String reason = String.valueOf(cause.getMessage());
     events.tell(new Failed(settings.shard(), reason));
@@ -244,9 +254,7 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     for (int i = 0; i < replay.size(); i++) {
       Command c = replay.get(i);
       try {
-        if (c instanceof Fill fill) {
-          batch.add(fill);
-        } else if (c instanceof FlushName flush) {
+        if (c instanceof FlushName flush) {
           onFlushName(flush);
         } else if (c instanceof InjectedFailure failure) {
           onInjectedFailure(failure);
@@ -260,7 +268,7 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
       }
     }
     try {
-      commitBatch();
+      commitQueued();
     } catch (RuntimeException e) {
       return failed(e);
     }
@@ -275,27 +283,36 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     return Behaviors.stopped();
   }
 
-  private Behavior<Command> onFill(Fill fill) {
-    batch.add(fill);
-    if (fill.awaited() || settings.commitWindow().isZero()) {
-      if (!flushPrompt) {
-        // Commit once the fills already in the mailbox have joined the batch.
-        flushPrompt = true;
-        getContext().getSelf().tell(FlushBatch.INSTANCE);
-      }
-    } else if (windowEnd == null) {
-      // Nobody waits for this commit: gather fills for the window. Fewer, larger transactions
-      // mean fewer fsyncs and fewer copied B+tree pages per fill; readers see the batch
-      // meanwhile through the cache's overlay.
-      windowEnd = getContext().scheduleOnce(settings.commitWindow(), getContext().getSelf(), FlushBatch.INSTANCE);
+  private Behavior<Command> onFillsQueued() {
+    if (settings.commitWindow().isZero()) {
+      return guarded(null, this::onCommitNow);
+    }
+    if (windowEnd == null) {
+      // Nobody waits for these commits: gather fills for the window. Fewer, larger transactions
+      // mean fewer fsyncs and fewer copied B+tree pages per fill; readers see the queued
+      // answers meanwhile through the cache's overlay.
+      windowEnd = getContext().scheduleOnce(settings.commitWindow(), getContext().getSelf(), WindowEnd.INSTANCE);
     }
     return this;
   }
 
-  private Behavior<Command> onFlushBatch() {
-    clearScheduledFlush();
-    commitBatch();
+  private Behavior<Command> onCommitNow() {
+    commitQueued();
     return this;
+  }
+
+  /**
+   * Takes every queued fill into one batch and commits it. The wake-up flag is cleared before
+   * the queue is drained, so a fill queued after the drain wakes the shard again.
+   */
+  private void commitQueued() {
+    closeWindow();
+    open.woken(settings.shard()).set(false);
+    Queue<Fill> queue = open.queued(settings.shard());
+    for (Fill f = queue.poll(); f != null; f = queue.poll()) {
+      batch.add(f);
+    }
+    commitBatch();
   }
 
   /**
@@ -396,7 +413,7 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
   private Behavior<Command> onFlushName(FlushName flush) {
     // Fills queued before the flush belong before it.
-    commitBatch();
+    commitQueued();
     int removed = 0;
     for (int round = 1; ; round++) {
       try {
@@ -425,7 +442,7 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
   private Behavior<Command> onClose() {
     try {
-      commitBatch();
+      commitQueued();
       if (settings.sync() != SyncMode.NONE) {
         onSync();
       }
@@ -447,12 +464,14 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
   /** At stop: answer every fill and flush still waiting, unpublish and close the environment. */
   private Behavior<Command> shutDown() {
+    Queue<Fill> queue = open.queued(settings.shard());
+    for (Fill f = queue.poll(); f != null; f = queue.poll()) {
+      batch.add(f);
+    }
     settle(batch, false);
     batch = new ArrayList<>();
     for (Command c : held) {
-      if (c instanceof Fill fill) {
-        settle(List.of(fill), false);
-      } else if (c instanceof FlushName flush) {
+      if (c instanceof FlushName flush) {
         flush.replyTo().tell(0);
       }
     }
@@ -461,9 +480,8 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     return Behaviors.same();
   }
 
-  /** A FlushBatch still on its way finds an empty batch, or a new one: either is fine. */
-  private void clearScheduledFlush() {
-    flushPrompt = false;
+  /** A WindowEnd already in the mailbox then finds an empty queue, or a new one: either is fine. */
+  private void closeWindow() {
     if (windowEnd != null) {
       windowEnd.cancel();
       windowEnd = null;

@@ -204,11 +204,12 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
     if (closing) {
       return closedWhenDone();
     }
-    // Shards handle their own failures, so this is one that died of an Error; its queued fills
-    // went with its mailbox, so its count of waiting fills starts again at zero.
+    // Shards handle their own failures, so this is one that died of an Error; fills it held in
+    // a transaction went with it, so only the fills still queued count as waiting. The new
+    // shard commits them.
     getContext().getLog().error("shard {} of cache {} stopped unexpectedly; starting it again",
         i, shards.get(i).cache());
-    open.pendingFills(i).set(0);
+    open.pendingFills(i).set(open.queued(i).size());
     generation[i]++;
     spawn(shards.get(i));
     return this;

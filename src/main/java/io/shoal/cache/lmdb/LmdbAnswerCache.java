@@ -313,12 +313,15 @@ public final class LmdbAnswerCache implements AnswerCache {
     CompletableFuture<Boolean> committed = new CompletableFuture<>();
     uncommitted.put(key, answer);
     committed.whenComplete((ok, failure) -> uncommitted.remove(key, answer));
-    CacheShard.Fill fill = new CacheShard.Fill(key, answer, committed, awaited);
+    open.queued(shard).add(new CacheShard.Fill(key, answer, committed, awaited));
     ActorRef<CacheShard.Command> writer = open.writer(shard);
-    if (writer != null) {
-      writer.tell(fill);
-    } else {
-      started.thenRun(() -> open.writer(shard).tell(fill));
+    if (writer == null) {
+      started.thenRun(() -> open.writer(shard).tell(CacheShard.CommitNow.INSTANCE));
+    } else if (awaited) {
+      writer.tell(CacheShard.CommitNow.INSTANCE);
+    } else if (open.woken(shard).compareAndSet(false, true)) {
+      // The first write-behind fill since the shard's last commit: it starts the commit window.
+      writer.tell(CacheShard.FillsQueued.INSTANCE);
     }
     return committed;
   }

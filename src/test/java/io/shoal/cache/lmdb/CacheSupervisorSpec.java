@@ -97,6 +97,7 @@ public class CacheSupervisorSpec extends JUnitSuite {
       long now = System.currentTimeMillis();
       List<List<CacheKey>> keys = keysPerShard("again", shards, 3);
       int failing = 0;
+      awaitShardOpen(cache, failing);
       // Three failures in a row: the first takes the shard down, the others arrive while it is
       // down and fail it again each time it replays them after a reopen.
       for (int i = 0; i < 3; i++) {

@@ -120,6 +120,10 @@ public class LmdbNodeSpec extends JUnitSuite {
         ActorRef<CacheShard.Command> shard = Adapter.toTyped(node.server.system().classicSystem()
             .actorSelection("/user/lmdb-cache-answers/shard-01")
             .resolveOne(Duration.ofSeconds(5)).toCompletableFuture().get(10, TimeUnit.SECONDS));
+        // Queued answers are served until their commit, even while their shard is down: flush a
+        // name that is not cached, which commits everything queued before it, so that the
+        // answer is in the environment that is about to fail.
+        assertEquals(0, flushUncached(node, shard));
         // One failure: the shard is down for its restart back-off.
         shard.tell(new CacheShard.InjectedFailure("injected by LmdbNodeSpec"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -139,11 +143,7 @@ public class LmdbNodeSpec extends JUnitSuite {
 
         // Answers are served from the moment they are filled, so a hit alone does not prove the
         // shard is back: a flush is answered only once it has reopened.
-        int removed = akka.actor.typed.javadsl.AskPattern.<CacheShard.Command, Integer>ask(shard,
-                replyTo -> new CacheShard.FlushName(CacheKey.nameToWire("not-cached.example.test."), 0, replyTo),
-                Duration.ofSeconds(20), node.server.system().scheduler())
-            .toCompletableFuture().get(25, TimeUnit.SECONDS);
-        assertEquals(0, removed);
+        assertEquals(0, flushUncached(node, shard));
         // Once the shard is back, its names are hits again.
         awaitHit(node, auth, down);
       }
@@ -164,5 +164,13 @@ public class LmdbNodeSpec extends JUnitSuite {
       Thread.sleep(20);
     }
     throw new AssertionError(name + " never became a hit");
+  }
+
+  /** Asks {@code shard} to flush a name never cached; answered once the shard is up and has committed its queue. */
+  private static int flushUncached(TestNode node, ActorRef<CacheShard.Command> shard) throws Exception {
+    return akka.actor.typed.javadsl.AskPattern.<CacheShard.Command, Integer>ask(shard,
+            replyTo -> new CacheShard.FlushName(CacheKey.nameToWire("not-cached.example.test."), 0, replyTo),
+            Duration.ofSeconds(20), node.server.system().scheduler())
+        .toCompletableFuture().get(25, TimeUnit.SECONDS);
   }
 }
