@@ -25,14 +25,16 @@ import org.lmdbjava.Env;
 
 /**
  * One shard of an LMDB answer cache: the only writer of its environment. Fills that wait in its
- * mailbox are group-committed, one write transaction (and, in sync = full, one fsync) for all of
- * them. Readers never come here; they read the environment directly.
+ * queue ({@link OpenShards#queued}) are group-committed, one write transaction (and, in
+ * sync = full, one fsync) for all of them: at once for a fill somebody waits on, at the end of
+ * the commit window for write-behind fills. Readers never come here; they read the environment
+ * directly.
  *
  * <p>When its environment throws, the shard does not die: it closes the environment (its keys
- * are misses from then on), tells its {@link CacheSupervisor}, and holds the fills and flushes
- * that arrive until the supervisor, after a back-off, tells it to {@link Reopen}. It then
- * reopens the environment and works through what it held, in order. Keeping that queue itself
- * rather than in Akka's restart stash means a failure during the replay cannot lose the rest.
+ * are misses from then on), tells its {@link CacheSupervisor}, and leaves fills in the queue and
+ * holds flushes until the supervisor, after a back-off, tells it to {@link Reopen}. It then
+ * reopens the environment and works through what waited, in order. Keeping that itself rather
+ * than in Akka's restart stash means a failure during the replay cannot lose the rest.
  */
 public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
@@ -77,7 +79,7 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   /** Tests only: fail the way a broken environment would, to exercise the supervisor's restart. */
   record InjectedFailure(String reason) implements Command {}
 
-  /** Tests only: hold the shard until released, so that fills pile up in its mailbox. */
+  /** Tests only: hold the shard until released, so that fills pile up in its queue. */
   record Hold(CountDownLatch release) implements Command {}
 
   /** What a shard reports to an observer (tests and studies; the node passes an ignoring ref). */

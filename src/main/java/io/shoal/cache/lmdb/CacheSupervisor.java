@@ -54,9 +54,9 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
   private enum CloseDeadline implements Command { INSTANCE }
 
   /**
-   * How long Close waits for shards to commit and stop by themselves. A shard caught between
-   * failures in its restart back-off can lose the Close that was stashed for it; without a
-   * deadline the node's shutdown would wait for the caller's ask to time out.
+   * How long Close waits for shards to commit and stop by themselves. A shard far behind on a
+   * disk that barely answers would otherwise hold the node's shutdown until the caller's ask
+   * timed out; stopped from outside, it ends after the message it is in.
    */
   private static final Duration CLOSE_DEADLINE = Duration.ofSeconds(5);
 
