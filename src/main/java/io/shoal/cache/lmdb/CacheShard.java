@@ -310,10 +310,7 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   private void commitQueued() {
     closeWindow();
     open.woken(settings.shard()).set(false);
-    Queue<Fill> queue = open.queued(settings.shard());
-    for (Fill f = queue.poll(); f != null; f = queue.poll()) {
-      batch.add(f);
-    }
+    takeQueued();
     commitBatch();
   }
 
@@ -466,10 +463,7 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
   /** At stop: answer every fill and flush still waiting, unpublish and close the environment. */
   private Behavior<Command> shutDown() {
-    Queue<Fill> queue = open.queued(settings.shard());
-    for (Fill f = queue.poll(); f != null; f = queue.poll()) {
-      batch.add(f);
-    }
+    takeQueued();
     settle(batch, false);
     batch = new ArrayList<>();
     for (Command c : held) {
@@ -480,6 +474,14 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     held = new ArrayList<>();
     closeEnvironment();
     return Behaviors.same();
+  }
+
+  /** Moves every fill waiting in the shard's queue into the batch. */
+  private void takeQueued() {
+    Queue<Fill> queue = open.queued(settings.shard());
+    for (Fill f = queue.poll(); f != null; f = queue.poll()) {
+      batch.add(f);
+    }
   }
 
   /** A WindowEnd already in the mailbox then finds an empty queue, or a new one: either is fine. */
