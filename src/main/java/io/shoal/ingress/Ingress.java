@@ -57,7 +57,7 @@ public final class Ingress {
     if (!admit(w)) {
       return;
     }
-    workers.get(w).tell(new IngressWorker.Resolve(query, client, Transport.UDP, replyTo));
+    workers.get(w).tell(new IngressWorker.Resolve(query, client, Protocol.UDP, replyTo));
   }
 
   /** Takes a query from a TCP stream; completes with the reply, or empty when it is dropped. */
@@ -78,7 +78,7 @@ public final class Ingress {
     }
     return AskPattern.<IngressWorker.Command, Reply>ask(
             workers.get(w),
-            replyTo -> new IngressWorker.Resolve(query, client, Transport.TCP, replyTo),
+            replyTo -> new IngressWorker.Resolve(query, client, Protocol.TCP, replyTo),
             askTimeout,
             scheduler)
         .handle((reply, failure) -> Optional.of(reply != null ? reply.wire() : query.servfail()));

@@ -8,6 +8,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.OwnerDirectory;
+import io.shoal.logging.FailureLog;
 import io.shoal.cluster.PeerAnswer;
 import io.shoal.cluster.PeerLookup;
 import io.shoal.metrics.ServerMetrics;
@@ -44,7 +45,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   /** Answer {@code query} from {@code client}; the reply goes to {@code replyTo}. */
-  public record Resolve(DnsQuery query, InetSocketAddress client, Transport transport, ActorRef<Reply> replyTo)
+  public record Resolve(DnsQuery query, InetSocketAddress client, Protocol protocol, ActorRef<Reply> replyTo)
       implements Command, Waiter {}
 
   /**
@@ -130,7 +131,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     CachedAnswer hit = profile.cache().get(key, now);
     if (hit != null) {
       profile.cacheMetrics().hit();
-      reply(r, hit.render(r.query(), now, r.transport().sizeLimit(r.query())));
+      reply(r, hit.render(r.query(), now, r.protocol().sizeLimit(r.query())));
       return;
     }
     profile.cacheMetrics().miss();
@@ -275,7 +276,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     PeerAnswer forPeers = null;
     for (Waiter w : waiters) {
       if (w instanceof Resolve r) {
-        reply(r, answer.render(r.query(), now, r.transport().sizeLimit(r.query())));
+        reply(r, answer.render(r.query(), now, r.protocol().sizeLimit(r.query())));
       } else if (w instanceof PeerResolve p) {
         if (forPeers == null) {
           forPeers = PeerAnswer.of("fetched", answer, cacheable);

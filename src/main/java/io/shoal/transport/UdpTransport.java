@@ -9,7 +9,7 @@ import akka.stream.OverflowStrategy;
 import akka.stream.javadsl.Sink;
 import akka.stream.javadsl.Source;
 import akka.stream.typed.javadsl.ActorSource;
-import io.shoal.ingress.FailureLog;
+import io.shoal.logging.FailureLog;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Reply;
 import io.shoal.metrics.ServerMetrics;

@@ -68,7 +68,7 @@ public class IngressWorkerSpec extends JUnitSuite {
   private IngressWorker.Resolve resolve(int id, String name) throws Exception {
     pending.incrementAndGet();
     DnsQuery q = DnsQuery.parse(DnsClient.query(id, name, Type.A, null).toWire());
-    return new IngressWorker.Resolve(q, CLIENT, Transport.UDP, client.getRef());
+    return new IngressWorker.Resolve(q, CLIENT, Protocol.UDP, client.getRef());
   }
 
   /** What the upstream would answer to {@code forward}: one A record, TTL 120. */

@@ -12,7 +12,7 @@ import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.config.CacheSettings;
 import io.shoal.config.LmdbSettings;
-import io.shoal.ingress.FailureLog;
+import io.shoal.logging.FailureLog;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.CacheKey;

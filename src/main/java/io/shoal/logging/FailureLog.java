@@ -1,4 +1,4 @@
-package io.shoal.ingress;
+package io.shoal.logging;
 
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;

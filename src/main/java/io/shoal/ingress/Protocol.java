@@ -3,13 +3,13 @@ package io.shoal.ingress;
 import io.shoal.wire.DnsQuery;
 
 /** How a query arrived, which bounds the size of its reply. */
-public enum Transport {
+public enum Protocol {
   UDP("udp"),
   TCP("tcp");
 
   private final String label;
 
-  Transport(String label) {
+  Protocol(String label) {
     this.label = label;
   }
 
@@ -18,7 +18,7 @@ public enum Transport {
     return label;
   }
 
-  /** Largest reply this transport carries for {@code query} before it must be truncated. */
+  /** Largest reply this protocol carries for {@code query} before it must be truncated. */
   public int sizeLimit(DnsQuery query) {
     return this == UDP ? query.udpLimit() : 65535;
   }
