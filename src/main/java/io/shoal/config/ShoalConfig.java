@@ -23,6 +23,7 @@ import org.xbill.DNS.TextParseException;
 public record ShoalConfig(
     InetSocketAddress udpListen,
     InetSocketAddress tcpListen,
+    int udpSockets,
     int workers,
     FillMode fill,
     int maxPendingPerWorker,
@@ -54,9 +55,13 @@ public record ShoalConfig(
         "lmdb-dispatcher");
 
     Section listen = shoal.section("listen");
-    listen.allowOnly("udp", "tcp");
+    listen.allowOnly("udp", "tcp", "udp_sockets");
     InetSocketAddress udp = listen.address("udp", 53);
     InetSocketAddress tcp = listen.address("tcp", 53);
+    int udpSockets = (int) listen.integer("udp_sockets", 0, 256);
+    if (udpSockets == 0) {
+      udpSockets = Runtime.getRuntime().availableProcessors();
+    }
 
     Section ingress = shoal.section("ingress");
     ingress.allowOnly("workers", "fill", "max_pending");
@@ -138,7 +143,7 @@ public record ShoalConfig(
         adminSection.bool("enabled"), adminSection.string("host"), (int) adminSection.integer("port", 0, 65535));
 
     return new ShoalConfig(
-        udp, tcp, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
+        udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace,
         cluster(shoal.section("cluster")), admin);
   }

@@ -1,10 +1,11 @@
 package io.shoal.ingress;
 
 import akka.actor.typed.ActorRef;
-import akka.actor.typed.Scheduler;
-import akka.actor.typed.javadsl.AskPattern;
+import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.PeerAnswer;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.profile.Profile;
+import io.shoal.profile.ProfileTable;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import java.net.InetSocketAddress;
@@ -13,35 +14,45 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
- * The front door shared by the UDP and TCP transports: validates a packet, answers bad ones
- * (FORMERR, NOTIMP, REFUSED) or drops them, and hands good ones to the worker that owns their
- * cache key. Each worker holds at most {@code maxPending} queries; beyond that a query is dropped
- * and counted, so overload costs answers, never unbounded memory.
+ * The front door shared by the UDP sockets and TCP connections, run on the thread that read the
+ * query: validates it, answers bad ones (FORMERR, NOTIMP, REFUSED) or drops them, answers a cache
+ * hit right there, and hands a miss to the worker that owns its cache key. Each worker holds at
+ * most {@code maxPending} misses; beyond that a query is dropped and counted, so overload costs
+ * answers, never unbounded memory.
  */
 public final class Ingress {
+  private final ProfileTable profiles;
+  private final LongSupplier clock;
   private final List<ActorRef<IngressWorker.Command>> workers;
   private final AtomicInteger[] pending;
   private final int maxPending;
   private final ServerMetrics metrics;
-  private final Scheduler scheduler;
-  private final Duration askTimeout;
+  private final long tcpGuardMillis;
 
+  /**
+   * @param clock epoch milliseconds (injected so tests can move time)
+   * @param tcpGuard how long a TCP query may wait for its worker before it gets SERVFAIL; longer
+   *     than any upstream deadline, so it only fires if a worker lost the query (restarted)
+   */
   public Ingress(
-      List<ActorRef<IngressWorker.Command>> workers, AtomicInteger[] pending, int maxPending,
-      ServerMetrics metrics, Scheduler scheduler, Duration askTimeout) {
+      ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
+      AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration tcpGuard) {
+    this.profiles = profiles;
+    this.clock = clock;
     this.workers = List.copyOf(workers);
     this.pending = pending;
     this.maxPending = maxPending;
     this.metrics = metrics;
-    this.scheduler = scheduler;
-    this.askTimeout = askTimeout;
+    this.tcpGuardMillis = tcpGuard.toMillis();
   }
 
-  /** Takes a datagram; any reply is told to {@code replyTo}. */
-  public void offer(byte[] packet, InetSocketAddress client, ActorRef<Reply> replyTo) {
+  /** Takes a datagram read from a UDP socket; any reply goes out through {@code socket}. */
+  public void offer(byte[] packet, InetSocketAddress client, ReplyPath socket) {
     DnsQuery query;
     try {
       query = DnsQuery.parse(packet);
@@ -49,15 +60,19 @@ public final class Ingress {
       if (bad.dropped()) {
         metrics.dropped(bad.reason());
       } else {
-        replyTo.tell(new Reply(bad.reply(), client));
+        socket.send(bad.reply(), client);
       }
       return;
     }
-    int w = partition(query);
-    if (!admit(w)) {
+    byte[] hit = answerFromCache(query, Protocol.UDP);
+    if (hit != null) {
+      socket.send(hit, client);
       return;
     }
-    workers.get(w).tell(new IngressWorker.Resolve(query, client, Protocol.UDP, replyTo));
+    int w = partition(query);
+    if (admit(w)) {
+      workers.get(w).tell(new IngressWorker.Resolve(query, client, Protocol.UDP, socket));
+    }
   }
 
   /** Takes a query from a TCP stream; completes with the reply, or empty when it is dropped. */
@@ -72,16 +87,31 @@ public final class Ingress {
       }
       return CompletableFuture.completedFuture(Optional.of(bad.reply()));
     }
+    byte[] hit = answerFromCache(query, Protocol.TCP);
+    if (hit != null) {
+      return CompletableFuture.completedFuture(Optional.of(hit));
+    }
     int w = partition(query);
     if (!admit(w)) {
       return CompletableFuture.completedFuture(Optional.of(query.servfail()));
     }
-    return AskPattern.<IngressWorker.Command, Reply>ask(
-            workers.get(w),
-            replyTo -> new IngressWorker.Resolve(query, client, Protocol.TCP, replyTo),
-            askTimeout,
-            scheduler)
-        .handle((reply, failure) -> Optional.of(reply != null ? reply.wire() : query.servfail()));
+    CompletableFuture<Optional<byte[]>> reply = new CompletableFuture<>();
+    workers.get(w).tell(new IngressWorker.Resolve(query, client, Protocol.TCP,
+        (wire, to) -> reply.complete(Optional.of(wire))));
+    return reply.completeOnTimeout(Optional.of(query.servfail()), tcpGuardMillis, TimeUnit.MILLISECONDS);
+  }
+
+  /** The rendered reply when the cache holds the answer, counted as a hit or a miss; else null. */
+  private byte[] answerFromCache(DnsQuery query, Protocol protocol) {
+    Profile profile = profiles.match(query.key());
+    long now = clock.getAsLong();
+    CachedAnswer hit = profile.cache().get(query.key(), now);
+    if (hit == null) {
+      profile.cacheMetrics().miss();
+      return null;
+    }
+    profile.cacheMetrics().hit();
+    return hit.render(query, now, protocol.sizeLimit(query));
   }
 
   /** A lookup from another cluster node for a key this node owns. */
@@ -104,7 +134,7 @@ public final class Ingress {
     return Math.floorMod(h ^ (h >>> 16), workers.size());
   }
 
-  /** Queries accepted but not yet answered, over all workers. */
+  /** Misses accepted but not yet answered, over all workers. */
   public int pending() {
     int sum = 0;
     for (AtomicInteger p : pending) {

@@ -14,7 +14,7 @@ import io.shoal.cluster.PeerLookup;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
-import io.shoal.upstream.UpstreamClient;
+import io.shoal.upstream.Upstream;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ScannedAnswer;
@@ -30,9 +30,10 @@ import java.util.function.LongSupplier;
 import org.slf4j.LoggerFactory;
 
 /**
- * Answers the queries of one partition of the key space. A hit is read straight from the cache
- * and rendered for the client; a miss goes upstream once per key however many clients ask while
- * it is in flight, and every waiter gets the answer, then the answer fills the cache.
+ * Answers the misses of one partition of the key space (hits never come here: the socket that
+ * read them answers them). A miss goes upstream once per key however many clients ask while it is
+ * in flight; every waiter gets the answer on the socket or connection it came in on, and the
+ * answer fills the cache. A query that finds its key filled meanwhile is answered from the cache.
  */
 public final class IngressWorker extends AbstractBehavior<IngressWorker.Command> {
 
@@ -44,8 +45,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     DnsQuery query();
   }
 
-  /** Answer {@code query} from {@code client}; the reply goes to {@code replyTo}. */
-  public record Resolve(DnsQuery query, InetSocketAddress client, Protocol protocol, ActorRef<Reply> replyTo)
+  /** Answer {@code query}, which missed the cache, from {@code client}; the reply goes to {@code replyTo}. */
+  public record Resolve(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath replyTo)
       implements Command, Waiter {}
 
   /**
@@ -55,7 +56,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
    */
   public record PeerResolve(DnsQuery query, ActorRef<PeerAnswer> replyTo) implements Command, Waiter {}
 
-  private record UpstreamDone(CacheKey key, Profile profile, UpstreamClient.Outcome outcome) implements Command {}
+  private record UpstreamDone(CacheKey key, Profile profile, Upstream.Outcome outcome) implements Command {}
 
   private record OwnerDone(CacheKey key, Profile profile, PeerAnswer answer) implements Command {}
 
@@ -128,13 +129,13 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     CacheKey key = r.query().key();
     Profile profile = profiles.match(key);
     long now = clock.getAsLong();
-    CachedAnswer hit = profile.cache().get(key, now);
-    if (hit != null) {
-      profile.cacheMetrics().hit();
-      reply(r, hit.render(r.query(), now, r.protocol().sizeLimit(r.query())));
+    // Counted as a miss where it was read; it may have been filled since (a waiter of the same
+    // key queued behind the answer), and then the cache answers it without another fetch.
+    CachedAnswer filled = profile.cache().get(key, now);
+    if (filled != null) {
+      reply(r, filled.render(r.query(), now, r.protocol().sizeLimit(r.query())));
       return;
     }
-    profile.cacheMetrics().miss();
     if (!await(key, r)) {
       return;
     }
@@ -212,13 +213,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   private void askUpstream(CacheKey key, Profile profile, DnsQuery query) {
-    getContext().ask(
-        UpstreamClient.Outcome.class,
-        profile.upstream(),
-        profile.upstreamDeadline(),
-        replyTo -> new UpstreamClient.Forward(query, replyTo),
-        (outcome, failure) -> new UpstreamDone(key, profile,
-            outcome != null ? outcome : new UpstreamClient.Failed("no upstream answer: " + failure.getMessage())));
+    getContext().pipeToSelf(profile.upstream().forward(query), (outcome, failure) -> new UpstreamDone(key, profile,
+        outcome != null ? outcome : new Upstream.Failed("no upstream answer: " + failure)));
   }
 
   private Behavior<Command> onUpstreamDone(UpstreamDone done) {
@@ -227,7 +223,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       return this;
     }
     try {
-      if (!(done.outcome() instanceof UpstreamClient.Answered answered)) {
+      if (!(done.outcome() instanceof Upstream.Answered answered)) {
         servfailAll(done.key());
         return this;
       }
@@ -301,6 +297,6 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
 
   private void reply(Resolve r, byte[] wire) {
     pending.decrementAndGet();
-    r.replyTo().tell(new Reply(wire, r.client()));
+    r.replyTo().send(wire, r.client());
   }
 }

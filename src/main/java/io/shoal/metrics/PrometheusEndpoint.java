@@ -13,22 +13,41 @@ import kamon.Kamon;
 public final class PrometheusEndpoint {
   private static final Object LOCK = new Object();
   private static String started;
+  private static Config serving;
 
   private PrometheusEndpoint() {}
 
-  /** Starts Kamon if it is not running yet; returns "host:port" of the endpoint in use. */
-  public static String start(Config base, boolean enabled, String host, int port) {
+  /**
+   * Starts Kamon if it is not running yet, without its HTTP endpoint (see {@link #serve}); returns
+   * "host:port" of the endpoint in use.
+   */
+  public static String init(Config base, boolean enabled, String host, int port) {
     synchronized (LOCK) {
       if (started == null) {
-        Config kamon = ConfigFactory.parseMap(Map.of(
+        serving = ConfigFactory.parseMap(Map.of(
                 "kamon.prometheus.start-embedded-http-server", enabled,
                 "kamon.prometheus.embedded-server.hostname", host,
                 "kamon.prometheus.embedded-server.port", port))
             .withFallback(base);
-        Kamon.initWithoutAttaching(kamon);
+        Kamon.initWithoutAttaching(ConfigFactory.parseMap(Map.of(
+                "kamon.prometheus.start-embedded-http-server", false))
+            .withFallback(serving));
         started = host + ":" + port;
       }
       return started;
+    }
+  }
+
+  /**
+   * Opens the /metrics endpoint (when enabled), once the node can answer DNS: a scrape that
+   * answers means the node is up.
+   */
+  public static void serve() {
+    synchronized (LOCK) {
+      if (serving != null) {
+        Kamon.reconfigure(serving);
+        serving = null;
+      }
     }
   }
 }

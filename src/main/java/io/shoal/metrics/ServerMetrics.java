@@ -18,6 +18,7 @@ public final class ServerMetrics {
   public static final String WORKER_FAILURE = "worker_failure";
   /** A cache fill not stored because its LMDB shard already had too many waiting. */
   public static final String FILL_QUEUE_FULL = "fill_queue_full";
+  public static final String UDP_SEND_FAILED = "udp_send_failed";
   /** shoal.dropped's description, shared by every place that registers it. */
   public static final String DROPPED_DESCRIPTION = "Packets dropped unanswered";
 
@@ -40,7 +41,7 @@ public final class ServerMetrics {
 
   private ServerMetrics(TagSet base) {
     this.base = base;
-    for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL}) {
+    for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL, UDP_SEND_FAILED}) {
       dropCounter(reason);
     }
   }
@@ -81,6 +82,12 @@ public final class ServerMetrics {
           .withTags(base.withTag("upstream", server).withTag("outcome", outcome)));
     }
     t.record(nanos);
+  }
+
+  /** Datagrams read by one of the reuseport sockets: shoal_udp_received_total{socket}. */
+  public Counter udpSocketReceived(int socket) {
+    return Kamon.counter("shoal.udp.received", "Datagrams read, per listening UDP socket")
+        .withTags(base.withTag("socket", String.valueOf(socket)));
   }
 
   /** A miss asked of the key's owner node: shoal_cluster_remote_lookups_total{outcome}. */

@@ -1,11 +1,9 @@
 package io.shoal.profile;
 
-import akka.actor.typed.ActorRef;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.TtlRules;
 import io.shoal.metrics.CacheMetrics;
-import io.shoal.upstream.UpstreamClient;
-import java.time.Duration;
+import io.shoal.upstream.Upstream;
 
 /** A lookup profile, resolved: the cache and upstream group that serve its names. */
 public record Profile(
@@ -13,5 +11,4 @@ public record Profile(
     AnswerCache cache,
     CacheMetrics cacheMetrics,
     TtlRules ttlRules,
-    ActorRef<UpstreamClient.Command> upstream,
-    Duration upstreamDeadline) {}
+    Upstream upstream) {}

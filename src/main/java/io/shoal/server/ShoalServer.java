@@ -36,9 +36,9 @@ import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.transport.TcpTransport;
 import io.shoal.transport.UdpTransport;
-import io.shoal.upstream.TcpExchange;
-import io.shoal.upstream.UdpExchange;
-import io.shoal.upstream.UpstreamClient;
+import io.shoal.upstream.DescriptorBudget;
+import io.shoal.upstream.UpstreamGroup;
+import io.shoal.upstream.UpstreamSelector;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -97,22 +97,30 @@ public final class ShoalServer {
             "akka.coordinated-shutdown.phases.service-requests-done.timeout", (grace.toMillis() + 1000) + "ms"))
         .withFallback(cluster.enabled() ? ClusterBoot.akkaConfig(cluster) : ConfigFactory.empty())
         .withFallback(raw);
-    String metricsEndpoint = PrometheusEndpoint.start(
+    // The DNS sockets are bound before anything reports the node up (metrics, readiness, the
+    // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
+    UdpTransport udp;
+    try {
+      udp = UdpTransport.bind(config.udpListen(), config.udpSockets());
+    } catch (IOException e) {
+      throw new StartupException("cannot listen on UDP " + config.udpListen() + ": " + e.getMessage());
+    }
+    String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
     String node = cluster.enabled() ? cluster.nodeLabel() : null;
     ServerMetrics metrics = node == null ? new ServerMetrics() : new ServerMetrics(node);
-    UdpExchange udpExchange;
+    UpstreamSelector upstreamSockets;
     try {
-      udpExchange = new UdpExchange(8192, metrics);
+      upstreamSockets = new UpstreamSelector(DescriptorBudget.upstreamSockets(config), metrics);
     } catch (IOException e) {
-      throw new StartupException("cannot open the upstream UDP selector: " + e.getMessage());
+      udp.close();
+      throw new StartupException("cannot open the upstream selector: " + e.getMessage());
     }
-    TcpExchange tcpExchange = new TcpExchange(4);
     CompletableFuture<Wiring> wired = new CompletableFuture<>();
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           try {
-            wired.complete(wire(ctx, config, clock, metrics, node, udpExchange, tcpExchange));
+            wired.complete(wire(ctx, config, clock, metrics, node, upstreamSockets));
           } catch (RuntimeException e) {
             wired.completeExceptionally(e);
           }
@@ -121,35 +129,34 @@ public final class ShoalServer {
         "shoal",
         akkaConfig);
     Wiring wiring = null;
-    UdpTransport udp = null;
     String step = "start";
     try {
       wiring = wired.get(30, TimeUnit.SECONDS);
-      NodeStatus.get(system).cachesOpen(true);
-      if (cluster.enabled()) {
-        step = "start cluster management on " + cluster.managementHost() + ":" + cluster.managementPort();
-        ClusterBoot.start(system);
-      }
+      step = "listen on TCP " + config.tcpListen();
+      TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), wiring.ingress(), metrics)
+          .toCompletableFuture().get(30, TimeUnit.SECONDS);
+      udp.serve(system, wiring.ingress(), metrics);
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
         step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();
         admin = startAdmin(system, config, wiring);
       }
-      step = "listen on UDP " + config.udpListen();
-      udp = UdpTransport.bind(system, config.udpListen(), wiring.ingress(), metrics);
-      step = "listen on TCP " + config.tcpListen();
-      TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), wiring.ingress(), metrics)
-          .toCompletableFuture().get(30, TimeUnit.SECONDS);
+      NodeStatus.get(system).cachesOpen(true);
+      if (cluster.enabled()) {
+        step = "start cluster management on " + cluster.managementHost() + ":" + cluster.managementPort();
+        ClusterBoot.start(system);
+      }
+      step = "serve metrics on " + config.metricsHost() + ":" + config.metricsPort();
+      PrometheusEndpoint.serve();
       ShoalServer server = new ShoalServer(system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners());
-      server.registerShutdown(grace, wiring.caches(), udpExchange, tcpExchange);
-      log.info("shoal answering on udp {} and tcp {}; metrics at http://{}/metrics",
-          udp.localAddress(), tcp.localAddress(), metricsEndpoint);
+      server.registerShutdown(grace, wiring.caches(), upstreamSockets);
+      log.info("shoal answering on udp {} ({} sockets) and tcp {}; {}",
+          udp.localAddress(), udp.socketCount(), tcp.localAddress(),
+          config.metricsEnabled() ? "metrics at http://" + metricsEndpoint + "/metrics" : "metrics off");
       return server;
     } catch (Exception e) {
-      if (udp != null) {
-        udp.stopReading();
-        udp.close();
-      }
+      udp.stopReading();
+      udp.close();
       if (wiring != null) {
         // Release the caches' directories (LMDB cache locks) before the system goes.
         for (AnswerCache c : wiring.caches()) {
@@ -157,8 +164,7 @@ public final class ShoalServer {
         }
       }
       system.terminate();
-      udpExchange.close();
-      tcpExchange.close();
+      upstreamSockets.close();
       Throwable cause = e.getCause() != null ? e.getCause() : e;
       if (cause instanceof StartupException se) {
         throw se;
@@ -169,13 +175,10 @@ public final class ShoalServer {
 
   private static Wiring wire(
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
-      UdpExchange udpExchange, TcpExchange tcpExchange) {
-    Map<String, ActorRef<UpstreamClient.Command>> upstreams = new HashMap<>();
+      UpstreamSelector upstreamSockets) {
+    Map<String, UpstreamGroup> upstreams = new HashMap<>();
     for (UpstreamGroupSettings group : config.upstreams().values()) {
-      upstreams.put(group.name(), ctx.spawn(
-          Behaviors.supervise(UpstreamClient.create(group, udpExchange, tcpExchange, metrics))
-              .onFailure(SupervisorStrategy.restart()),
-          "upstream-" + group.name()));
+      upstreams.put(group.name(), new UpstreamGroup(group, upstreamSockets, metrics));
     }
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
@@ -189,7 +192,7 @@ public final class ShoalServer {
       CacheSettings c = config.cache(p.cache());
       UpstreamGroupSettings group = config.upstreams().get(p.upstreams());
       Profile profile = new Profile(p.name(), caches.get(c.name()), cacheMetrics.get(c.name()),
-          new TtlRules(c), upstreams.get(group.name()), group.deadline());
+          new TtlRules(c), upstreams.get(group.name()));
       for (String suffix : p.match()) {
         bySuffix.put(suffix, profile);
       }
@@ -210,8 +213,8 @@ public final class ShoalServer {
               .onFailure(SupervisorStrategy.restart().withLoggingEnabled(false)),
           "ingress-" + i));
     }
-    Ingress ingress = new Ingress(workers, pending, config.maxPendingPerWorker(), metrics,
-        ctx.getSystem().scheduler(), longest.plus(ownerTimeout).plusSeconds(1));
+    Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
+        longest.plus(ownerTimeout).plusSeconds(1));
     List<AnswerCache> cacheList = List.copyOf(caches.values());
     ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic = ctx.spawn(CacheFlush.topic(), "cache-flush-topic");
     ctx.spawn(CacheFlush.subscriber(flushTopic, cacheList), "cache-flush");
@@ -256,15 +259,13 @@ public final class ShoalServer {
     };
   }
 
-  private void registerShutdown(
-      Duration grace, List<AnswerCache> caches, UdpExchange udpExchange, TcpExchange tcpExchange) {
+  private void registerShutdown(Duration grace, List<AnswerCache> caches, UpstreamSelector upstreamSockets) {
     CoordinatedShutdown cs = CoordinatedShutdown.get(system);
     cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "stop-accepting", () ->
         udp.stopReading().thenCombine(tcp.unbind(), (a, b) -> Done.getInstance()));
     cs.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "finish-in-flight", () -> drained(grace));
     cs.addTask(CoordinatedShutdown.PhaseServiceStop(), "close-listeners", () -> {
-      udpExchange.close();
-      tcpExchange.close();
+      upstreamSockets.close();
       return udp.close();
     });
     cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-caches", () -> {

@@ -1,135 +1,96 @@
 package io.shoal.transport;
 
 import akka.Done;
-import akka.NotUsed;
-import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
-import akka.japi.Pair;
-import akka.stream.OverflowStrategy;
-import akka.stream.javadsl.Sink;
-import akka.stream.javadsl.Source;
-import akka.stream.typed.javadsl.ActorSource;
-import io.shoal.logging.FailureLog;
 import io.shoal.ingress.Ingress;
-import io.shoal.ingress.Reply;
 import io.shoal.metrics.ServerMetrics;
-import io.shoal.wire.AnswerRenderer;
 import java.io.IOException;
-import java.net.DatagramPacket;
-import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
-import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.util.Arrays;
-import java.util.Optional;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import org.slf4j.LoggerFactory;
 
 /**
- * DNS over UDP as two Akka Streams: a source that reads datagrams from the bound socket (on the
- * stream's blocking-IO dispatcher) into the {@link Ingress}, and a reply source (an actor ref the
- * workers answer to) that runs into a sink writing datagrams back out.
+ * DNS over UDP on several sockets bound to one address with SO_REUSEPORT, so the kernel spreads
+ * clients over them and each socket is read by a thread (and an Akka Streams flow) of its own.
+ * The sockets are bound first, before the node reports itself up; they are served once the rest
+ * of the node is wired ({@link #serve}).
  */
 public final class UdpTransport {
-  /** Completes the reply stream once every in-flight query has been answered. */
-  private static final Reply END = new Reply(new byte[0], null);
-  private static final int RECEIVE_POLL_MS = 200;
-  private static final int REPLY_BUFFER = 16384;
-  private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(UdpTransport.class), 10);
+  private final List<UdpSocket> sockets;
 
-  private final DatagramChannel channel;
-  private final DatagramSocket socket;
-  private final ActorRef<Reply> replies;
-  private final CompletionStage<Done> inbound;
-  private final CompletionStage<Done> outbound;
-  private final ServerMetrics metrics;
-  private final byte[] receiveBuffer = new byte[65535];
-  private volatile boolean reading = true;
-
-  private UdpTransport(ActorSystem<?> system, DatagramChannel channel, Ingress ingress, ServerMetrics metrics)
-      throws IOException {
-    this.channel = channel;
-    this.socket = channel.socket();
-    this.socket.setSoTimeout(RECEIVE_POLL_MS);
-    this.metrics = metrics;
-    Pair<ActorRef<Reply>, Source<Reply, NotUsed>> replySource = ActorSource.<Reply>actorRef(
-            r -> r == END, r -> Optional.empty(), REPLY_BUFFER, OverflowStrategy.dropNew())
-        .preMaterialize(system);
-    this.replies = replySource.first();
-    this.outbound = replySource.second().runWith(Sink.foreach(this::send), system);
-    this.inbound = Source.unfoldResource(() -> socket, this::receive, s -> { })
-        .runWith(Sink.foreach(d -> ingress.offer(d.bytes(), d.client(), replies)), system);
+  private UdpTransport(List<UdpSocket> sockets) {
+    this.sockets = sockets;
   }
 
-  /** Binds {@code address} and starts serving; fails with the bind error (e.g. address in use). */
-  public static UdpTransport bind(
-      ActorSystem<?> system, InetSocketAddress address, Ingress ingress, ServerMetrics metrics) throws IOException {
-    DatagramChannel ch = DatagramChannel.open();
+  /**
+   * Binds {@code count} sockets to {@code address}; fails with the bind error (e.g. address in
+   * use). A probe bound without SO_REUSEPORT first makes sure no other process (another shoal
+   * included) holds the port, since reuseport sockets of the same user would silently share it.
+   */
+  public static UdpTransport bind(InetSocketAddress address, int count) throws IOException {
+    InetSocketAddress bound;
+    try (DatagramChannel probe = DatagramChannel.open()) {
+      probe.bind(address);
+      bound = (InetSocketAddress) probe.getLocalAddress();
+    }
+    List<DatagramChannel> channels = new ArrayList<>();
     try {
-      // A large receive buffer absorbs bursts; what still overflows is counted by the kernel.
-      ch.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
-      ch.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
-      ch.bind(address);
-      ch.configureBlocking(true);
-      return new UdpTransport(system, ch, ingress, metrics);
-    } catch (IOException e) {
-      ch.close();
+      for (int i = 0; i < count; i++) {
+        DatagramChannel ch = DatagramChannel.open();
+        channels.add(ch);
+        ch.setOption(StandardSocketOptions.SO_REUSEPORT, true);
+        // A large receive buffer absorbs bursts; what still overflows is counted by the kernel.
+        ch.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
+        ch.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
+        ch.bind(bound);
+        ch.configureBlocking(true);
+      }
+    } catch (IOException | RuntimeException e) {
+      for (DatagramChannel ch : channels) {
+        ch.close();
+      }
       throw e;
     }
-  }
-
-  private record Datagram(byte[] bytes, InetSocketAddress client) {}
-
-  private Optional<Datagram> receive(DatagramSocket s) {
-    DatagramPacket packet = new DatagramPacket(receiveBuffer, receiveBuffer.length);
-    while (reading) {
-      try {
-        s.receive(packet);
-        return Optional.of(new Datagram(
-            Arrays.copyOf(receiveBuffer, packet.getLength()), (InetSocketAddress) packet.getSocketAddress()));
-      } catch (SocketTimeoutException e) {
-        // poll again, so a shutdown is noticed within RECEIVE_POLL_MS
-      } catch (IOException e) {
-        if (!channel.isOpen()) {
-          return Optional.empty();
-        }
-        failures.warn("UDP receive", e);
-      }
+    List<UdpSocket> sockets = new ArrayList<>();
+    for (int i = 0; i < channels.size(); i++) {
+      sockets.add(new UdpSocket(i, channels.get(i)));
     }
-    return Optional.empty();
+    return new UdpTransport(List.copyOf(sockets));
   }
 
-  private void send(Reply reply) {
-    try {
-      channel.send(ByteBuffer.wrap(reply.wire()), reply.client());
-      metrics.answered("udp", AnswerRenderer.rcode(reply.wire()));
-    } catch (IOException | RuntimeException e) {
-      failures.warn("UDP send to " + reply.client(), e);
+  /** Starts reading every socket, each in a flow of its own, into {@code ingress}. */
+  public void serve(ActorSystem<?> system, Ingress ingress, ServerMetrics metrics) {
+    for (UdpSocket s : sockets) {
+      s.serve(system, ingress, metrics);
     }
   }
 
   /** The address actually bound (the port is known here when 0 was asked for). */
   public InetSocketAddress localAddress() {
-    return (InetSocketAddress) socket.getLocalSocketAddress();
+    return sockets.get(0).localAddress();
   }
 
-  /** Stops reading new queries; completes when the read loop has ended. */
+  /** Sockets sharing the address. */
+  public int socketCount() {
+    return sockets.size();
+  }
+
+  /** Stops reading new queries; replies to the ones in flight still go out. */
   public CompletionStage<Done> stopReading() {
-    reading = false;
-    return inbound;
+    CompletableFuture<?>[] all = sockets.stream()
+        .map(s -> s.stopReading().toCompletableFuture()).toArray(CompletableFuture[]::new);
+    return CompletableFuture.allOf(all).thenApply(x -> Done.getInstance());
   }
 
-  /** Ends the reply stream after what is queued, then closes the socket. */
+  /** Closes every socket. */
   public CompletionStage<Done> close() {
-    replies.tell(END);
-    return outbound.whenComplete((d, e) -> {
-      try {
-        channel.close();
-      } catch (IOException ignored) {
-        // the socket is released with the process anyway
-      }
-    });
+    for (UdpSocket s : sockets) {
+      s.close();
+    }
+    return CompletableFuture.completedFuture(Done.getInstance());
   }
 }

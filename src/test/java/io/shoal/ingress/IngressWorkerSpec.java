@@ -14,12 +14,13 @@ import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.testing.DnsClient;
-import io.shoal.upstream.UpstreamClient;
+import io.shoal.upstream.Upstream;
 import io.shoal.wire.DnsQuery;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.AfterClass;
@@ -34,12 +35,18 @@ import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
-/** IngressWorker driven by messages, with a test probe standing in for the upstream client. */
+/** IngressWorker driven by messages, with test probes standing in for the upstream group and the client socket. */
 public class IngressWorkerSpec extends JUnitSuite {
   private static final ActorTestKit testKit = ActorTestKit.create();
   private static final InetSocketAddress CLIENT = new InetSocketAddress("127.0.0.1", 40000);
 
-  private TestProbe<UpstreamClient.Command> upstream;
+  /** A question the worker forwarded, and the stage the test completes as the upstream. */
+  private record Forward(DnsQuery query, CompletableFuture<Upstream.Outcome> outcome) {}
+
+  /** A reply the worker sent through the client's socket. */
+  private record Reply(byte[] wire, InetSocketAddress client) {}
+
+  private TestProbe<Forward> upstream;
   private TestProbe<Reply> client;
   private MemoryAnswerCache cache;
   private AtomicLong clock;
@@ -57,8 +64,13 @@ public class IngressWorkerSpec extends JUnitSuite {
     client = testKit.createTestProbe();
     CacheMetrics metrics = new CacheMetrics("worker-spec", "memory");
     cache = new MemoryAnswerCache("worker-spec", 100, WhenFull.EVICT_ONE, metrics);
-    Profile profile = new Profile("default", cache, metrics, new TtlRules(0, 86400, 900, 5),
-        upstream.getRef(), Duration.ofMillis(400));
+    TestProbe<Forward> forwards = upstream;
+    Upstream group = query -> {
+      CompletableFuture<Upstream.Outcome> outcome = new CompletableFuture<>();
+      forwards.getRef().tell(new Forward(query, outcome));
+      return outcome;
+    };
+    Profile profile = new Profile("default", cache, metrics, new TtlRules(0, 86400, 900, 5), group);
     clock = new AtomicLong(1_700_000_000_000L);
     pending = new AtomicInteger();
     worker = testKit.spawn(IngressWorker.create(new ProfileTable(Map.of(".", profile)), FillMode.WRITE_BEHIND,
@@ -68,25 +80,26 @@ public class IngressWorkerSpec extends JUnitSuite {
   private IngressWorker.Resolve resolve(int id, String name) throws Exception {
     pending.incrementAndGet();
     DnsQuery q = DnsQuery.parse(DnsClient.query(id, name, Type.A, null).toWire());
-    return new IngressWorker.Resolve(q, CLIENT, Protocol.UDP, client.getRef());
+    TestProbe<Reply> socket = client;
+    return new IngressWorker.Resolve(q, CLIENT, Protocol.UDP, (wire, to) -> socket.getRef().tell(new Reply(wire, to)));
   }
 
   /** What the upstream would answer to {@code forward}: one A record, TTL 120. */
-  private static UpstreamClient.Answered answerTo(UpstreamClient.Forward forward) throws Exception {
+  private static Upstream.Answered answerTo(Forward forward) throws Exception {
     Message q = new Message(forward.query().upstreamQuery(777));
     Message r = new Message(777);
     r.getHeader().setFlag(Flags.QR);
     r.addRecord(q.getQuestion(), Section.QUESTION);
     r.addRecord(new ARecord(q.getQuestion().getName(), DClass.IN, 120, InetAddress.getByName("192.0.2.44")),
         Section.ANSWER);
-    return new UpstreamClient.Answered(r.toWire(), "probe");
+    return new Upstream.Answered(r.toWire(), "probe");
   }
 
   @Test
-  public void missGoesUpstreamThenHitIsServedFromTheCache() throws Exception {
+  public void missGoesUpstreamThenAMissQueuedBehindItIsServedFromTheCache() throws Exception {
     worker.tell(resolve(1, "a.example.test."));
-    UpstreamClient.Forward forward = upstream.expectMessageClass(UpstreamClient.Forward.class);
-    forward.replyTo().tell(answerTo(forward));
+    Forward forward = upstream.expectMessageClass(Forward.class);
+    forward.outcome().complete(answerTo(forward));
     Message first = new Message(client.expectMessageClass(Reply.class).wire());
     assertEquals(1, first.getHeader().getID());
     assertEquals(120, first.getSection(Section.ANSWER).get(0).getTTL());
@@ -108,9 +121,9 @@ public class IngressWorkerSpec extends JUnitSuite {
     worker.tell(resolve(10, "b.example.test."));
     worker.tell(resolve(11, "B.example.test."));
     worker.tell(resolve(12, "b.EXAMPLE.test."));
-    UpstreamClient.Forward forward = upstream.expectMessageClass(UpstreamClient.Forward.class);
+    Forward forward = upstream.expectMessageClass(Forward.class);
     upstream.expectNoMessage(Duration.ofMillis(150));
-    forward.replyTo().tell(answerTo(forward));
+    forward.outcome().complete(answerTo(forward));
     java.util.Set<Integer> ids = new java.util.HashSet<>();
     for (int i = 0; i < 3; i++) {
       ids.add(new Message(client.expectMessageClass(Reply.class).wire()).getHeader().getID());
@@ -120,9 +133,9 @@ public class IngressWorkerSpec extends JUnitSuite {
   }
 
   @Test
-  public void upstreamThatNeverAnswersGivesServfailAndIsNotCached() throws Exception {
+  public void failedLookupIsServfailAndIsNotCached() throws Exception {
     worker.tell(resolve(20, "c.example.test."));
-    upstream.expectMessageClass(UpstreamClient.Forward.class);
+    upstream.expectMessageClass(Forward.class).outcome().complete(new Upstream.Failed("deadline passed"));
     Reply reply = client.expectMessageClass(Reply.class, Duration.ofSeconds(3));
     Message m = new Message(reply.wire());
     assertEquals(Rcode.SERVFAIL, m.getRcode());
@@ -130,15 +143,15 @@ public class IngressWorkerSpec extends JUnitSuite {
     assertEquals(0, pending.get());
 
     worker.tell(resolve(21, "c.example.test."));
-    assertNotNull("a timed-out lookup is retried, not cached", upstream.expectMessageClass(UpstreamClient.Forward.class));
+    assertNotNull("a failed lookup is retried, not cached", upstream.expectMessageClass(Forward.class));
   }
 
   @Test
   public void upstreamFailureIsServfailForEveryWaiter() throws Exception {
     worker.tell(resolve(30, "d.example.test."));
     worker.tell(resolve(31, "d.example.test."));
-    UpstreamClient.Forward forward = upstream.expectMessageClass(UpstreamClient.Forward.class);
-    forward.replyTo().tell(new UpstreamClient.Failed("all upstreams timed out"));
+    Forward forward = upstream.expectMessageClass(Forward.class);
+    forward.outcome().complete(new Upstream.Failed("all upstreams timed out"));
     for (int i = 0; i < 2; i++) {
       assertEquals(Rcode.SERVFAIL, new Message(client.expectMessageClass(Reply.class).wire()).getRcode());
     }

@@ -23,7 +23,7 @@ class ProfileTableTest {
       "svc.cluster.local.", SVC));
 
   private static Profile profile(String name) {
-    return new Profile(name, null, null, null, null, null);
+    return new Profile(name, null, null, null, null);
   }
 
   private static Profile match(String name) {

@@ -1,0 +1,23 @@
+package io.shoal.upstream;
+
+import io.shoal.wire.DnsQuery;
+import java.util.concurrent.CompletionStage;
+
+/** Where a profile's misses are resolved: a group of upstream servers behind one call. */
+public interface Upstream {
+
+  /** What came of a forwarded question. */
+  sealed interface Outcome permits Answered, Failed {}
+
+  /** The upstream's answer, already matched to the question. */
+  record Answered(byte[] wire, String server) implements Outcome {}
+
+  /** No server gave a usable answer before the query's deadline. */
+  record Failed(String reason) implements Outcome {}
+
+  /**
+   * Resolves {@code query}'s question upstream. The stage always completes, never exceptionally,
+   * and no later than the query's one deadline.
+   */
+  CompletionStage<Outcome> forward(DnsQuery query);
+}

@@ -1,0 +1,110 @@
+package io.shoal.upstream;
+
+import io.shoal.config.UpstreamGroupSettings;
+import io.shoal.metrics.ServerMetrics;
+import io.shoal.wire.DnsQuery;
+import io.shoal.wire.Rcode;
+import java.net.InetSocketAddress;
+import java.security.SecureRandom;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Forwards questions to one upstream group: a fresh random 16-bit ID and source port per attempt,
+ * the next server on a timeout, error, SERVFAIL or REFUSED, TCP when an answer comes back
+ * truncated, all within one deadline per query. It starts with the server that answered last, so
+ * one dead server costs one timeout, not one per query.
+ */
+public final class UpstreamGroup implements Upstream {
+  private final List<InetSocketAddress> servers;
+  private final String[] labels;
+  private final long attemptNanos;
+  private final long deadlineNanos;
+  private final UpstreamSelector sockets;
+  private final ServerMetrics metrics;
+  private final SecureRandom random = new SecureRandom();
+  private volatile int preferred;
+
+  public UpstreamGroup(UpstreamGroupSettings group, UpstreamSelector sockets, ServerMetrics metrics) {
+    this.servers = group.servers();
+    this.labels = servers.stream().map(UpstreamGroup::label).toArray(String[]::new);
+    this.attemptNanos = group.timeout().toNanos();
+    this.deadlineNanos = group.deadline().toNanos();
+    this.sockets = sockets;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public CompletionStage<Outcome> forward(DnsQuery query) {
+    CompletableFuture<Outcome> result = new CompletableFuture<>();
+    attempt(query, result, 0, preferred, false, System.nanoTime() + deadlineNanos);
+    return result;
+  }
+
+  private void attempt(
+      DnsQuery query, CompletableFuture<Outcome> result, int attempt, int server, boolean overTcp, long deadline) {
+    long start = System.nanoTime();
+    long attemptDeadline = Math.min(deadline, start + attemptNanos);
+    if (deadline - start <= 0) {
+      result.complete(new Failed("the query's deadline passed"));
+      return;
+    }
+    int id;
+    synchronized (random) {
+      id = random.nextInt(65536);
+    }
+    byte[] wire = query.upstreamQuery(id);
+    InetSocketAddress address = servers.get(server);
+    CompletableFuture<byte[]> exchange = overTcp
+        ? sockets.tcp(address, wire, id, query.key(), attemptDeadline)
+        : sockets.udp(address, wire, id, query.key(), attemptDeadline);
+    exchange.whenComplete((answer, failure) -> {
+      try {
+        onAttemptDone(query, result, attempt, server, overTcp, deadline, start, answer, failure);
+      } catch (RuntimeException e) {
+        result.complete(new Failed(e.toString()));
+      }
+    });
+  }
+
+  private void onAttemptDone(
+      DnsQuery query, CompletableFuture<Outcome> result, int attempt, int server, boolean overTcp, long deadline,
+      long start, byte[] answer, Throwable failure) {
+    String label = labels[server];
+    long nanos = System.nanoTime() - start;
+    boolean moreServers = attempt + 1 < servers.size();
+    int nextServer = (server + 1) % servers.size();
+    if (failure != null) {
+      Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+      metrics.upstream(label, cause instanceof UpstreamException ue ? ue.outcome() : "error", nanos);
+      if (moreServers) {
+        attempt(query, result, attempt + 1, nextServer, false, deadline);
+      } else {
+        result.complete(new Failed(cause.getMessage()));
+      }
+      return;
+    }
+    if (!overTcp && (answer[2] & 0x02) != 0) {
+      metrics.upstream(label, "truncated", nanos);
+      attempt(query, result, attempt, server, true, deadline);
+      return;
+    }
+    int rcode = answer[3] & 0x0F;
+    if ((rcode == Rcode.SERVFAIL || rcode == Rcode.REFUSED) && moreServers) {
+      metrics.upstream(label, Rcode.name(rcode).toLowerCase(Locale.ROOT), nanos);
+      attempt(query, result, attempt + 1, nextServer, false, deadline);
+      return;
+    }
+    metrics.upstream(label, "ok", nanos);
+    preferred = server;
+    result.complete(new Answered(answer, label));
+  }
+
+  private static String label(InetSocketAddress a) {
+    String host = a.getAddress().getHostAddress();
+    return host.indexOf(':') >= 0 ? "[" + host + "]:" + a.getPort() : host + ":" + a.getPort();
+  }
+}

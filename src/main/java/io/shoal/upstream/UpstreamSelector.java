@@ -1,0 +1,345 @@
+package io.shoal.upstream;
+
+import io.shoal.logging.FailureLog;
+import io.shoal.metrics.ServerMetrics;
+import io.shoal.wire.CacheKey;
+import io.shoal.wire.ScannedAnswer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.PriorityQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every upstream socket of the node, UDP and TCP alike, on one selector thread: one I/O model for
+ * both. Each exchange has a socket of its own on a port the kernel picks at random, connected to
+ * its server so the kernel already drops datagrams from anywhere else; a response counts only if
+ * it also carries the query's ID and question, anything else is counted
+ * (shoal_dropped_total{reason="upstream_mismatch"}) and the wait goes on until the deadline.
+ *
+ * <p>The caller sends the UDP datagram on its own thread (no hand-off before the query leaves);
+ * the selector thread only waits for the answer, runs TCP's connect/write/read, and ends the
+ * exchange at its deadline. Open sockets are capped (sized from the file limit by the caller),
+ * so a miss flood cannot take the descriptors that clients and the caches need.
+ */
+public final class UpstreamSelector implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(UpstreamSelector.class);
+  private static final FailureLog capReached = new FailureLog(log, 10);
+
+  private final Selector selector;
+  private final Thread loop;
+  private final ConcurrentLinkedQueue<Exchange> incoming = new ConcurrentLinkedQueue<>();
+  private final PriorityQueue<Exchange> deadlines =
+      new PriorityQueue<>((a, b) -> Long.compare(a.deadlineNanos, b.deadlineNanos));
+  private final AtomicInteger open = new AtomicInteger();
+  private final int maxOpen;
+  private final ServerMetrics metrics;
+  private final ByteBuffer udpBuffer = ByteBuffer.allocateDirect(65535);
+  private volatile boolean running = true;
+
+  /** One query in flight: its socket, what must match, when it gives up, and its result. */
+  private abstract static class Exchange {
+    final InetSocketAddress server;
+    final int id;
+    final CacheKey key;
+    final long deadlineNanos;
+    final CompletableFuture<byte[]> result = new CompletableFuture<>();
+    SelectableChannel channel;
+
+    Exchange(InetSocketAddress server, int id, CacheKey key, long deadlineNanos) {
+      this.server = server;
+      this.id = id;
+      this.key = key;
+      this.deadlineNanos = deadlineNanos;
+    }
+
+    abstract int firstInterest();
+  }
+
+  private static final class UdpQuery extends Exchange {
+    UdpQuery(InetSocketAddress server, int id, CacheKey key, long deadlineNanos) {
+      super(server, id, key, deadlineNanos);
+    }
+
+    @Override
+    int firstInterest() {
+      return SelectionKey.OP_READ;
+    }
+  }
+
+  /** RFC 7766 framing: the query goes out with its 2-byte length; answers are read the same way. */
+  private static final class TcpQuery extends Exchange {
+    final ByteBuffer out;
+    final ByteBuffer length = ByteBuffer.allocate(2);
+    ByteBuffer body;
+    boolean connected;
+
+    TcpQuery(InetSocketAddress server, byte[] query, int id, CacheKey key, long deadlineNanos) {
+      super(server, id, key, deadlineNanos);
+      out = ByteBuffer.allocate(query.length + 2);
+      out.putShort((short) query.length).put(query).flip();
+    }
+
+    @Override
+    int firstInterest() {
+      return connected ? SelectionKey.OP_WRITE : SelectionKey.OP_CONNECT;
+    }
+  }
+
+  /**
+   * @param maxOpen upstream sockets open at once; beyond it an exchange fails at once ("overload")
+   */
+  public UpstreamSelector(int maxOpen, ServerMetrics metrics) throws IOException {
+    this.maxOpen = maxOpen;
+    this.metrics = metrics;
+    this.selector = Selector.open();
+    this.loop = new Thread(this::run, "shoal-upstream");
+    this.loop.setDaemon(true);
+    this.loop.start();
+  }
+
+  /** The cap on open upstream sockets. */
+  public int maxOpen() {
+    return maxOpen;
+  }
+
+  /** Sends {@code query} over UDP now; completes with the matching response, or fails at the deadline. */
+  public CompletableFuture<byte[]> udp(
+      InetSocketAddress server, byte[] query, int id, CacheKey key, long deadlineNanos) {
+    if (!admit()) {
+      return overload();
+    }
+    UdpQuery x = new UdpQuery(server, id, key, deadlineNanos);
+    DatagramChannel ch = null;
+    try {
+      ch = DatagramChannel.open(familyOf(server));
+      ch.configureBlocking(false);
+      ch.connect(server);
+      ch.write(ByteBuffer.wrap(query));
+    } catch (IOException | RuntimeException e) {
+      open.decrementAndGet();
+      closeQuietly(ch);
+      return CompletableFuture.failedFuture(new UpstreamException("error", "send to " + server + ": " + e));
+    }
+    x.channel = ch;
+    submit(x);
+    return x.result;
+  }
+
+  /** Asks over TCP; completes with the matching response, or fails at the deadline. */
+  public CompletableFuture<byte[]> tcp(
+      InetSocketAddress server, byte[] query, int id, CacheKey key, long deadlineNanos) {
+    if (!admit()) {
+      return overload();
+    }
+    TcpQuery x = new TcpQuery(server, query, id, key, deadlineNanos);
+    SocketChannel ch = null;
+    try {
+      ch = SocketChannel.open(familyOf(server));
+      ch.configureBlocking(false);
+      x.connected = ch.connect(server);
+    } catch (IOException | RuntimeException e) {
+      open.decrementAndGet();
+      closeQuietly(ch);
+      return CompletableFuture.failedFuture(new UpstreamException("error", "TCP to " + server + ": " + e));
+    }
+    x.channel = ch;
+    submit(x);
+    return x.result;
+  }
+
+  private boolean admit() {
+    if (open.incrementAndGet() > maxOpen) {
+      open.decrementAndGet();
+      return false;
+    }
+    return true;
+  }
+
+  private CompletableFuture<byte[]> overload() {
+    UpstreamException e = new UpstreamException("overload", maxOpen + " upstream sockets already open");
+    capReached.warn("upstream socket cap reached (shoal_upstream_seconds{outcome=\"overload\"})", e);
+    return CompletableFuture.failedFuture(e);
+  }
+
+  private void submit(Exchange x) {
+    incoming.add(x);
+    selector.wakeup();
+  }
+
+  private void run() {
+    while (running) {
+      try {
+        Exchange x;
+        while ((x = incoming.poll()) != null) {
+          try {
+            x.channel.register(selector, x.firstInterest(), x);
+            deadlines.add(x);
+          } catch (IOException | RuntimeException e) {
+            finish(x, null, new UpstreamException("error", x.server + ": " + e));
+          }
+        }
+        long waitMs = 1000;
+        Exchange next = deadlines.peek();
+        if (next != null) {
+          waitMs = Math.max(1, Math.min(1000, (next.deadlineNanos - System.nanoTime()) / 1_000_000 + 1));
+        }
+        selector.select(waitMs);
+        for (SelectionKey k : selector.selectedKeys()) {
+          Exchange ready = (Exchange) k.attachment();
+          if (ready instanceof UdpQuery u) {
+            readUdp(u);
+          } else {
+            stepTcp((TcpQuery) ready, k);
+          }
+        }
+        selector.selectedKeys().clear();
+        long now = System.nanoTime();
+        while ((next = deadlines.peek()) != null && (next.result.isDone() || next.deadlineNanos - now <= 0)) {
+          deadlines.poll();
+          if (!next.result.isDone()) {
+            finish(next, null, new UpstreamException("timeout", "no answer from " + next.server));
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        log.error("upstream selector: {}", e.toString());
+      }
+    }
+  }
+
+  private void readUdp(UdpQuery x) {
+    DatagramChannel ch = (DatagramChannel) x.channel;
+    while (!x.result.isDone()) {
+      udpBuffer.clear();
+      int n;
+      try {
+        n = ch.read(udpBuffer);
+      } catch (IOException e) {
+        // e.g. ICMP port unreachable reported on the connected socket: the server is not there.
+        finish(x, null, new UpstreamException("error", x.server + ": " + e));
+        return;
+      }
+      if (n <= 0) {
+        return;
+      }
+      byte[] bytes = new byte[n];
+      udpBuffer.flip().get(bytes);
+      if (!ScannedAnswer.answers(bytes, n, x.id, x.key)) {
+        metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
+        continue;
+      }
+      finish(x, bytes, null);
+    }
+  }
+
+  private void stepTcp(TcpQuery x, SelectionKey k) {
+    SocketChannel ch = (SocketChannel) x.channel;
+    try {
+      if (!x.connected) {
+        if (!ch.finishConnect()) {
+          return;
+        }
+        x.connected = true;
+        k.interestOps(SelectionKey.OP_WRITE);
+      }
+      if (x.out.hasRemaining()) {
+        ch.write(x.out);
+        if (x.out.hasRemaining()) {
+          return;
+        }
+        k.interestOps(SelectionKey.OP_READ);
+        return;
+      }
+      while (!x.result.isDone()) {
+        if (x.body == null) {
+          if (ch.read(x.length) < 0) {
+            throw new IOException("closed the connection mid-answer");
+          }
+          if (x.length.hasRemaining()) {
+            return;
+          }
+          x.body = ByteBuffer.allocate(x.length.flip().getShort() & 0xFFFF);
+        }
+        if (ch.read(x.body) < 0) {
+          throw new IOException("closed the connection mid-answer");
+        }
+        if (x.body.hasRemaining()) {
+          return;
+        }
+        byte[] bytes = x.body.array();
+        x.body = null;
+        x.length.clear();
+        if (ScannedAnswer.answers(bytes, bytes.length, x.id, x.key)) {
+          finish(x, bytes, null);
+        } else {
+          metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      finish(x, null, new UpstreamException("error", "TCP to " + x.server + ": " + e.getMessage()));
+    }
+  }
+
+  private void finish(Exchange x, byte[] answer, Throwable failure) {
+    if (x.result.isDone()) {
+      return;
+    }
+    closeQuietly(x.channel);
+    open.decrementAndGet();
+    if (failure != null) {
+      x.result.completeExceptionally(failure);
+    } else {
+      x.result.complete(answer);
+    }
+  }
+
+  private static StandardProtocolFamily familyOf(InetSocketAddress server) {
+    return server.getAddress() instanceof java.net.Inet6Address ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET;
+  }
+
+  private static void closeQuietly(java.nio.channels.Channel ch) {
+    if (ch != null) {
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // closing an upstream socket cannot lose anything
+      }
+    }
+  }
+
+  /** Upstream sockets open now. */
+  public int open() {
+    return open.get();
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    selector.wakeup();
+    try {
+      loop.join(2000);
+      selector.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (IOException ignored) {
+      // the selector is going away with the process
+    }
+    Exchange x;
+    while ((x = incoming.poll()) != null) {
+      finish(x, null, new UpstreamException("error", "shutting down"));
+    }
+    while ((x = deadlines.poll()) != null) {
+      finish(x, null, new UpstreamException("error", "shutting down"));
+    }
+  }
+}
