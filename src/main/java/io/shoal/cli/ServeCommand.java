@@ -8,6 +8,7 @@ import io.shoal.server.ShoalServer;
 import io.shoal.server.StartupException;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import sun.misc.Signal;
@@ -28,6 +29,18 @@ public final class ServeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    // Handlers first (our own instead of the JVM's, so an orderly stop exits 0 rather than 143):
+    // the node looks up (/metrics answers) a moment before start returns, and a SIGTERM in that
+    // moment must stop it in order too.
+    AtomicBoolean stopRequested = new AtomicBoolean();
+    AtomicReference<ShoalServer> running = new AtomicReference<>();
+    for (String name : new String[] {"TERM", "INT"}) {
+      Signal.handle(new Signal(name), sig -> {
+        if (stopRequested.compareAndSet(false, true) && running.get() != null) {
+          running.get().stop();
+        }
+      });
+    }
     ShoalServer server;
     try {
       Config raw = options.load();
@@ -39,14 +52,9 @@ public final class ServeCommand implements Callable<Integer> {
       System.err.println("shoal: " + e.getMessage());
       return 1;
     }
-    AtomicBoolean stopping = new AtomicBoolean();
-    for (String name : new String[] {"TERM", "INT"}) {
-      // Our own handler instead of the JVM's, so an orderly stop exits 0 rather than 143.
-      Signal.handle(new Signal(name), sig -> {
-        if (stopping.compareAndSet(false, true)) {
-          server.stop();
-        }
-      });
+    running.set(server);
+    if (stopRequested.get()) {
+      server.stop();
     }
     Done done = server.whenTerminated().toCompletableFuture().join();
     return done == null ? 1 : 0;

@@ -97,18 +97,18 @@ public final class ShoalServer {
             "akka.coordinated-shutdown.phases.service-requests-done.timeout", (grace.toMillis() + 1000) + "ms"))
         .withFallback(cluster.enabled() ? ClusterBoot.akkaConfig(cluster) : ConfigFactory.empty())
         .withFallback(raw);
-    // The DNS sockets are bound before anything reports the node up (metrics, readiness, the
-    // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
-    UdpTransport udp;
-    try {
-      udp = UdpTransport.bind(config.udpListen(), config.udpSockets());
-    } catch (IOException e) {
-      throw new StartupException("cannot listen on UDP " + config.udpListen() + ": " + e.getMessage());
-    }
     String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
     String node = cluster.enabled() ? cluster.nodeLabel() : null;
     ServerMetrics metrics = node == null ? new ServerMetrics() : new ServerMetrics(node);
+    // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
+    // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
+    UdpTransport udp;
+    try {
+      udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), metrics);
+    } catch (IOException e) {
+      throw new StartupException("cannot listen on UDP " + config.udpListen() + ": " + e.getMessage());
+    }
     UpstreamSelector upstreamSockets;
     try {
       upstreamSockets = new UpstreamSelector(DescriptorBudget.upstreamSockets(config), metrics);
@@ -135,7 +135,7 @@ public final class ShoalServer {
       step = "listen on TCP " + config.tcpListen();
       TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), wiring.ingress(), metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
-      udp.serve(system, wiring.ingress(), metrics);
+      udp.serve(system, wiring.ingress());
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
         step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();

@@ -10,13 +10,11 @@ import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.AnswerRenderer;
 import java.io.IOException;
-import java.net.DatagramPacket;
-import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.util.Arrays;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -34,43 +32,50 @@ final class UdpSocket implements ReplyPath {
   private static final int RECEIVE_POLL_MS = 200;
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(UdpSocket.class), 10);
 
-  private final int index;
   private final DatagramChannel channel;
-  private final DatagramSocket socket;
-  private final byte[] receiveBuffer = new byte[65535];
-  private final DatagramPacket packet = new DatagramPacket(receiveBuffer, receiveBuffer.length);
-  private ServerMetrics metrics;
-  private Counter received;
+  private final Selector readable;
+  private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65535);
+  private final ServerMetrics metrics;
+  private final Counter received;
   private CompletionStage<Done> inbound = CompletableFuture.completedFuture(Done.getInstance());
   private volatile boolean reading = true;
 
-  UdpSocket(int index, DatagramChannel channel) throws IOException {
-    this.index = index;
+  /**
+   * The channel is non-blocking: a reader under load takes datagram after datagram with one
+   * recvfrom each and waits in the selector only when the socket is empty (a blocking socket with
+   * a timeout costs a poll and two fcntl calls per datagram), and a worker's send never blocks.
+   */
+  UdpSocket(int index, DatagramChannel channel, ServerMetrics metrics) throws IOException {
     this.channel = channel;
-    this.socket = channel.socket();
-    this.socket.setSoTimeout(RECEIVE_POLL_MS);
+    this.metrics = metrics;
+    this.received = metrics.udpSocketReceived(index);
+    channel.configureBlocking(false);
+    this.readable = Selector.open();
+    channel.register(readable, SelectionKey.OP_READ);
   }
 
   private record Datagram(byte[] bytes, InetSocketAddress client) {}
 
-  void serve(ActorSystem<?> system, Ingress ingress, ServerMetrics metrics) {
-    this.metrics = metrics;
-    this.received = metrics.udpSocketReceived(index);
+  void serve(ActorSystem<?> system, Ingress ingress) {
     // unfoldResource runs on the blocking-IO dispatcher; the stages after it are fused with it.
-    inbound = Source.unfoldResource(() -> socket, this::receive, s -> { })
+    inbound = Source.unfoldResource(() -> channel, this::receive, ch -> { })
         .runWith(Sink.foreach(d -> ingress.offer(d.bytes(), d.client(), this)), system);
   }
 
-  private Optional<Datagram> receive(DatagramSocket s) {
+  private Optional<Datagram> receive(DatagramChannel ch) {
     while (reading) {
       try {
-        packet.setLength(receiveBuffer.length);
-        s.receive(packet);
-        received.increment();
-        return Optional.of(new Datagram(
-            Arrays.copyOf(receiveBuffer, packet.getLength()), (InetSocketAddress) packet.getSocketAddress()));
-      } catch (SocketTimeoutException e) {
-        // poll again, so a shutdown is noticed within RECEIVE_POLL_MS
+        receiveBuffer.clear();
+        InetSocketAddress client = (InetSocketAddress) ch.receive(receiveBuffer);
+        if (client != null) {
+          received.increment();
+          byte[] packet = new byte[receiveBuffer.flip().remaining()];
+          receiveBuffer.get(packet);
+          return Optional.of(new Datagram(packet, client));
+        }
+        // Empty: wait, but wake up within RECEIVE_POLL_MS so a shutdown is noticed.
+        readable.select(RECEIVE_POLL_MS);
+        readable.selectedKeys().clear();
       } catch (IOException e) {
         if (!channel.isOpen()) {
           return Optional.empty();
@@ -95,7 +100,11 @@ final class UdpSocket implements ReplyPath {
   }
 
   InetSocketAddress localAddress() {
-    return (InetSocketAddress) socket.getLocalSocketAddress();
+    try {
+      return (InetSocketAddress) channel.getLocalAddress();
+    } catch (IOException e) {
+      return null;
+    }
   }
 
   CompletionStage<Done> stopReading() {
@@ -107,6 +116,7 @@ final class UdpSocket implements ReplyPath {
     reading = false;
     try {
       channel.close();
+      readable.close();
     } catch (IOException ignored) {
       // the socket is released with the process anyway
     }

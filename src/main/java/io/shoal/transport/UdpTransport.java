@@ -31,7 +31,7 @@ public final class UdpTransport {
    * use). A probe bound without SO_REUSEPORT first makes sure no other process (another shoal
    * included) holds the port, since reuseport sockets of the same user would silently share it.
    */
-  public static UdpTransport bind(InetSocketAddress address, int count) throws IOException {
+  public static UdpTransport bind(InetSocketAddress address, int count, ServerMetrics metrics) throws IOException {
     InetSocketAddress bound;
     try (DatagramChannel probe = DatagramChannel.open()) {
       probe.bind(address);
@@ -47,7 +47,6 @@ public final class UdpTransport {
         ch.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
         ch.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
         ch.bind(bound);
-        ch.configureBlocking(true);
       }
     } catch (IOException | RuntimeException e) {
       for (DatagramChannel ch : channels) {
@@ -57,16 +56,20 @@ public final class UdpTransport {
     }
     List<UdpSocket> sockets = new ArrayList<>();
     for (int i = 0; i < channels.size(); i++) {
-      sockets.add(new UdpSocket(i, channels.get(i)));
+      sockets.add(new UdpSocket(i, channels.get(i), metrics));
     }
     return new UdpTransport(List.copyOf(sockets));
   }
 
   /** Starts reading every socket, each in a flow of its own, into {@code ingress}. */
-  public void serve(ActorSystem<?> system, Ingress ingress, ServerMetrics metrics) {
+  public void serve(ActorSystem<?> system, Ingress ingress) {
     for (UdpSocket s : sockets) {
-      s.serve(system, ingress, metrics);
+      s.serve(system, ingress);
     }
+  }
+
+  List<UdpSocket> sockets() {
+    return sockets;
   }
 
   /** The address actually bound (the port is known here when 0 was asked for). */

@@ -26,7 +26,7 @@ public final class DescriptorBudget {
     long limit = fileLimit();
     int shards = 0;
     for (CacheSettings c : config.caches().values()) {
-      shards += c.lmdb() != null ? c.lmdb().shardCount() : 0;
+      shards += c.backend() == CacheSettings.Backend.LMDB ? c.lmdb().shardCount() : 0;
     }
     int cap = upstreamSockets(limit, shards);
     log.info("upstream sockets: at most {} open at once (file limit {}, {} LMDB shards)", cap, limit, shards);

@@ -136,6 +136,37 @@ public class ProcessSpec extends JUnitSuite {
   }
 
   @Test
+  public void metricsAnswerOnlyOnceTheDnsSocketsServe() throws Exception {
+    int port = TestNode.freePort();
+    int metricsPort = TestNode.freePort();
+    Path log = Files.createTempFile("shoal", ".log");
+    Process p = launch(log, "serve", "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
+        "-Dshoal.upstreams.default.servers.0=127.0.0.1:9", "-Dshoal.metrics.prometheus.port=" + metricsPort);
+    try {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      boolean metricsUp = false;
+      while (!metricsUp && p.isAlive() && System.nanoTime() < deadline) {
+        try (java.net.Socket s = new java.net.Socket()) {
+          s.connect(new InetSocketAddress("127.0.0.1", metricsPort), 200);
+          metricsUp = true;
+        } catch (IOException notYet) {
+          Thread.sleep(10);
+        }
+      }
+      assertTrue(Files.readString(log), metricsUp);
+      // The node says it is up: a query sent now must be answered (here with REFUSED for a zone
+      // transfer, which needs no upstream), not lost to a socket that is not served yet.
+      Message axfr = DnsClient.query(7, "example.test.", Type.AXFR, null);
+      byte[] reply = DnsClient.udp(new InetSocketAddress("127.0.0.1", port), axfr.toWire(), 1000);
+      assertTrue("a query sent as soon as /metrics answers is answered", reply != null);
+      assertEquals(7, new Message(reply).getHeader().getID());
+    } finally {
+      p.destroy();
+      assertEquals(0, exit(p, 30));
+    }
+  }
+
+  @Test
   public void sigtermFinishesInFlightQueriesAndExitsZero() throws Exception {
     try (TestAuthServer auth = new TestAuthServer()) {
       auth.add(new ARecord(TestAuthServer.name("slow.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.5")));
