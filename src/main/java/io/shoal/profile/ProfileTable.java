@@ -13,7 +13,8 @@ import java.util.Map;
  * strings on the query path.
  */
 public final class ProfileTable {
-  private final List<List<Entry>> bySuffixLength;
+  /** Entries by suffix length in wire octets; arrays, so a lookup allocates no iterator. */
+  private final Entry[][] bySuffixLength;
 
   private record Entry(byte[] suffix, Profile profile) {}
 
@@ -29,7 +30,7 @@ public final class ProfileTable {
       list.add(new Entry(wire, e.getValue()));
       table.set(wire.length, List.copyOf(list));
     }
-    this.bySuffixLength = List.copyOf(table);
+    this.bySuffixLength = table.stream().map(l -> l.toArray(Entry[]::new)).toArray(Entry[][]::new);
   }
 
   /** The profile for {@code key}'s name; the root suffix guarantees there is one. */
@@ -39,7 +40,7 @@ public final class ProfileTable {
     int pos = 0;
     while (pos < nameLen) {
       int tail = nameLen - pos;
-      for (Entry e : bySuffixLength.get(tail)) {
+      for (Entry e : bySuffixLength[tail]) {
         if (Arrays.equals(name, pos, nameLen, e.suffix, 0, tail)) {
           return e.profile;
         }

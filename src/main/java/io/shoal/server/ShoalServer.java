@@ -95,6 +95,7 @@ public final class ShoalServer {
     ClusterSettings cluster = config.cluster();
     Config akkaConfig = ConfigFactory.parseMap(Map.of(
             "akka.coordinated-shutdown.phases.service-requests-done.timeout", (grace.toMillis() + 1000) + "ms"))
+        .withFallback(UdpTransport.readerDispatcher(config.udpSockets()))
         .withFallback(cluster.enabled() ? ClusterBoot.akkaConfig(cluster) : ConfigFactory.empty())
         .withFallback(raw);
     String metricsEndpoint = PrometheusEndpoint.init(

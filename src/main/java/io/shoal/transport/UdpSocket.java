@@ -2,6 +2,8 @@ package io.shoal.transport;
 
 import akka.Done;
 import akka.actor.typed.ActorSystem;
+import akka.stream.ActorAttributes;
+import akka.stream.javadsl.Keep;
 import akka.stream.javadsl.Sink;
 import akka.stream.javadsl.Source;
 import io.shoal.ingress.Ingress;
@@ -15,7 +17,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import kamon.metric.Counter;
@@ -29,6 +30,8 @@ import org.slf4j.LoggerFactory;
  * (shoal_dropped_total{reason="udp_send_failed"}) and logged once per interval.
  */
 final class UdpSocket implements ReplyPath {
+  /** The dispatcher the readers run on: a thread per socket (see ShoalServer). */
+  static final String READER_DISPATCHER = "shoal-udp-readers";
   private static final int RECEIVE_POLL_MS = 200;
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(UdpSocket.class), 10);
 
@@ -57,33 +60,37 @@ final class UdpSocket implements ReplyPath {
   private record Datagram(byte[] bytes, InetSocketAddress client) {}
 
   void serve(ActorSystem<?> system, Ingress ingress) {
-    // unfoldResource runs on the blocking-IO dispatcher; the stages after it are fused with it.
-    inbound = Source.unfoldResource(() -> channel, this::receive, ch -> { })
-        .runWith(Sink.foreach(d -> ingress.offer(d.bytes(), d.client(), this)), system);
+    // One fused island on the reader dispatcher: read, parse, lookup and a hit's reply run on
+    // the thread that read the datagram; only misses leave it (to their worker).
+    inbound = Source.fromGraph(new DatagramSource<>(this::receive))
+        .toMat(Sink.foreach(d -> ingress.offer(d.bytes(), d.client(), this)), Keep.right())
+        .withAttributes(ActorAttributes.dispatcher(READER_DISPATCHER))
+        .run(system);
   }
 
-  private Optional<Datagram> receive(DatagramChannel ch) {
+  /** The next datagram, blocking until one comes; null once reading has stopped. */
+  private Datagram receive() {
     while (reading) {
       try {
         receiveBuffer.clear();
-        InetSocketAddress client = (InetSocketAddress) ch.receive(receiveBuffer);
+        InetSocketAddress client = (InetSocketAddress) channel.receive(receiveBuffer);
         if (client != null) {
           received.increment();
           byte[] packet = new byte[receiveBuffer.flip().remaining()];
           receiveBuffer.get(packet);
-          return Optional.of(new Datagram(packet, client));
+          return new Datagram(packet, client);
         }
         // Empty: wait, but wake up within RECEIVE_POLL_MS so a shutdown is noticed.
         readable.select(RECEIVE_POLL_MS);
         readable.selectedKeys().clear();
       } catch (IOException e) {
         if (!channel.isOpen()) {
-          return Optional.empty();
+          return null;
         }
         failures.warn("UDP receive", e);
       }
     }
-    return Optional.empty();
+    return null;
   }
 
   @Override

@@ -2,6 +2,8 @@ package io.shoal.transport;
 
 import akka.Done;
 import akka.actor.typed.ActorSystem;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import io.shoal.ingress.Ingress;
 import io.shoal.metrics.ServerMetrics;
 import java.io.IOException;
@@ -10,6 +12,7 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.DatagramChannel;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -59,6 +62,18 @@ public final class UdpTransport {
       sockets.add(new UdpSocket(i, channels.get(i), metrics));
     }
     return new UdpTransport(List.copyOf(sockets));
+  }
+
+  /**
+   * The Akka dispatcher the socket readers run on: a thread for each, kept by its flow (a reader
+   * yields its thread only when its socket is empty), so a busy socket never waits for a thread.
+   */
+  public static Config readerDispatcher(int sockets) {
+    return ConfigFactory.parseMap(Map.of(
+        UdpSocket.READER_DISPATCHER + ".type", "Dispatcher",
+        UdpSocket.READER_DISPATCHER + ".executor", "thread-pool-executor",
+        UdpSocket.READER_DISPATCHER + ".thread-pool-executor.fixed-pool-size", sockets,
+        UdpSocket.READER_DISPATCHER + ".throughput", 1000));
   }
 
   /** Starts reading every socket, each in a flow of its own, into {@code ingress}. */

@@ -15,6 +15,8 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -22,19 +24,31 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Every upstream socket of the node, UDP and TCP alike, on one selector thread: one I/O model for
- * both. Each exchange has a socket of its own on a port the kernel picks at random, connected to
- * its server so the kernel already drops datagrams from anywhere else; a response counts only if
- * it also carries the query's ID and question, anything else is counted
- * (shoal_dropped_total{reason="upstream_mismatch"}) and the wait goes on until the deadline.
+ * both. A response counts only if it carries the query's ID and question (and, for UDP, comes
+ * from the server: the sockets are connected to it, so the kernel drops datagrams from anywhere
+ * else); anything else is counted (shoal_dropped_total{reason="upstream_mismatch"}) and the wait
+ * goes on until the deadline.
+ *
+ * <p>UDP sockets rotate: each is bound to a port the kernel picks at random, connected to one
+ * server, carries one query at a time, and is closed after {@link #UDP_USES} queries or
+ * {@link #UDP_AGE_NANOS} (or at once after a timeout or an error), whichever comes first. A fresh
+ * socket per query cost about a third of the CPU of a miss (socket, bind, connect, two
+ * getsockname, epoll add and delete, close: docs/performance.md); rotation keeps that to a
+ * sixteenth while every query still leaves from a random port that only its server can reach.
+ * TCP exchanges (answers that came back truncated) use a socket each.
  *
  * <p>The caller sends the UDP datagram on its own thread (no hand-off before the query leaves);
- * the selector thread only waits for the answer, runs TCP's connect/write/read, and ends the
- * exchange at its deadline. Open sockets are capped (sized from the file limit by the caller),
- * so a miss flood cannot take the descriptors that clients and the caches need.
+ * the selector thread waits for the answer, runs TCP's connect/write/read, and ends the exchange
+ * at its deadline. Open sockets are capped (sized from the file limit by the caller), so a miss
+ * flood cannot take the descriptors that clients and the caches need.
  */
 public final class UpstreamSelector implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(UpstreamSelector.class);
   private static final FailureLog capReached = new FailureLog(log, 10);
+  /** Queries one UDP socket carries, one after another, before it is closed. */
+  static final int UDP_USES = 16;
+  /** How long a UDP socket may live, so a port is never in use for long. */
+  static final long UDP_AGE_NANOS = 5_000_000_000L;
 
   private final Selector selector;
   private final Thread loop;
@@ -45,7 +59,24 @@ public final class UpstreamSelector implements AutoCloseable {
   private final int maxOpen;
   private final ServerMetrics metrics;
   private final ByteBuffer udpBuffer = ByteBuffer.allocateDirect(65535);
+  private final ConcurrentHashMap<InetSocketAddress, ConcurrentLinkedDeque<UdpSocket>> idle = new ConcurrentHashMap<>();
+  /** When the selector thread will next look at its deadlines on its own (System.nanoTime). */
+  private volatile long selectorWakesAt = Long.MIN_VALUE;
   private volatile boolean running = true;
+  private long lastSweep = System.nanoTime();
+
+  /** A UDP socket connected to one server, and the query it carries now (null while idle). */
+  private static final class UdpSocket {
+    final DatagramChannel channel;
+    final long bornNanos = System.nanoTime();
+    volatile UdpQuery query;
+    SelectionKey key;
+    int uses;
+
+    UdpSocket(DatagramChannel channel) {
+      this.channel = channel;
+    }
+  }
 
   /** One query in flight: its socket, what must match, when it gives up, and its result. */
   private abstract static class Exchange {
@@ -67,8 +98,12 @@ public final class UpstreamSelector implements AutoCloseable {
   }
 
   private static final class UdpQuery extends Exchange {
-    UdpQuery(InetSocketAddress server, int id, CacheKey key, long deadlineNanos) {
+    final UdpSocket socket;
+
+    UdpQuery(UdpSocket socket, InetSocketAddress server, int id, CacheKey key, long deadlineNanos) {
       super(server, id, key, deadlineNanos);
+      this.socket = socket;
+      this.channel = socket.channel;
     }
 
     @Override
@@ -116,24 +151,81 @@ public final class UpstreamSelector implements AutoCloseable {
   /** Sends {@code query} over UDP now; completes with the matching response, or fails at the deadline. */
   public CompletableFuture<byte[]> udp(
       InetSocketAddress server, byte[] query, int id, CacheKey key, long deadlineNanos) {
-    if (!admit()) {
-      return overload();
+    UdpSocket socket = idleSocket(server);
+    boolean fresh = socket == null;
+    if (fresh) {
+      if (!admit()) {
+        return overload();
+      }
+      try {
+        socket = new UdpSocket(openConnected(server));
+      } catch (IOException | RuntimeException e) {
+        open.decrementAndGet();
+        return CompletableFuture.failedFuture(new UpstreamException("error", "socket for " + server + ": " + e));
+      }
     }
-    UdpQuery x = new UdpQuery(server, id, key, deadlineNanos);
-    DatagramChannel ch = null;
+    UdpQuery x = new UdpQuery(socket, server, id, key, deadlineNanos);
+    socket.uses++;
+    socket.query = x;
     try {
-      ch = DatagramChannel.open(familyOf(server));
-      ch.configureBlocking(false);
-      ch.connect(server);
-      ch.write(ByteBuffer.wrap(query));
+      socket.channel.write(ByteBuffer.wrap(query));
     } catch (IOException | RuntimeException e) {
-      open.decrementAndGet();
-      closeQuietly(ch);
+      socket.query = null;
+      retire(socket);
       return CompletableFuture.failedFuture(new UpstreamException("error", "send to " + server + ": " + e));
     }
-    x.channel = ch;
-    submit(x);
+    long wakesAt = selectorWakesAt;
+    if (fresh || (wakesAt != Long.MIN_VALUE && deadlineNanos - wakesAt < 0)) {
+      submit(x);
+    } else {
+      // Registered already and the selector wakes before this deadline: no wake-up call needed.
+      incoming.add(x);
+    }
     return x.result;
+  }
+
+  private static DatagramChannel openConnected(InetSocketAddress server) throws IOException {
+    DatagramChannel ch = DatagramChannel.open(familyOf(server));
+    try {
+      ch.configureBlocking(false);
+      ch.connect(server);
+      return ch;
+    } catch (IOException | RuntimeException e) {
+      closeQuietly(ch);
+      throw e;
+    }
+  }
+
+  /** An idle socket connected to {@code server} that may carry another query, or null. */
+  private UdpSocket idleSocket(InetSocketAddress server) {
+    ConcurrentLinkedDeque<UdpSocket> sockets = idle.get(server);
+    if (sockets == null) {
+      return null;
+    }
+    UdpSocket s;
+    while ((s = sockets.pollFirst()) != null) {
+      if (System.nanoTime() - s.bornNanos < UDP_AGE_NANOS) {
+        return s;
+      }
+      retire(s);
+    }
+    return null;
+  }
+
+  /** After a clean answer the socket goes back for another query, unless it has served its turn. */
+  private void release(UdpQuery x) {
+    UdpSocket s = x.socket;
+    s.query = null;
+    if (running && s.uses < UDP_USES && System.nanoTime() - s.bornNanos < UDP_AGE_NANOS) {
+      idle.computeIfAbsent(x.server, k -> new ConcurrentLinkedDeque<>()).offerFirst(s);
+    } else {
+      retire(s);
+    }
+  }
+
+  private void retire(UdpSocket s) {
+    closeQuietly(s.channel);
+    open.decrementAndGet();
   }
 
   /** Asks over TCP; completes with the matching response, or fails at the deadline. */
@@ -183,7 +275,13 @@ public final class UpstreamSelector implements AutoCloseable {
         Exchange x;
         while ((x = incoming.poll()) != null) {
           try {
-            x.channel.register(selector, x.firstInterest(), x);
+            if (x instanceof UdpQuery u) {
+              if (u.socket.key == null) {
+                u.socket.key = u.channel.register(selector, SelectionKey.OP_READ, u.socket);
+              }
+            } else {
+              x.channel.register(selector, x.firstInterest(), x);
+            }
             deadlines.add(x);
           } catch (IOException | RuntimeException e) {
             finish(x, null, new UpstreamException("error", x.server + ": " + e));
@@ -194,17 +292,26 @@ public final class UpstreamSelector implements AutoCloseable {
         if (next != null) {
           waitMs = Math.max(1, Math.min(1000, (next.deadlineNanos - System.nanoTime()) / 1_000_000 + 1));
         }
-        selector.select(waitMs);
+        selectorWakesAt = System.nanoTime() + waitMs * 1_000_000;
+        if (incoming.isEmpty()) {
+          selector.select(waitMs);
+        } else {
+          selector.selectNow();
+        }
+        selectorWakesAt = Long.MIN_VALUE;
         for (SelectionKey k : selector.selectedKeys()) {
-          Exchange ready = (Exchange) k.attachment();
-          if (ready instanceof UdpQuery u) {
+          if (k.attachment() instanceof UdpSocket u) {
             readUdp(u);
           } else {
-            stepTcp((TcpQuery) ready, k);
+            stepTcp((TcpQuery) k.attachment(), k);
           }
         }
         selector.selectedKeys().clear();
         long now = System.nanoTime();
+        if (now - lastSweep > 1_000_000_000L) {
+          lastSweep = now;
+          sweepIdle(now);
+        }
         while ((next = deadlines.peek()) != null && (next.result.isDone() || next.deadlineNanos - now <= 0)) {
           deadlines.poll();
           if (!next.result.isDone()) {
@@ -217,20 +324,38 @@ public final class UpstreamSelector implements AutoCloseable {
     }
   }
 
-  private void readUdp(UdpQuery x) {
-    DatagramChannel ch = (DatagramChannel) x.channel;
-    while (!x.result.isDone()) {
+  /** Closes idle sockets that outlived {@link #UDP_AGE_NANOS}, so no port stays open for long. */
+  private void sweepIdle(long now) {
+    for (ConcurrentLinkedDeque<UdpSocket> sockets : idle.values()) {
+      for (UdpSocket s : sockets) {
+        if (now - s.bornNanos >= UDP_AGE_NANOS && sockets.removeFirstOccurrence(s)) {
+          retire(s);
+        }
+      }
+    }
+  }
+
+  private void readUdp(UdpSocket socket) {
+    while (true) {
       udpBuffer.clear();
       int n;
+      UdpQuery x = socket.query;
       try {
-        n = ch.read(udpBuffer);
+        n = socket.channel.read(udpBuffer);
       } catch (IOException e) {
         // e.g. ICMP port unreachable reported on the connected socket: the server is not there.
-        finish(x, null, new UpstreamException("error", x.server + ": " + e));
+        if (x != null) {
+          finish(x, null, new UpstreamException("error", x.server + ": " + e));
+        }
         return;
       }
       if (n <= 0) {
         return;
+      }
+      if (x == null || x.result.isDone()) {
+        // A datagram for no query in flight on this socket (a late or duplicate answer).
+        metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
+        continue;
       }
       byte[] bytes = new byte[n];
       udpBuffer.flip().get(bytes);
@@ -294,8 +419,18 @@ public final class UpstreamSelector implements AutoCloseable {
     if (x.result.isDone()) {
       return;
     }
-    closeQuietly(x.channel);
-    open.decrementAndGet();
+    if (x instanceof UdpQuery u) {
+      if (failure == null) {
+        release(u);
+      } else {
+        // After a timeout or an error the socket is not trusted with another query.
+        u.socket.query = null;
+        retire(u.socket);
+      }
+    } else {
+      closeQuietly(x.channel);
+      open.decrementAndGet();
+    }
     if (failure != null) {
       x.result.completeExceptionally(failure);
     } else {
@@ -340,6 +475,12 @@ public final class UpstreamSelector implements AutoCloseable {
     }
     while ((x = deadlines.poll()) != null) {
       finish(x, null, new UpstreamException("error", "shutting down"));
+    }
+    for (ConcurrentLinkedDeque<UdpSocket> sockets : idle.values()) {
+      UdpSocket s;
+      while ((s = sockets.pollFirst()) != null) {
+        retire(s);
+      }
     }
   }
 }
