@@ -25,6 +25,12 @@ public record ResultRow(
     Double evictionMeanMs,
     Long evictionSamples) {
 
+  /** The header of results.csv, in order. Changing it breaks every reader of published results. */
+  public static final List<String> COLUMNS = List.of(
+      "member", "lmdb_sync", "runtime", "achieved_qps", "avg_latency_ms", "sent", "completed", "lost",
+      "workers", "hit_rate_pct", "cache_hits", "cache_misses", "fill_mean_ms", "fill_samples",
+      "eviction_mean_ms", "eviction_samples");
+
   /** The value written for "not applicable" in the lmdb_sync and runtime columns. */
   public static final String NOT_APPLICABLE = "-";
 
@@ -50,7 +56,7 @@ public record ResultRow(
     return sumSeconds / count * 1000.0;
   }
 
-  /** This row's cells in {@link ResultsCsv#COLUMNS} order. */
+  /** This row's cells in {@link #COLUMNS} order. */
   public List<String> cells() {
     return List.of(
         member, text(lmdbSync), text(runtime), fixed(achievedQps, 1), fixed(avgLatencyMs, 3),
@@ -61,9 +67,9 @@ public record ResultRow(
 
   /** Reads a row back from its cells, the inverse of {@link #cells()}. */
   public static ResultRow fromCells(List<String> c) {
-    if (c.size() != ResultsCsv.COLUMNS.size()) {
+    if (c.size() != COLUMNS.size()) {
       throw new IllegalArgumentException(
-          "a results row has " + ResultsCsv.COLUMNS.size() + " cells, this one " + c.size() + ": " + c);
+          "a results row has " + COLUMNS.size() + " cells, this one " + c.size() + ": " + c);
     }
     return new ResultRow(
         c.get(0), orNull(c.get(1)), orNull(c.get(2)), Double.parseDouble(c.get(3)), Double.parseDouble(c.get(4)),

@@ -117,7 +117,7 @@ public final class StudyRun {
     // Members take turns, round after round, so a slow drift of the host (another tenant, a
     // warming disk) touches every member alike instead of whichever ran last.
     Map<String, List<Measured>> measuredRounds = new LinkedHashMap<>();
-    List<RoundsCsv.Row> roundRows = new ArrayList<>();
+    List<RoundRow> roundRows = new ArrayList<>();
 
     out.println("study: starting knotd");
     try (KnotUpstream knot = KnotUpstream.start(runDir.resolve("knotd"), scenario.recipe(), root, tools, processes)) {
@@ -142,7 +142,7 @@ public final class StudyRun {
           try {
             Measured measured = m.isNodeGroup() ? measureNodes(m, dir, knot, setups) : measure(m, dir, knot, setups);
             measuredRounds.computeIfAbsent(m.name(), k -> new ArrayList<>()).add(measured);
-            roundRows.add(new RoundsCsv.Row(round, measured.row()));
+            roundRows.add(new RoundRow(round, measured.row()));
           } catch (StudyException | IOException | RuntimeException e) {
             String why = e.getMessage() == null ? e.toString() : e.getMessage();
             out.println("study: member " + m.name() + " failed: " + why);
@@ -160,39 +160,36 @@ public final class StudyRun {
       rows.add(median.row());
       clusterRows.add(median.cluster());
     }
-    List<RoundsCsv.Row> roundsWritten = List.of();
+    List<RoundRow> roundsWritten = List.of();
     if (rounds > 1) {
-      Path roundsCsv = runDir.resolve(RoundsCsv.FILE);
-      RoundsCsv.write(roundsCsv, roundRows.stream().filter(r -> measuredRounds.containsKey(r.row().member())).toList());
-      roundsWritten = RoundsCsv.read(roundsCsv);
+      Path roundsCsv = StudyCsv.ROUNDS.write(runDir,
+          roundRows.stream().filter(r -> measuredRounds.containsKey(r.row().member())).toList());
+      roundsWritten = StudyCsv.ROUNDS.read(roundsCsv);
     }
 
     String subtitle = scenario.name() + (quick ? " (quick smoke run)" : "") + ", " + startedAt;
-    Path csv = runDir.resolve("results.csv");
-    ResultsCsv.write(csv, rows);
-    List<ResultRow> written = ResultsCsv.read(csv);
+    Path csv = StudyCsv.RESULTS.write(runDir, rows);
+    List<ResultRow> written = StudyCsv.RESULTS.read(csv);
     StudyCharts.write(runDir, written, subtitle);
     List<String> files = new ArrayList<>(StudyCharts.FILES);
     if (rounds > 1) {
-      files.add(RoundsCsv.FILE);
+      files.add(StudyCsv.ROUNDS.file());
     }
     // Every cluster number in the summary comes from the files as written, like results.csv's.
     List<ClusterRow> clusterWritten = List.of();
     if (scenario.hasNodeGroups()) {
-      Path clusterCsv = runDir.resolve(ClusterCsv.FILE);
-      ClusterCsv.write(clusterCsv, clusterRows);
-      clusterWritten = ClusterCsv.read(clusterCsv);
+      Path clusterCsv = StudyCsv.CLUSTER.write(runDir, clusterRows);
+      clusterWritten = StudyCsv.CLUSTER.read(clusterCsv);
       StudyCharts.writeCluster(runDir, clusterWritten, subtitle);
-      files.add(ClusterCsv.FILE);
+      files.add(StudyCsv.CLUSTER.file());
       files.addAll(StudyCharts.CLUSTER_FILES);
     }
     List<KillTimeline.Second> killWritten = null;
     if (killSeconds != null) {
-      Path killCsv = runDir.resolve(KillTimeline.CSV);
-      KillTimeline.write(killCsv, killSeconds);
-      killWritten = KillTimeline.read(killCsv);
+      Path killCsv = StudyCsv.KILL_TIMELINE.write(runDir, killSeconds);
+      killWritten = StudyCsv.KILL_TIMELINE.read(killCsv);
       StudyCharts.writeKillTimeline(runDir.resolve(KillTimeline.PNG), killWritten, killEvent, subtitle);
-      files.add(KillTimeline.CSV);
+      files.add(StudyCsv.KILL_TIMELINE.file());
       files.add(KillTimeline.PNG);
     }
     StudySummary.Context context = new StudySummary.Context(

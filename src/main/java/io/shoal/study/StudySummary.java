@@ -27,7 +27,7 @@ public final class StudySummary {
       Map<String, String> probes,
       KillTimeline.Event kill,
       List<KillTimeline.Second> killSeconds,
-      List<RoundsCsv.Row> rounds) {}
+      List<RoundRow> rounds) {}
 
   /** Below this a remote lookup counts as cheap on loopback (the cluster's design goal). */
   static final double OVERHEAD_GOAL_MS = 1.0;
@@ -185,24 +185,24 @@ public final class StudySummary {
   }
 
   /** The rounds of each member, in the order the members ran. */
-  private static Map<String, List<ResultRow>> byMember(List<RoundsCsv.Row> rounds) {
+  private static Map<String, List<ResultRow>> byMember(List<RoundRow> rounds) {
     Map<String, List<ResultRow>> out = new java.util.LinkedHashMap<>();
-    for (RoundsCsv.Row r : rounds) {
+    for (RoundRow r : rounds) {
       out.computeIfAbsent(r.row().member(), k -> new ArrayList<>()).add(r.row());
     }
     return out;
   }
 
   /** Each run's QPS over the baseline's in the same round; empty where a round has no baseline run. */
-  static List<Double> ratiosByRound(List<RoundsCsv.Row> rounds, String member, String baseline) {
+  static List<Double> ratiosByRound(List<RoundRow> rounds, String member, String baseline) {
     Map<Integer, Double> base = new java.util.HashMap<>();
-    for (RoundsCsv.Row r : rounds) {
+    for (RoundRow r : rounds) {
       if (r.row().member().equals(baseline)) {
         base.put(r.round(), r.row().achievedQps());
       }
     }
     List<Double> out = new ArrayList<>();
-    for (RoundsCsv.Row r : rounds) {
+    for (RoundRow r : rounds) {
       Double b = base.get(r.round());
       if (r.row().member().equals(member) && b != null && b > 0) {
         out.add(r.row().achievedQps() / b);
@@ -223,7 +223,7 @@ public final class StudySummary {
    * the baseline's in the same round, with each round's ratio, and its hit rates against the
    * baseline's (medians). Pairing runs of one round keeps a drift of the host out of the ratio.
    */
-  public static List<String> roundsAtAGlance(List<RoundsCsv.Row> rounds, String baseline) {
+  public static List<String> roundsAtAGlance(List<RoundRow> rounds, String baseline) {
     List<String> out = new ArrayList<>();
     if (rounds.isEmpty()) {
       return out;
@@ -233,7 +233,7 @@ public final class StudySummary {
     if (base == null) {
       return out;
     }
-    long roundCount = rounds.stream().mapToInt(RoundsCsv.Row::round).distinct().count();
+    long roundCount = rounds.stream().mapToInt(RoundRow::round).distinct().count();
     out.add("Over " + roundCount + " rounds (members taking turns), each member's QPS against " + baseline
         + "'s in the same round, median of the rounds:");
     for (Map.Entry<String, List<ResultRow>> e : members.entrySet()) {
@@ -264,13 +264,13 @@ public final class StudySummary {
     return rows.stream().map(ResultRow::hitRatePct).filter(java.util.Objects::nonNull).toList();
   }
 
-  private static String roundsSection(List<RoundsCsv.Row> rounds, String baseline) {
+  private static String roundsSection(List<RoundRow> rounds, String baseline) {
     Map<String, List<ResultRow>> members = byMember(rounds);
-    int roundCount = rounds.stream().mapToInt(RoundsCsv.Row::round).max().orElse(0);
+    int roundCount = rounds.stream().mapToInt(RoundRow::round).max().orElse(0);
     StringBuilder md = new StringBuilder("\n## Rounds\n\n");
     md.append("Every member was measured ").append(roundCount).append(" times, members taking turns (round 1 ")
         .append("ran every member once, then round 2, ...). The table above and results.csv hold each member's ")
-        .append("median run by QPS; [").append(RoundsCsv.FILE).append("](").append(RoundsCsv.FILE)
+        .append("median run by QPS; [").append(StudyCsv.ROUNDS.file()).append("](").append(StudyCsv.ROUNDS.file())
         .append(") holds every run. Against ").append(baseline).append(" means against ").append(baseline)
         .append("'s run of the same round.\n\n| member |");
     for (int i = 1; i <= roundCount; i++) {
@@ -280,7 +280,7 @@ public final class StudySummary {
     md.append(" ---: |".repeat(roundCount)).append(" --- | ---: |\n");
     for (Map.Entry<String, List<ResultRow>> e : members.entrySet()) {
       md.append("| ").append(e.getKey()).append(" |");
-      for (RoundsCsv.Row r : rounds) {
+      for (RoundRow r : rounds) {
         if (r.row().member().equals(e.getKey())) {
           md.append(' ').append(String.format(Locale.ROOT, "%.1f", r.row().achievedQps())).append(" |");
         }
@@ -448,7 +448,7 @@ public final class StudySummary {
 
   private static String clusterSection(Context c) {
     StringBuilder md = new StringBuilder("\n## Cluster\n\n");
-    md.append("From `").append(ClusterCsv.FILE).append("`: each member summed over its nodes.\n\n");
+    md.append("From `").append(StudyCsv.CLUSTER.file()).append("`: each member summed over its nodes.\n\n");
     md.append("| ").append(String.join(" | ", ClusterRow.COLUMNS)).append(" |\n|");
     for (int i = 0; i < ClusterRow.COLUMNS.size(); i++) {
       md.append(i < 3 ? " --- |" : " ---: |");
@@ -518,7 +518,7 @@ public final class StudySummary {
         .append("SERVFAIL answers. `after_kill` is 1 from the second that holds the kill. Recovery is the ")
         .append("first second, after QPS first fell below 90% of the mean of the whole seconds before the kill ")
         .append("(the first second left out: dnsperf ramps up in it), with QPS back within 10% of that mean.\n\n");
-    md.append("[").append(KillTimeline.CSV).append("](").append(KillTimeline.CSV).append(") ")
+    md.append("[").append(StudyCsv.KILL_TIMELINE.file()).append("](").append(StudyCsv.KILL_TIMELINE.file()).append(") ")
         .append("[").append(KillTimeline.PNG).append("](").append(KillTimeline.PNG).append(")\n\n");
     md.append("| ").append(String.join(" | ", KillTimeline.COLUMNS)).append(" |\n|");
     for (int i = 0; i < KillTimeline.COLUMNS.size(); i++) {
@@ -560,8 +560,8 @@ public final class StudySummary {
   }
 
   private static String table(List<ResultRow> rows) {
-    StringBuilder t = new StringBuilder("| ").append(String.join(" | ", ResultsCsv.COLUMNS)).append(" |\n|");
-    for (int i = 0; i < ResultsCsv.COLUMNS.size(); i++) {
+    StringBuilder t = new StringBuilder("| ").append(String.join(" | ", ResultRow.COLUMNS)).append(" |\n|");
+    for (int i = 0; i < ResultRow.COLUMNS.size(); i++) {
       t.append(i < 3 ? " --- |" : " ---: |");
     }
     t.append('\n');

@@ -122,20 +122,20 @@ class ClusterResultsTest {
             new CacheCounters(1704L, 3168L, 2952L, 0.06, 904L, 0.004), RemoteLookups.NONE, null),
         ClusterRow.of("cluster-3", 3, true, sum, 1314, new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0),
             new RemoteLookups(5, 0, 543, 0), 6.0474));
-    String text = ClusterCsv.render(rows);
+    String text = StudyCsv.CLUSTER.render(rows);
     List<String> lines = text.lines().toList();
     assertEquals("member,nodes,cluster,achieved_qps,avg_latency_ms,sent,completed,lost,upstream_queries,"
         + "fair_hit_rate_pct,cache_hits,cache_misses,cache_hit_rate_pct,remote_lookups_hit,remote_lookups_fetched,"
         + "remote_lookups_timeout,remote_lookups_failed,remote_lookup_overhead_ms", lines.get(0));
     assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,", lines.get(1));
     assertEquals("cluster-3,3,on,43.0,2073.745,860,340,520,1314,0.00,29,1379,2.07,5,0,543,0,6.0474", lines.get(2));
-    List<ClusterRow> back = ClusterCsv.parse(text);
+    List<ClusterRow> back = StudyCsv.CLUSTER.parse(text);
     assertEquals(rows.get(1).member(), back.get(1).member());
     assertEquals(3, back.get(1).nodes());
     assertEquals(true, back.get(1).cluster());
     assertEquals(543L, back.get(1).remoteLookupsTimeout());
     assertEquals(6.0474, back.get(1).remoteLookupOverheadMs(), 1e-9);
     assertNull(back.get(0).remoteLookupsHit());
-    assertThrows(IllegalArgumentException.class, () -> ClusterCsv.parse(ResultsCsv.render(List.of())));
+    assertThrows(IllegalArgumentException.class, () -> StudyCsv.CLUSTER.parse(StudyCsv.RESULTS.render(List.of())));
   }
 }

@@ -43,8 +43,8 @@ public class StudySpec extends JUnitSuite {
     assertEquals("study exit status (see the output above)", 0, status);
 
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
-    assertEquals(String.join(",", ResultsCsv.COLUMNS), csv.get(0));
-    List<ResultRow> rows = ResultsCsv.read(out.resolve("results.csv"));
+    assertEquals(String.join(",", ResultRow.COLUMNS), csv.get(0));
+    List<ResultRow> rows = StudyCsv.RESULTS.read(out.resolve("results.csv"));
     assertEquals(List.of("two-workers", "four-workers"), rows.stream().map(ResultRow::member).toList());
     for (ResultRow r : rows) {
       assertTrue(r.member() + " completed " + r.completed(), r.completed() > 0);

@@ -1,7 +1,7 @@
 package io.shoal.study;
 
-import static io.shoal.study.ResultsCsvTest.peerRow;
-import static io.shoal.study.ResultsCsvTest.shoalRow;
+import static io.shoal.study.StudyCsvTest.peerRow;
+import static io.shoal.study.StudyCsvTest.shoalRow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

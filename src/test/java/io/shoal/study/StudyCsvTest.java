@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** results.csv: the fixed header and a lossless round trip of rows. */
-class ResultsCsvTest {
+/** The study's CSV files: results.csv's fixed header and format, and a lossless round trip of rows. */
+class StudyCsvTest {
 
   static ResultRow shoalRow(String member, String sync, double qps, double hitRate, Double fillMs) {
     return new ResultRow(member, sync, "write-behind", qps, 1.25, 1000, 990, 10, 8, hitRate, 495L, 495L,
@@ -21,14 +21,14 @@ class ResultsCsvTest {
 
   @Test
   void headerIsExactlyTheAgreedColumnsInOrder() {
-    String header = ResultsCsv.render(List.of()).lines().findFirst().orElseThrow();
+    String header = StudyCsv.RESULTS.render(List.of()).lines().findFirst().orElseThrow();
     assertEquals("member,lmdb_sync,runtime,achieved_qps,avg_latency_ms,sent,completed,lost,workers,"
         + "hit_rate_pct,cache_hits,cache_misses,fill_mean_ms,fill_samples,eviction_mean_ms,eviction_samples", header);
   }
 
   @Test
   void nonLmdbMembersShowADashAndPeersLeaveShoalColumnsEmpty() {
-    List<String> lines = ResultsCsv.render(List.of(
+    List<String> lines = StudyCsv.RESULTS.render(List.of(
         shoalRow("memory", null, 20000.04, 50.123, 0.02), peerRow("unbound", 30000, 49.5))).lines().toList();
     assertEquals("memory,-,write-behind,20000.0,1.250,1000,990,10,8,50.12,495,495,0.0200,495,0.0050,400", lines.get(1));
     assertEquals("unbound,-,-,30000.0,0.500,2000,2000,0,2,49.50,900,1100,,,,", lines.get(2));
@@ -38,7 +38,7 @@ class ResultsCsvTest {
   void rowsSurviveARoundTrip() {
     List<ResultRow> rows = List.of(shoalRow("lmdb-full", "full", 12345.6, 49.87, 0.4321),
         peerRow("odd,name", 1.0, 0.0));
-    List<ResultRow> back = ResultsCsv.parse(ResultsCsv.render(rows));
+    List<ResultRow> back = StudyCsv.RESULTS.parse(StudyCsv.RESULTS.render(rows));
     assertEquals(2, back.size());
     assertEquals("full", back.get(0).lmdbSync());
     assertEquals(12345.6, back.get(0).achievedQps(), 1e-9);
@@ -48,7 +48,15 @@ class ResultsCsvTest {
   }
 
   @Test
+  void quotingAndLineEndsAreThoseOfTheHandWrittenFilesBeforeIt() {
+    String text = StudyCsv.RESULTS.render(List.of(peerRow("odd,\"name\"", 1.0, 0.0)));
+    assertEquals(String.join(",", ResultRow.COLUMNS) + "\n"
+        + "\"odd,\"\"name\"\"\",-,-,1.0,0.500,2000,2000,0,2,0.00,900,1100,,,,\n", text);
+    assertEquals("odd,\"name\"", StudyCsv.RESULTS.parse(text).get(0).member());
+  }
+
+  @Test
   void aFileWithAnotherHeaderIsRejected() {
-    assertThrows(IllegalArgumentException.class, () -> ResultsCsv.parse("member,qps\nx,1\n"));
+    assertThrows(IllegalArgumentException.class, () -> StudyCsv.RESULTS.parse("member,qps\nx,1\n"));
   }
 }
