@@ -111,6 +111,24 @@ public abstract class ServerUnderTest implements AutoCloseable {
     return process != null && process.isAlive();
   }
 
+  /**
+   * The processes that serve this member's queries, whose CPU time is its CPU per query: the
+   * server process itself unless the member runs more (kresd with kres-cache-gc).
+   */
+  public List<Long> servingPids() {
+    return process == null ? List.of() : List.of(process.pid());
+  }
+
+  /** What {@link #servingPids()} are, for the summary: the program names, summed. */
+  public String servingProcesses() {
+    return Path.of(command().get(0)).getFileName().toString();
+  }
+
+  /** False for a member that answers the load itself instead of forwarding to the study's knotd. */
+  public boolean forwardsToUpstream() {
+    return true;
+  }
+
   /** The process id, for the summary of a kill test; -1 before launch. */
   public long pid() {
     return process == null ? -1 : process.pid();

@@ -233,6 +233,11 @@ final class ShoalUnderTest extends ServerUnderTest {
   }
 
   @Override
+  public String servingProcesses() {
+    return "the shoal JVM";
+  }
+
+  @Override
   public String label() {
     return label;
   }

@@ -69,7 +69,11 @@ public final class StudySummary {
 
     md.append("\n## Results\n\n").append(table(rows));
     md.append("\n`hit_rate_pct` is 1 - (queries knotd received) / (queries dnsperf completed), the same for ")
-        .append("every member; `cache_hits` and `cache_misses` are the member's own statistics. Charts: ");
+        .append("every member (empty for a member that answers without knotd behind it); `cache_hits` and ")
+        .append("`cache_misses` are the member's own statistics. `cpu_seconds` is the user + system CPU time ")
+        .append("of the member's serving processes (see Members) from just before to just after the measured ")
+        .append("dnsperf run, read from /proc/PID/stat, and `cpu_us_per_query` that time per completed query. ")
+        .append("Charts: ");
     for (String f : StudyCharts.FILES) {
       md.append("[").append(f).append("](").append(f).append(") ");
     }
@@ -142,7 +146,7 @@ public final class StudySummary {
       out.add("The baseline member " + baselineName + " has no row; comparing with " + base.member() + " instead.");
     }
     out.add(base.member() + " (baseline): ~" + approx(base.achievedQps()) + " qps"
-        + hitRate(base) + fill(base) + ".");
+        + hitRate(base) + fill(base) + cpu(base) + ".");
     for (ResultRow r : rows) {
       if (r == base) {
         continue;
@@ -173,6 +177,7 @@ public final class StudySummary {
       if (r.fillMeanMs() != null && base.fillMeanMs() != null) {
         line.append("; fill mean ").append(ms(r.fillMeanMs())).append(" vs ").append(ms(base.fillMeanMs()));
       }
+      line.append(cpuAgainst(r.cpuMicrosPerQuery(), base.cpuMicrosPerQuery(), base.member()));
       out.add(line.append('.').toString());
     }
     for (ResultRow r : rows) {
@@ -255,6 +260,11 @@ public final class StudySummary {
       if (!hits.isEmpty() && !baseHits.isEmpty()) {
         line.append("; hit rate ").append(pct(median(hits))).append(" vs ").append(pct(median(baseHits)));
       }
+      List<Double> cpu = cpuPerQuery(e.getValue());
+      List<Double> baseCpu = cpuPerQuery(base);
+      if (!cpu.isEmpty() && !baseCpu.isEmpty()) {
+        line.append(cpuAgainst(median(cpu), median(baseCpu), baseline)).append(" (medians)");
+      }
       out.add(line.append('.').toString());
     }
     return out;
@@ -262,6 +272,23 @@ public final class StudySummary {
 
   private static List<Double> hitRates(List<ResultRow> rows) {
     return rows.stream().map(ResultRow::hitRatePct).filter(java.util.Objects::nonNull).toList();
+  }
+
+  private static List<Double> cpuPerQuery(List<ResultRow> rows) {
+    return rows.stream().map(ResultRow::cpuMicrosPerQuery).filter(java.util.Objects::nonNull).toList();
+  }
+
+  /** "; CPU per query 0.28x memory's (3.5 vs 12.5 us)", or nothing when either is missing. */
+  static String cpuAgainst(Double us, Double baseUs, String baseline) {
+    if (us == null || baseUs == null) {
+      return "";
+    }
+    String ratio = baseUs > 0 ? String.format(Locale.ROOT, "%.2fx %s's ", us / baseUs, baseline) : "";
+    return "; CPU per query " + ratio + "(" + micros(us) + " vs " + micros(baseUs) + ")";
+  }
+
+  private static String micros(double us) {
+    return String.format(Locale.ROOT, "%.1f us", us);
   }
 
   private static String roundsSection(List<RoundRow> rounds, String baseline) {
@@ -476,6 +503,7 @@ public final class StudySummary {
         - `remote_lookups_*` are `shoal_cluster_remote_lookups_total` by outcome over the measured run: \
         `hit` (the owner had it), `fetched` (the owner went upstream or joined a fetch), `timeout` (the owner \
         did not answer within `owner_timeout`; the node went upstream itself), `failed`.
+        - `cpu_seconds` is the user + system CPU time of all the member's node processes over the measured         run (from /proc/PID/stat, summed), and `cpu_us_per_query` that time per completed query.
         """);
     int mostNodes = c.clusterRows().stream().mapToInt(ClusterRow::nodes).max().orElse(1);
     md.append("\nAggregate QPS can only grow with the node count where the host has a core for each node, ")
@@ -533,6 +561,10 @@ public final class StudySummary {
 
   private static String hitRate(ResultRow r) {
     return r.hitRatePct() == null ? "" : ", hit rate " + pct(r.hitRatePct());
+  }
+
+  private static String cpu(ResultRow r) {
+    return r.cpuMicrosPerQuery() == null ? "" : ", CPU " + micros(r.cpuMicrosPerQuery()) + " per query";
   }
 
   private static String fill(ResultRow r) {

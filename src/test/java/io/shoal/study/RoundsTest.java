@@ -1,6 +1,7 @@
 package io.shoal.study;
 
 import static io.shoal.study.StudyCsvTest.shoalRow;
+import static io.shoal.study.StudyCsvTest.withCpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -38,6 +39,21 @@ class RoundsTest {
             .map(r -> Math.round(r * 1000) / 1000.0).toList());
     List<String> lines = StudySummary.roundsAtAGlance(THREE_ROUNDS, "memory");
     assertEquals("lmdb-full: 0.85x (rounds: 0.80x, 0.90x, 0.85x); hit rate 51.6% vs 52.0%.", lines.get(1));
+  }
+
+  @Test
+  void cpuPerQueryIsTheMedianOfEachMembersRounds() {
+    // memory: 12.5, 10.0, 11.0 us per query (990 completed each); unbound: 4.0, 3.0, 5.0
+    List<RoundRow> rounds = List.of(
+        new RoundRow(1, withCpu(shoalRow("memory", null, 20000, 52.0, 0.003), 0.012375)),
+        new RoundRow(1, withCpu(shoalRow("unbound", null, 30000, 51.0, 0.003), 0.00396)),
+        new RoundRow(2, withCpu(shoalRow("memory", null, 15000, 52.0, 0.003), 0.0099)),
+        new RoundRow(2, withCpu(shoalRow("unbound", null, 30000, 51.0, 0.003), 0.00297)),
+        new RoundRow(3, withCpu(shoalRow("memory", null, 18000, 52.0, 0.003), 0.01089)),
+        new RoundRow(3, withCpu(shoalRow("unbound", null, 36000, 51.0, 0.003), 0.00495)));
+    assertEquals("unbound: 2.00x (rounds: 1.50x, 2.00x, 2.00x); hit rate 51.0% vs 52.0%; "
+        + "CPU per query 0.36x memory's (4.0 us vs 11.0 us) (medians).",
+        StudySummary.roundsAtAGlance(rounds, "memory").get(1));
   }
 
   @Test

@@ -52,6 +52,8 @@ public class StudySpec extends JUnitSuite {
       assertTrue(r.member() + " hit rate " + r.hitRatePct(), r.hitRatePct() >= 0 && r.hitRatePct() <= 100);
       assertTrue(r.member() + " hits " + r.cacheHits(), r.cacheHits() != null && r.cacheHits() >= 0);
       assertTrue(r.member() + " fill samples " + r.fillSamples(), r.fillSamples() != null && r.fillSamples() > 0);
+      assertTrue(r.member() + " CPU per query " + r.cpuMicrosPerQuery(),
+          r.cpuMicrosPerQuery() != null && r.cpuMicrosPerQuery() > 0);
       assertEquals("-", r.cells().get(1));
       assertEquals("write-behind", r.runtime());
     }
@@ -69,7 +71,7 @@ public class StudySpec extends JUnitSuite {
     assertTrue(summary, summary.contains("four-workers"));
     assertTrue(summary, summary.contains("dnsperf -s 127.0.0.1"));
     for (String audit : List.of("dnsperf.txt", "stats-before.txt", "stats-after.txt", "knotd-stats-after.txt",
-        "shoal.conf", "server.log")) {
+        "shoal.conf", "server.log", "cpu-before.txt", "cpu-after.txt")) {
       assertTrue(audit, Files.isRegularFile(out.resolve("members/two-workers").resolve(audit)));
     }
   }
