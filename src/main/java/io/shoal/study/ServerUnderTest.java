@@ -49,6 +49,7 @@ public abstract class ServerUnderTest implements AutoCloseable {
       case KRESD -> new KresdPeer(m, r, dir, upstream, p, tools);
       case DNSMASQ -> new DnsmasqPeer(m, r, dir, upstream, p, tools);
       case PDNS_RECURSOR -> new PdnsRecursorPeer(m, r, dir, upstream, p, tools);
+      case KNOTD -> new KnotdDirect(m, r, dir, upstream, p, tools);
     };
   }
 
