@@ -22,12 +22,11 @@ public final class ProcessCpu {
   private static final Duration GETCONF_LIMIT = Duration.ofSeconds(10);
 
   /**
-   * One reading: the ticks summed over the processes, and the raw lines it was read from.
+   * One reading of a member's processes.
    *
    * @param ticks utime + stime summed over the processes, in clock ticks
-   * @param text one line per process, "pid: stat line", for the member's directory
    */
-  public record Sample(long ticks, String text) {}
+  public record Sample(long ticks) {}
 
   private ProcessCpu() {}
 
@@ -54,7 +53,7 @@ public final class ProcessCpu {
     }
   }
 
-  /** Reads the processes' CPU time now; the raw lines go to {@code audit}. */
+  /** Reads the processes' CPU time now; the raw lines ("pid: stat line") go to {@code audit}. */
   public static Sample sample(List<Long> pids, Path audit) throws StudyException, IOException {
     if (pids.isEmpty()) {
       throw new StudyException("no process to read CPU time from (not started?)");
@@ -73,7 +72,7 @@ public final class ProcessCpu {
       text.append(pid).append(": ").append(line).append('\n');
     }
     Files.writeString(audit, text.toString(), StandardCharsets.UTF_8);
-    return new Sample(ticks, text.toString());
+    return new Sample(ticks);
   }
 
   /** CPU seconds between two samples of the same processes. */
