@@ -13,6 +13,8 @@ import java.util.List;
  * @param cacheMisses the nodes' {@code shoal_cache_misses_total} added up, owner-side misses included
  * @param cacheHitRatePct {@link #cacheHitRatePct}: the share of client lookups some node's cache answered
  * @param remoteLookupOverheadMs what asking the owner adds to one query, from the idle probe
+ * @param cpuSeconds user + system CPU time over the run, summed over the member's node processes
+ * @param cpuMicrosPerQuery {@code cpuSeconds} per completed query, in microseconds
  */
 public record ClusterRow(
     String member,
@@ -32,24 +34,30 @@ public record ClusterRow(
     Long remoteLookupsFetched,
     Long remoteLookupsTimeout,
     Long remoteLookupsFailed,
-    Double remoteLookupOverheadMs) {
+    Double remoteLookupOverheadMs,
+    Double cpuSeconds,
+    Double cpuMicrosPerQuery) {
 
   /** The header, in order. */
   public static final List<String> COLUMNS = List.of(
       "member", "nodes", "cluster", "achieved_qps", "avg_latency_ms", "sent", "completed", "lost",
       "upstream_queries", "fair_hit_rate_pct", "cache_hits", "cache_misses", "cache_hit_rate_pct",
       "remote_lookups_hit", "remote_lookups_fetched", "remote_lookups_timeout", "remote_lookups_failed",
-      "remote_lookup_overhead_ms");
+      "remote_lookup_overhead_ms", "cpu_seconds", "cpu_us_per_query");
 
-  /** A row from a member's measured numbers; {@code remote} is ignored outside a cluster. */
+  /**
+   * A row from a member's measured numbers; {@code remote} is ignored outside a cluster;
+   * {@code cpuSeconds} is null where it was not measured (the kill test).
+   */
   public static ClusterRow of(String member, int nodes, boolean cluster, DnsperfReport load, long upstream,
-      CacheCounters counters, RemoteLookups remote, Double overheadMs) {
+      CacheCounters counters, RemoteLookups remote, Double overheadMs, Double cpuSeconds) {
     return new ClusterRow(member, nodes, cluster, load.queriesPerSecond(), load.avgLatencyMillis(), load.sent(),
         load.completed(), load.lost(), upstream, ResultRow.fairHitRatePct(upstream, load.completed()),
         counters.hits(), counters.misses(),
         cacheHitRatePct(counters.hits(), counters.misses(), cluster ? remote : RemoteLookups.NONE),
         cluster ? remote.hit() : null, cluster ? remote.fetched() : null, cluster ? remote.timeout() : null,
-        cluster ? remote.failed() : null, overheadMs);
+        cluster ? remote.failed() : null, overheadMs, cpuSeconds,
+        ProcessCpu.microsPerQuery(cpuSeconds, load.completed()));
   }
 
   /**
@@ -86,7 +94,8 @@ public record ClusterRow(
         Long.toString(sent), Long.toString(completed), Long.toString(lost), Long.toString(upstreamQueries),
         ResultRow.fixed(fairHitRatePct, 2), ResultRow.whole(cacheHits), ResultRow.whole(cacheMisses), ResultRow.fixed(cacheHitRatePct, 2),
         ResultRow.whole(remoteLookupsHit), ResultRow.whole(remoteLookupsFetched), ResultRow.whole(remoteLookupsTimeout), ResultRow.whole(remoteLookupsFailed),
-        ResultRow.fixed(remoteLookupOverheadMs, 4));
+        ResultRow.fixed(remoteLookupOverheadMs, 4), ResultRow.fixed(cpuSeconds, 2),
+        ResultRow.fixed(cpuMicrosPerQuery, 2));
   }
 
   /** Reads a row back from its cells, the inverse of {@link #cells()}. */
@@ -100,6 +109,7 @@ public record ClusterRow(
         Double.parseDouble(c.get(4)), Long.parseLong(c.get(5)), Long.parseLong(c.get(6)), Long.parseLong(c.get(7)),
         Long.parseLong(c.get(8)), ResultRow.decimal(c.get(9)), ResultRow.longOrNull(c.get(10)), ResultRow.longOrNull(c.get(11)),
         ResultRow.decimal(c.get(12)), ResultRow.longOrNull(c.get(13)), ResultRow.longOrNull(c.get(14)), ResultRow.longOrNull(c.get(15)),
-        ResultRow.longOrNull(c.get(16)), ResultRow.decimal(c.get(17)));
+        ResultRow.longOrNull(c.get(16)), ResultRow.decimal(c.get(17)), ResultRow.decimal(c.get(18)),
+        ResultRow.decimal(c.get(19)));
   }
 }

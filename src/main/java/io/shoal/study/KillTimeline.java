@@ -1,9 +1,5 @@
 package io.shoal.study;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -23,8 +19,7 @@ import java.util.regex.Pattern;
  * queries still outstanding when dnsperf stopped) is left out.
  */
 public final class KillTimeline {
-  /** The file names in the run directory. */
-  public static final String CSV = "kill_timeline.csv";
+  /** The chart's file name in the run directory (the CSV is {@link StudyCsv#KILL_TIMELINE}). */
   public static final String PNG = "kill_timeline.png";
 
   /** The header of kill_timeline.csv, in order. */
@@ -240,35 +235,5 @@ public final class KillTimeline {
     }
     return new Effect(preQps, preLatency, seconds.get(kill).second(), firstBelow, recovered, last, lost, servfail,
         failing, worst);
-  }
-
-  /** The text of kill_timeline.csv. */
-  public static String render(List<Second> seconds) {
-    StringBuilder out = new StringBuilder(String.join(",", COLUMNS)).append('\n');
-    for (Second s : seconds) {
-      out.append(String.join(",", s.cells())).append('\n');
-    }
-    return out.toString();
-  }
-
-  public static void write(Path file, List<Second> seconds) throws IOException {
-    Files.writeString(file, render(seconds), StandardCharsets.UTF_8);
-  }
-
-  public static List<Second> read(Path file) throws IOException {
-    return parse(Files.readString(file, StandardCharsets.UTF_8));
-  }
-
-  /** Reads kill_timeline.csv text; fails if the header is not {@link #COLUMNS}. */
-  public static List<Second> parse(String text) {
-    List<String> lines = text.lines().filter(l -> !l.isBlank()).toList();
-    if (lines.isEmpty() || !ResultsCsv.split(lines.get(0)).equals(COLUMNS)) {
-      throw new IllegalArgumentException("not a kill_timeline.csv: the header must be " + String.join(",", COLUMNS));
-    }
-    List<Second> out = new ArrayList<>();
-    for (String line : lines.subList(1, lines.size())) {
-      out.add(Second.fromCells(ResultsCsv.split(line)));
-    }
-    return out;
   }
 }

@@ -41,10 +41,36 @@ public final class KnotUpstream implements AutoCloseable {
   /** Writes knotd's configuration and zone into {@code dir}, starts it and waits until it answers. */
   public static KnotUpstream start(Path dir, Recipe recipe, boolean root, Prerequisites.Tools tools,
       StartedProcesses processes) throws IOException, StudyException {
+    int port = LoopbackPort.pick();
+    Path conf = writeServerFiles(dir, recipe, port, recipe.upstreamWorkers(), root);
+    Path log = dir.resolve("knotd.log");
+    Process p = processes.start(List.of(tools.path("knotd"), "-c", conf.toString()), dir, log, Map.of());
+    KnotUpstream knot = new KnotUpstream(dir, conf, port, p, processes, tools);
+    try {
+      DnsProbe.awaitAnswer("knotd", knot.address(), apex(recipe), Type.SOA, READY_LIMIT, p, log);
+    } catch (StudyException e) {
+      knot.close();
+      throw e;
+    }
+    return knot;
+  }
+
+  /** The recipe's zone as an absolute name, with its trailing dot. */
+  static String apex(Recipe recipe) {
+    return recipe.zone().endsWith(".") ? recipe.zone() : recipe.zone() + ".";
+  }
+
+  /**
+   * Writes a knotd that serves the recipe's zone on 127.0.0.1:{@code port} into {@code dir}: the
+   * zone (SOA, NS and a wildcard A record at the recipe's TTL), a database directory and
+   * knot.conf with mod-stats counting queries. The upstream of every study and the knotd member
+   * (knotd answering the load itself) are the same server, so the ceiling serves what the
+   * upstream serves. Returns knot.conf's path.
+   */
+  static Path writeServerFiles(Path dir, Recipe recipe, int port, int udpWorkers, boolean root) throws IOException {
     Files.createDirectories(dir.resolve("db"));
     Path absolute = dir.toAbsolutePath();
-    int port = LoopbackPort.pick();
-    String zone = recipe.zone().endsWith(".") ? recipe.zone() : recipe.zone() + ".";
+    String zone = apex(recipe);
     long ttl = recipe.stubTtl().toSeconds();
     Files.writeString(dir.resolve("zone.db"), String.join("\n",
         "$ORIGIN " + zone,
@@ -60,7 +86,7 @@ public final class KnotUpstream implements AutoCloseable {
         "    rundir: \"" + absolute + "\"",
         "    pidfile: \"" + absolute.resolve("knotd.pid") + "\"",
         "    listen: 127.0.0.1@" + port,
-        "    udp-workers: " + recipe.upstreamWorkers(),
+        "    udp-workers: " + udpWorkers,
         "    tcp-workers: 1",
         "    background-workers: 1",
         // knotd drops to the 'knot' user by default, which cannot write a run directory we own.
@@ -82,16 +108,7 @@ public final class KnotUpstream implements AutoCloseable {
         "  - domain: " + zone,
         "    file: zone.db",
         ""));
-    Path log = dir.resolve("knotd.log");
-    Process p = processes.start(List.of(tools.path("knotd"), "-c", conf.toString()), dir, log, Map.of());
-    KnotUpstream knot = new KnotUpstream(dir, conf, port, p, processes, tools);
-    try {
-      DnsProbe.awaitAnswer("knotd", knot.address(), zone, Type.SOA, READY_LIMIT, p, log);
-    } catch (StudyException e) {
-      knot.close();
-      throw e;
-    }
-    return knot;
+    return conf;
   }
 
   public InetSocketAddress address() {

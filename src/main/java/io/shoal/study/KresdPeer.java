@@ -87,6 +87,20 @@ final class KresdPeer extends ServerUnderTest {
   }
 
   @Override
+  public List<Long> servingPids() {
+    List<Long> pids = new ArrayList<>(super.servingPids());
+    if (collector != null) {
+      pids.add(collector.pid());
+    }
+    return pids;
+  }
+
+  @Override
+  public String servingProcesses() {
+    return !flag("cache_gc", true) ? "kresd" : "kresd + kres-cache-gc (the collector trims the cache the answers come from)";
+  }
+
+  @Override
   public int stop() {
     if (collector != null) {
       processes.stop(collector);

@@ -18,7 +18,9 @@ public enum MemberKind {
       Set.of("cache_size", "dns_forward_max", "extra")),
   // pdns-recursor primes the root and polls for security updates on its own.
   PDNS_RECURSOR("pdns-recursor", List.of("pdns_recursor", "rec_control"), List.of("pdns-recursor"), true,
-      Set.of("threads", "max_packetcache_entries", "max_cache_entries", "extra"));
+      Set.of("threads", "max_packetcache_entries", "max_cache_entries", "extra")),
+  // knotd answering the load itself from the study's zone: the ceiling, no cache in front.
+  KNOTD("knotd", List.of("knotd", "knotc"), List.of("knot"), false, Set.of("udp_workers"));
 
   private final String configName;
   private final List<String> binaries;

@@ -49,6 +49,7 @@ public abstract class ServerUnderTest implements AutoCloseable {
       case KRESD -> new KresdPeer(m, r, dir, upstream, p, tools);
       case DNSMASQ -> new DnsmasqPeer(m, r, dir, upstream, p, tools);
       case PDNS_RECURSOR -> new PdnsRecursorPeer(m, r, dir, upstream, p, tools);
+      case KNOTD -> new KnotdDirect(m, r, dir, upstream, p, tools);
     };
   }
 
@@ -109,6 +110,24 @@ public abstract class ServerUnderTest implements AutoCloseable {
   /** True while the launched process runs. */
   public boolean alive() {
     return process != null && process.isAlive();
+  }
+
+  /**
+   * The processes that serve this member's queries, whose CPU time is its CPU per query: the
+   * server process itself unless the member runs more (kresd with kres-cache-gc).
+   */
+  public List<Long> servingPids() {
+    return process == null ? List.of() : List.of(process.pid());
+  }
+
+  /** What {@link #servingPids()} are, for the summary: the program names, summed. */
+  public String servingProcesses() {
+    return Path.of(command().get(0)).getFileName().toString();
+  }
+
+  /** False for a member that answers the load itself instead of forwarding to the study's knotd. */
+  public boolean forwardsToUpstream() {
+    return true;
   }
 
   /** The process id, for the summary of a kill test; -1 before launch. */

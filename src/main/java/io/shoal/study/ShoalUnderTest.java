@@ -28,6 +28,7 @@ import java.util.stream.Stream;
 /** A shoal member: the jar run as a child JVM on a configuration made from the recipe and the member's deltas. */
 final class ShoalUnderTest extends ServerUnderTest {
   private static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration METRICS_POLL = Duration.ofMillis(200);
   /** One client for every request: polling a forming cluster makes hundreds, each client owns a thread. */
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
 
@@ -198,6 +199,38 @@ final class ShoalUnderTest extends ServerUnderTest {
         whole(s.sum("shoal_cache_eviction_seconds_count")), decimal(s.sum("shoal_cache_eviction_seconds_sum")));
   }
 
+  /**
+   * Waits until the node answers a DNS query and serves /metrics: shoal binds its DNS sockets
+   * before anything else and starts the metrics endpoint last, so a node can answer queries a few
+   * seconds before its counters can be read.
+   */
+  @Override
+  public void awaitAnswer() throws StudyException {
+    super.awaitAnswer();
+    URI metrics = URI.create("http://127.0.0.1:" + metricsPort + "/metrics");
+    processes.note("# in-process: poll " + metrics + " until it answers 200 (at most " + READY_LIMIT.toSeconds()
+        + " s)");
+    long deadline = System.nanoTime() + READY_LIMIT.toNanos();
+    StudyException last = null;
+    while (System.nanoTime() < deadline && alive()) {
+      try {
+        fetch(metrics, true);
+        return;
+      } catch (StudyException e) {
+        last = e;
+      }
+      try {
+        Thread.sleep(METRICS_POLL.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new StudyException("interrupted while waiting for " + metrics, e);
+      }
+    }
+    throw new StudyException(label() + " answers DNS but " + metrics + " did not answer within "
+        + READY_LIMIT.toSeconds() + " s" + (alive() ? "" : " (the process exited)")
+        + (last == null ? "" : ": " + last.getMessage()), last);
+  }
+
   private String scrape() throws StudyException {
     return httpGet(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"), true).body();
   }
@@ -220,7 +253,9 @@ final class ShoalUnderTest extends ServerUnderTest {
       }
       return r;
     } catch (IOException e) {
-      throw new StudyException("cannot GET " + uri + ": " + e.getMessage(), e);
+      // HttpClient's ConnectException has no message: its class says what happened
+      String why = e.getMessage() == null ? e.toString() : e.getMessage();
+      throw new StudyException("cannot GET " + uri + ": " + why, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new StudyException("interrupted while fetching " + uri, e);
@@ -230,6 +265,11 @@ final class ShoalUnderTest extends ServerUnderTest {
   /** Akka Management's port of a clustered node; -1 for a node outside a cluster. */
   int managementPort() {
     return placement == null ? -1 : placement.managementPort();
+  }
+
+  @Override
+  public String servingProcesses() {
+    return "the shoal JVM";
   }
 
   @Override

@@ -33,8 +33,9 @@ import org.jfree.data.xy.XYSeriesCollection;
 
 /** Charts of a study's results, drawn from the CSV rows: one bar chart per measure, and a kill test's timeline. */
 public final class StudyCharts {
-  /** The files {@link #write} creates, in order: QPS, hit rate, fill mean. */
-  public static final List<String> FILES = List.of("achieved_qps.png", "hit_rate.png", "fill_mean.png");
+  /** The files {@link #write} creates, in order: QPS, hit rate, fill mean, CPU per query. */
+  public static final List<String> FILES = List.of(
+      "achieved_qps.png", "hit_rate.png", "fill_mean.png", "cpu_per_query.png");
   /** The files {@link #writeCluster} creates, in order: aggregate QPS, upstream queries, fair hit rate. */
   public static final List<String> CLUSTER_FILES = List.of(
       "cluster_qps.png", "cluster_upstream_queries.png", "cluster_hit_rate.png");
@@ -43,7 +44,7 @@ public final class StudyCharts {
 
   private StudyCharts() {}
 
-  /** Writes the three charts into {@code dir}; {@code subtitle} says which run they show. */
+  /** Writes the four charts into {@code dir}; {@code subtitle} says which run they show. */
   public static void write(Path dir, List<ResultRow> rows, String subtitle) throws IOException {
     // Charts are drawn off-screen; without this AWT looks for a display and fails on a server.
     System.setProperty("java.awt.headless", "true");
@@ -54,6 +55,9 @@ public final class StudyCharts {
         "hit rate, % of completed queries", names, values(rows, ResultRow::hitRatePct), "0.0'%'", subtitle);
     bar(dir.resolve(FILES.get(2)), "Mean time to store one answer in the cache (lower is better)",
         "cache fill mean, milliseconds", names, values(rows, ResultRow::fillMeanMs), "0.0000' ms'", subtitle);
+    bar(dir.resolve(FILES.get(3)), "CPU time per answered query (lower is better)",
+        "microseconds of user + system CPU per completed query", names,
+        values(rows, ResultRow::cpuMicrosPerQuery), "0.0' us'", subtitle);
   }
 
   /** Writes the cluster charts (one bar per member, summed over its nodes) into {@code dir}. */

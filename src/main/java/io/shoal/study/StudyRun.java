@@ -48,6 +48,8 @@ public final class StudyRun {
   /** The kill test, once its member ran. */
   private KillTimeline.Event killEvent;
   private List<KillTimeline.Second> killSeconds;
+  /** The kernel's clock ticks per second, read once, for CPU time from /proc. */
+  private long ticksPerSecond;
 
   /**
    * @param skipped members not to run, with the reason the summary gives
@@ -117,7 +119,7 @@ public final class StudyRun {
     // Members take turns, round after round, so a slow drift of the host (another tenant, a
     // warming disk) touches every member alike instead of whichever ran last.
     Map<String, List<Measured>> measuredRounds = new LinkedHashMap<>();
-    List<RoundsCsv.Row> roundRows = new ArrayList<>();
+    List<RoundRow> roundRows = new ArrayList<>();
 
     out.println("study: starting knotd");
     try (KnotUpstream knot = KnotUpstream.start(runDir.resolve("knotd"), scenario.recipe(), root, tools, processes)) {
@@ -142,7 +144,7 @@ public final class StudyRun {
           try {
             Measured measured = m.isNodeGroup() ? measureNodes(m, dir, knot, setups) : measure(m, dir, knot, setups);
             measuredRounds.computeIfAbsent(m.name(), k -> new ArrayList<>()).add(measured);
-            roundRows.add(new RoundsCsv.Row(round, measured.row()));
+            roundRows.add(new RoundRow(round, measured.row()));
           } catch (StudyException | IOException | RuntimeException e) {
             String why = e.getMessage() == null ? e.toString() : e.getMessage();
             out.println("study: member " + m.name() + " failed: " + why);
@@ -160,39 +162,36 @@ public final class StudyRun {
       rows.add(median.row());
       clusterRows.add(median.cluster());
     }
-    List<RoundsCsv.Row> roundsWritten = List.of();
+    List<RoundRow> roundsWritten = List.of();
     if (rounds > 1) {
-      Path roundsCsv = runDir.resolve(RoundsCsv.FILE);
-      RoundsCsv.write(roundsCsv, roundRows.stream().filter(r -> measuredRounds.containsKey(r.row().member())).toList());
-      roundsWritten = RoundsCsv.read(roundsCsv);
+      Path roundsCsv = StudyCsv.ROUNDS.write(runDir,
+          roundRows.stream().filter(r -> measuredRounds.containsKey(r.row().member())).toList());
+      roundsWritten = StudyCsv.ROUNDS.read(roundsCsv);
     }
 
     String subtitle = scenario.name() + (quick ? " (quick smoke run)" : "") + ", " + startedAt;
-    Path csv = runDir.resolve("results.csv");
-    ResultsCsv.write(csv, rows);
-    List<ResultRow> written = ResultsCsv.read(csv);
+    Path csv = StudyCsv.RESULTS.write(runDir, rows);
+    List<ResultRow> written = StudyCsv.RESULTS.read(csv);
     StudyCharts.write(runDir, written, subtitle);
     List<String> files = new ArrayList<>(StudyCharts.FILES);
     if (rounds > 1) {
-      files.add(RoundsCsv.FILE);
+      files.add(StudyCsv.ROUNDS.file());
     }
     // Every cluster number in the summary comes from the files as written, like results.csv's.
     List<ClusterRow> clusterWritten = List.of();
     if (scenario.hasNodeGroups()) {
-      Path clusterCsv = runDir.resolve(ClusterCsv.FILE);
-      ClusterCsv.write(clusterCsv, clusterRows);
-      clusterWritten = ClusterCsv.read(clusterCsv);
+      Path clusterCsv = StudyCsv.CLUSTER.write(runDir, clusterRows);
+      clusterWritten = StudyCsv.CLUSTER.read(clusterCsv);
       StudyCharts.writeCluster(runDir, clusterWritten, subtitle);
-      files.add(ClusterCsv.FILE);
+      files.add(StudyCsv.CLUSTER.file());
       files.addAll(StudyCharts.CLUSTER_FILES);
     }
     List<KillTimeline.Second> killWritten = null;
     if (killSeconds != null) {
-      Path killCsv = runDir.resolve(KillTimeline.CSV);
-      KillTimeline.write(killCsv, killSeconds);
-      killWritten = KillTimeline.read(killCsv);
+      Path killCsv = StudyCsv.KILL_TIMELINE.write(runDir, killSeconds);
+      killWritten = StudyCsv.KILL_TIMELINE.read(killCsv);
       StudyCharts.writeKillTimeline(runDir.resolve(KillTimeline.PNG), killWritten, killEvent, subtitle);
-      files.add(KillTimeline.CSV);
+      files.add(StudyCsv.KILL_TIMELINE.file());
       files.add(KillTimeline.PNG);
     }
     StudySummary.Context context = new StudySummary.Context(
@@ -218,6 +217,14 @@ public final class StudyRun {
     return notRun.isEmpty() ? 0 : 1;
   }
 
+  /** The kernel's clock ticks per second ({@code getconf CLK_TCK}), read on first use. */
+  private long ticksPerSecond() throws StudyException {
+    if (ticksPerSecond == 0) {
+      ticksPerSecond = ProcessCpu.ticksPerSecond(processes, runDir.resolve("clk_tck.txt"));
+    }
+    return ticksPerSecond;
+  }
+
   /** How many rounds this run measures: the recipe's, or one for a quick run. */
   private int rounds() {
     return quick ? 1 : scenario.recipe().rounds();
@@ -239,7 +246,7 @@ public final class StudyRun {
     Path queries = queryFiles.get(0);
     try (ServerUnderTest server = ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools,
         shoalJar)) {
-      setups.put(m.name(), server.setupNote());
+      setups.put(m.name(), server.setupNote() + "; CPU time read from " + server.servingProcesses());
       server.start();
       LoadSettings load = load();
       if (!load.warmup().isZero()) {
@@ -248,7 +255,11 @@ public final class StudyRun {
       pause(SETTLE);
       CacheCounters before = server.counters(dir.resolve("stats-before.txt"));
       long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
+      // CPU is read right around dnsperf, after the statistics: scraping them costs the server CPU too
+      ProcessCpu.Sample cpuBefore = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-before.txt"));
       DnsperfReport report = dnsperf.run(server.port(), queries, load, load.duration(), dir.resolve("dnsperf.txt"));
+      ProcessCpu.Sample cpuAfter = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-after.txt"));
+      double cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
       pause(SETTLE);
       CacheCounters window = server.counters(dir.resolve("stats-after.txt")).minus(before);
       long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
@@ -257,13 +268,11 @@ public final class StudyRun {
       if (m.kind() == MemberKind.SHOAL && status != 0) {
         out.println("study: note: " + m.name() + " exited with status " + status + " on SIGTERM (expected 0)");
       }
-      ResultRow row = new ResultRow(
-          m.name(), server.lmdbSync(), server.runtime(), report.queriesPerSecond(), report.avgLatencyMillis(),
-          report.sent(), report.completed(), report.lost(), server.workers(),
-          ResultRow.fairHitRatePct(upstream, report.completed()), window.hits(), window.misses(),
-          ResultRow.meanMillis(window.fillSumSeconds(), window.fillCount()), window.fillCount(),
-          ResultRow.meanMillis(window.evictionSumSeconds(), window.evictionCount()), window.evictionCount());
-      return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE, null));
+      // a member that answers without the study's upstream (knotd itself) has no hit rate to speak of
+      ResultRow row = ResultRow.of(m.name(), server.lmdbSync(), server.runtime(), server.workers(), report,
+          server.forwardsToUpstream() ? upstream : null, window, cpuSeconds);
+      return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE, null,
+          cpuSeconds));
     }
   }
 
@@ -276,7 +285,9 @@ public final class StudyRun {
       throws IOException, StudyException {
     Files.createDirectories(dir);
     try (ShoalNodes group = ShoalNodes.of(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar)) {
-      setups.put(m.name(), group.setupNote());
+      setups.put(m.name(), group.setupNote() + (m.kill() == null
+          ? "; CPU time read from the " + m.nodes() + " shoal JVMs, summed"
+          : "; CPU time not measured (a node is killed mid-run)"));
       group.start();
       LoadSettings load = load();
       List<ShoalUnderTest> all = group.nodes();
@@ -294,9 +305,14 @@ public final class StudyRun {
       List<ShoalUnderTest> measured = all;
       List<ShoalUnderTest> killed = List.of();
       List<DnsperfReport> reports = new ArrayList<>();
+      Double cpuSeconds = null;
       if (m.kill() == null) {
+        List<Long> pids = all.stream().map(ShoalUnderTest::pid).toList();
+        ProcessCpu.Sample cpuBefore = ProcessCpu.sample(pids, dir.resolve("cpu-before.txt"));
         reports = dnsperf.runAtOnce(ports(all), queriesFor(all, group), load, load.duration(),
             outputs(all, "dnsperf.txt"));
+        ProcessCpu.Sample cpuAfter = ProcessCpu.sample(pids, dir.resolve("cpu-after.txt"));
+        cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
       } else {
         ShoalUnderTest victim = group.node(m.kill().node());
         measured = all.stream().filter(n -> n != victim).toList();
@@ -342,14 +358,10 @@ public final class StudyRun {
             + " on SIGTERM (expected 0)");
       }
       ShoalUnderTest first = all.get(0);
-      ResultRow row = new ResultRow(
-          m.name(), first.lmdbSync(), first.runtime(), total.queriesPerSecond(), total.avgLatencyMillis(),
-          total.sent(), total.completed(), total.lost(), first.workers() * all.size(),
-          ResultRow.fairHitRatePct(upstream, total.completed()), window.hits(), window.misses(),
-          ResultRow.meanMillis(window.fillSumSeconds(), window.fillCount()), window.fillCount(),
-          ResultRow.meanMillis(window.evictionSumSeconds(), window.evictionCount()), window.evictionCount());
+      ResultRow row = ResultRow.of(m.name(), first.lmdbSync(), first.runtime(), first.workers() * all.size(), total,
+          upstream, window, cpuSeconds);
       return new Measured(row, ClusterRow.of(m.name(), m.nodes(), m.cluster(), total, upstream, window, remote,
-          overhead));
+          overhead, cpuSeconds));
     }
   }
 

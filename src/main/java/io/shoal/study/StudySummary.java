@@ -27,7 +27,7 @@ public final class StudySummary {
       Map<String, String> probes,
       KillTimeline.Event kill,
       List<KillTimeline.Second> killSeconds,
-      List<RoundsCsv.Row> rounds) {}
+      List<RoundRow> rounds) {}
 
   /** Below this a remote lookup counts as cheap on loopback (the cluster's design goal). */
   static final double OVERHEAD_GOAL_MS = 1.0;
@@ -69,7 +69,11 @@ public final class StudySummary {
 
     md.append("\n## Results\n\n").append(table(rows));
     md.append("\n`hit_rate_pct` is 1 - (queries knotd received) / (queries dnsperf completed), the same for ")
-        .append("every member; `cache_hits` and `cache_misses` are the member's own statistics. Charts: ");
+        .append("every member (empty for a member that answers without knotd behind it); `cache_hits` and ")
+        .append("`cache_misses` are the member's own statistics. `cpu_seconds` is the user + system CPU time ")
+        .append("of the member's serving processes (see Members) from just before to just after the measured ")
+        .append("dnsperf run, read from /proc/PID/stat, and `cpu_us_per_query` that time per completed query. ")
+        .append("Charts: ");
     for (String f : StudyCharts.FILES) {
       md.append("[").append(f).append("](").append(f).append(") ");
     }
@@ -142,7 +146,7 @@ public final class StudySummary {
       out.add("The baseline member " + baselineName + " has no row; comparing with " + base.member() + " instead.");
     }
     out.add(base.member() + " (baseline): ~" + approx(base.achievedQps()) + " qps"
-        + hitRate(base) + fill(base) + ".");
+        + hitRate(base) + fill(base) + cpu(base) + ".");
     for (ResultRow r : rows) {
       if (r == base) {
         continue;
@@ -173,6 +177,7 @@ public final class StudySummary {
       if (r.fillMeanMs() != null && base.fillMeanMs() != null) {
         line.append("; fill mean ").append(ms(r.fillMeanMs())).append(" vs ").append(ms(base.fillMeanMs()));
       }
+      line.append(cpuAgainst(r.cpuMicrosPerQuery(), base.cpuMicrosPerQuery(), base.member()));
       out.add(line.append('.').toString());
     }
     for (ResultRow r : rows) {
@@ -185,24 +190,24 @@ public final class StudySummary {
   }
 
   /** The rounds of each member, in the order the members ran. */
-  private static Map<String, List<ResultRow>> byMember(List<RoundsCsv.Row> rounds) {
+  private static Map<String, List<ResultRow>> byMember(List<RoundRow> rounds) {
     Map<String, List<ResultRow>> out = new java.util.LinkedHashMap<>();
-    for (RoundsCsv.Row r : rounds) {
+    for (RoundRow r : rounds) {
       out.computeIfAbsent(r.row().member(), k -> new ArrayList<>()).add(r.row());
     }
     return out;
   }
 
   /** Each run's QPS over the baseline's in the same round; empty where a round has no baseline run. */
-  static List<Double> ratiosByRound(List<RoundsCsv.Row> rounds, String member, String baseline) {
+  static List<Double> ratiosByRound(List<RoundRow> rounds, String member, String baseline) {
     Map<Integer, Double> base = new java.util.HashMap<>();
-    for (RoundsCsv.Row r : rounds) {
+    for (RoundRow r : rounds) {
       if (r.row().member().equals(baseline)) {
         base.put(r.round(), r.row().achievedQps());
       }
     }
     List<Double> out = new ArrayList<>();
-    for (RoundsCsv.Row r : rounds) {
+    for (RoundRow r : rounds) {
       Double b = base.get(r.round());
       if (r.row().member().equals(member) && b != null && b > 0) {
         out.add(r.row().achievedQps() / b);
@@ -223,7 +228,7 @@ public final class StudySummary {
    * the baseline's in the same round, with each round's ratio, and its hit rates against the
    * baseline's (medians). Pairing runs of one round keeps a drift of the host out of the ratio.
    */
-  public static List<String> roundsAtAGlance(List<RoundsCsv.Row> rounds, String baseline) {
+  public static List<String> roundsAtAGlance(List<RoundRow> rounds, String baseline) {
     List<String> out = new ArrayList<>();
     if (rounds.isEmpty()) {
       return out;
@@ -233,7 +238,7 @@ public final class StudySummary {
     if (base == null) {
       return out;
     }
-    long roundCount = rounds.stream().mapToInt(RoundsCsv.Row::round).distinct().count();
+    long roundCount = rounds.stream().mapToInt(RoundRow::round).distinct().count();
     out.add("Over " + roundCount + " rounds (members taking turns), each member's QPS against " + baseline
         + "'s in the same round, median of the rounds:");
     for (Map.Entry<String, List<ResultRow>> e : members.entrySet()) {
@@ -255,6 +260,11 @@ public final class StudySummary {
       if (!hits.isEmpty() && !baseHits.isEmpty()) {
         line.append("; hit rate ").append(pct(median(hits))).append(" vs ").append(pct(median(baseHits)));
       }
+      List<Double> cpu = cpuPerQuery(e.getValue());
+      List<Double> baseCpu = cpuPerQuery(base);
+      if (!cpu.isEmpty() && !baseCpu.isEmpty()) {
+        line.append(cpuAgainst(median(cpu), median(baseCpu), baseline)).append(" (medians)");
+      }
       out.add(line.append('.').toString());
     }
     return out;
@@ -264,13 +274,30 @@ public final class StudySummary {
     return rows.stream().map(ResultRow::hitRatePct).filter(java.util.Objects::nonNull).toList();
   }
 
-  private static String roundsSection(List<RoundsCsv.Row> rounds, String baseline) {
+  private static List<Double> cpuPerQuery(List<ResultRow> rows) {
+    return rows.stream().map(ResultRow::cpuMicrosPerQuery).filter(java.util.Objects::nonNull).toList();
+  }
+
+  /** "; CPU per query 0.28x memory's (3.5 vs 12.5 us)", or nothing when either is missing. */
+  static String cpuAgainst(Double us, Double baseUs, String baseline) {
+    if (us == null || baseUs == null) {
+      return "";
+    }
+    String ratio = baseUs > 0 ? String.format(Locale.ROOT, "%.2fx %s's ", us / baseUs, baseline) : "";
+    return "; CPU per query " + ratio + "(" + micros(us) + " vs " + micros(baseUs) + ")";
+  }
+
+  private static String micros(double us) {
+    return String.format(Locale.ROOT, "%.1f us", us);
+  }
+
+  private static String roundsSection(List<RoundRow> rounds, String baseline) {
     Map<String, List<ResultRow>> members = byMember(rounds);
-    int roundCount = rounds.stream().mapToInt(RoundsCsv.Row::round).max().orElse(0);
+    int roundCount = rounds.stream().mapToInt(RoundRow::round).max().orElse(0);
     StringBuilder md = new StringBuilder("\n## Rounds\n\n");
     md.append("Every member was measured ").append(roundCount).append(" times, members taking turns (round 1 ")
         .append("ran every member once, then round 2, ...). The table above and results.csv hold each member's ")
-        .append("median run by QPS; [").append(RoundsCsv.FILE).append("](").append(RoundsCsv.FILE)
+        .append("median run by QPS; [").append(StudyCsv.ROUNDS.file()).append("](").append(StudyCsv.ROUNDS.file())
         .append(") holds every run. Against ").append(baseline).append(" means against ").append(baseline)
         .append("'s run of the same round.\n\n| member |");
     for (int i = 1; i <= roundCount; i++) {
@@ -280,7 +307,7 @@ public final class StudySummary {
     md.append(" ---: |".repeat(roundCount)).append(" --- | ---: |\n");
     for (Map.Entry<String, List<ResultRow>> e : members.entrySet()) {
       md.append("| ").append(e.getKey()).append(" |");
-      for (RoundsCsv.Row r : rounds) {
+      for (RoundRow r : rounds) {
         if (r.row().member().equals(e.getKey())) {
           md.append(' ').append(String.format(Locale.ROOT, "%.1f", r.row().achievedQps())).append(" |");
         }
@@ -448,7 +475,7 @@ public final class StudySummary {
 
   private static String clusterSection(Context c) {
     StringBuilder md = new StringBuilder("\n## Cluster\n\n");
-    md.append("From `").append(ClusterCsv.FILE).append("`: each member summed over its nodes.\n\n");
+    md.append("From `").append(StudyCsv.CLUSTER.file()).append("`: each member summed over its nodes.\n\n");
     md.append("| ").append(String.join(" | ", ClusterRow.COLUMNS)).append(" |\n|");
     for (int i = 0; i < ClusterRow.COLUMNS.size(); i++) {
       md.append(i < 3 ? " --- |" : " ---: |");
@@ -476,6 +503,7 @@ public final class StudySummary {
         - `remote_lookups_*` are `shoal_cluster_remote_lookups_total` by outcome over the measured run: \
         `hit` (the owner had it), `fetched` (the owner went upstream or joined a fetch), `timeout` (the owner \
         did not answer within `owner_timeout`; the node went upstream itself), `failed`.
+        - `cpu_seconds` is the user + system CPU time of all the member's node processes over the measured         run (from /proc/PID/stat, summed), and `cpu_us_per_query` that time per completed query.
         """);
     int mostNodes = c.clusterRows().stream().mapToInt(ClusterRow::nodes).max().orElse(1);
     md.append("\nAggregate QPS can only grow with the node count where the host has a core for each node, ")
@@ -518,7 +546,7 @@ public final class StudySummary {
         .append("SERVFAIL answers. `after_kill` is 1 from the second that holds the kill. Recovery is the ")
         .append("first second, after QPS first fell below 90% of the mean of the whole seconds before the kill ")
         .append("(the first second left out: dnsperf ramps up in it), with QPS back within 10% of that mean.\n\n");
-    md.append("[").append(KillTimeline.CSV).append("](").append(KillTimeline.CSV).append(") ")
+    md.append("[").append(StudyCsv.KILL_TIMELINE.file()).append("](").append(StudyCsv.KILL_TIMELINE.file()).append(") ")
         .append("[").append(KillTimeline.PNG).append("](").append(KillTimeline.PNG).append(")\n\n");
     md.append("| ").append(String.join(" | ", KillTimeline.COLUMNS)).append(" |\n|");
     for (int i = 0; i < KillTimeline.COLUMNS.size(); i++) {
@@ -533,6 +561,10 @@ public final class StudySummary {
 
   private static String hitRate(ResultRow r) {
     return r.hitRatePct() == null ? "" : ", hit rate " + pct(r.hitRatePct());
+  }
+
+  private static String cpu(ResultRow r) {
+    return r.cpuMicrosPerQuery() == null ? "" : ", CPU " + micros(r.cpuMicrosPerQuery()) + " per query";
   }
 
   private static String fill(ResultRow r) {
@@ -560,8 +592,8 @@ public final class StudySummary {
   }
 
   private static String table(List<ResultRow> rows) {
-    StringBuilder t = new StringBuilder("| ").append(String.join(" | ", ResultsCsv.COLUMNS)).append(" |\n|");
-    for (int i = 0; i < ResultsCsv.COLUMNS.size(); i++) {
+    StringBuilder t = new StringBuilder("| ").append(String.join(" | ", ResultRow.COLUMNS)).append(" |\n|");
+    for (int i = 0; i < ResultRow.COLUMNS.size(); i++) {
       t.append(i < 3 ? " --- |" : " ---: |");
     }
     t.append('\n');

@@ -121,7 +121,7 @@ final class UnboundPeer extends ServerUnderTest {
 
   @Override
   public String setupNote() {
-    return "unbound, " + workers() + " threads, msg-cache-size "
+    return "unbound, " + workers() + (workers() == 1 ? " thread" : " threads") + ", msg-cache-size "
         + setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY) + " B, rrset-cache-size "
         + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY) + " B (about "
         + recipe.maxEntries() + " answers), iterator only";

@@ -103,11 +103,11 @@ class ClusterResultsTest {
     DnsperfReport sum = DnsperfReport.sumOver(threeNodes());
     CacheCounters counters = new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0);
     RemoteLookups remote = new RemoteLookups(5, 0, 543, 0);
-    ClusterRow on = ClusterRow.of("cluster-3", 3, true, sum, 1314, counters, remote, 6.0474);
+    ClusterRow on = ClusterRow.of("cluster-3", 3, true, sum, 1314, counters, remote, 6.0474, 1.7);
     assertEquals(0.0, on.fairHitRatePct()); // more upstream queries than answers: clamped at 0
     assertEquals(100.0 * 29 / (29 + 1379 - 5), on.cacheHitRatePct(), 1e-9);
     assertEquals(remote, on.remoteLookups());
-    ClusterRow off = ClusterRow.of("independent-3", 3, false, sum, 170, counters, remote, null);
+    ClusterRow off = ClusterRow.of("independent-3", 3, false, sum, 170, counters, remote, null, null);
     assertEquals(100.0 * (1 - 170.0 / 340), off.fairHitRatePct(), 1e-9);
     assertNull(off.remoteLookupsHit());
     assertEquals(RemoteLookups.NONE, off.remoteLookups());
@@ -119,23 +119,25 @@ class ClusterResultsTest {
     DnsperfReport sum = DnsperfReport.sumOver(threeNodes());
     List<ClusterRow> rows = List.of(
         ClusterRow.of("memory", 1, false, DnsperfReport.parse(DnsperfReportTest.resource("dnsperf-shoal.txt")), 3168,
-            new CacheCounters(1704L, 3168L, 2952L, 0.06, 904L, 0.004), RemoteLookups.NONE, null),
+            new CacheCounters(1704L, 3168L, 2952L, 0.06, 904L, 0.004), RemoteLookups.NONE, null, null),
         ClusterRow.of("cluster-3", 3, true, sum, 1314, new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0),
-            new RemoteLookups(5, 0, 543, 0), 6.0474));
-    String text = ClusterCsv.render(rows);
+            new RemoteLookups(5, 0, 543, 0), 6.0474, 1.7));
+    String text = StudyCsv.CLUSTER.render(rows);
     List<String> lines = text.lines().toList();
     assertEquals("member,nodes,cluster,achieved_qps,avg_latency_ms,sent,completed,lost,upstream_queries,"
         + "fair_hit_rate_pct,cache_hits,cache_misses,cache_hit_rate_pct,remote_lookups_hit,remote_lookups_fetched,"
-        + "remote_lookups_timeout,remote_lookups_failed,remote_lookup_overhead_ms", lines.get(0));
-    assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,", lines.get(1));
-    assertEquals("cluster-3,3,on,43.0,2073.745,860,340,520,1314,0.00,29,1379,2.07,5,0,543,0,6.0474", lines.get(2));
-    List<ClusterRow> back = ClusterCsv.parse(text);
+        + "remote_lookups_timeout,remote_lookups_failed,remote_lookup_overhead_ms,cpu_seconds,cpu_us_per_query",
+        lines.get(0));
+    assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,,,", lines.get(1));
+    assertEquals("cluster-3,3,on,43.0,2073.745,860,340,520,1314,0.00,29,1379,2.07,5,0,543,0,6.0474,1.70,5000.00",
+        lines.get(2));
+    List<ClusterRow> back = StudyCsv.CLUSTER.parse(text);
     assertEquals(rows.get(1).member(), back.get(1).member());
     assertEquals(3, back.get(1).nodes());
     assertEquals(true, back.get(1).cluster());
     assertEquals(543L, back.get(1).remoteLookupsTimeout());
     assertEquals(6.0474, back.get(1).remoteLookupOverheadMs(), 1e-9);
     assertNull(back.get(0).remoteLookupsHit());
-    assertThrows(IllegalArgumentException.class, () -> ClusterCsv.parse(ResultsCsv.render(List.of())));
+    assertThrows(IllegalArgumentException.class, () -> StudyCsv.CLUSTER.parse(StudyCsv.RESULTS.render(List.of())));
   }
 }

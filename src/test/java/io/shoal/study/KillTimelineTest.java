@@ -81,11 +81,11 @@ class KillTimelineTest {
   @Test
   void csvRoundTripKeepsWhatTheSummaryNeeds() throws IOException {
     List<KillTimeline.Second> s = KillTimeline.merge(outputs(), KILLED_AT, 1.0);
-    String text = KillTimeline.render(s);
+    String text = StudyCsv.KILL_TIMELINE.render(s);
     assertEquals("second,qps,avg_latency_ms,completed,lost,servfail,after_kill",
         text.lines().findFirst().orElseThrow());
     assertEquals("5,137.8,619.293,138,212,0,1", text.lines().toList().get(5));
-    List<KillTimeline.Second> back = KillTimeline.parse(text);
+    List<KillTimeline.Second> back = StudyCsv.KILL_TIMELINE.parse(text);
     assertEquals(KillTimeline.effect(s).recovered(), KillTimeline.effect(back).recovered());
     assertEquals(KillTimeline.effect(s).firstBelow(), KillTimeline.effect(back).firstBelow());
   }

@@ -1,6 +1,7 @@
 package io.shoal.study;
 
-import static io.shoal.study.ResultsCsvTest.shoalRow;
+import static io.shoal.study.StudyCsvTest.shoalRow;
+import static io.shoal.study.StudyCsvTest.withCpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,23 +13,23 @@ import org.junit.jupiter.api.Test;
 /** Rounds: rounds.csv round-trips, ratios pair runs of the same round, the recipe bounds them. */
 class RoundsTest {
 
-  private static final List<RoundsCsv.Row> THREE_ROUNDS = List.of(
-      new RoundsCsv.Row(1, shoalRow("memory", null, 20000, 52.0, 0.003)),
-      new RoundsCsv.Row(1, shoalRow("lmdb-full", "full", 16000, 51.6, 0.2)),
-      new RoundsCsv.Row(2, shoalRow("memory", null, 15000, 52.2, 0.003)),
-      new RoundsCsv.Row(2, shoalRow("lmdb-full", "full", 13500, 51.8, 0.2)),
-      new RoundsCsv.Row(3, shoalRow("memory", null, 18000, 51.9, 0.003)),
-      new RoundsCsv.Row(3, shoalRow("lmdb-full", "full", 15300, 51.5, 0.2)));
+  private static final List<RoundRow> THREE_ROUNDS = List.of(
+      new RoundRow(1, shoalRow("memory", null, 20000, 52.0, 0.003)),
+      new RoundRow(1, shoalRow("lmdb-full", "full", 16000, 51.6, 0.2)),
+      new RoundRow(2, shoalRow("memory", null, 15000, 52.2, 0.003)),
+      new RoundRow(2, shoalRow("lmdb-full", "full", 13500, 51.8, 0.2)),
+      new RoundRow(3, shoalRow("memory", null, 18000, 51.9, 0.003)),
+      new RoundRow(3, shoalRow("lmdb-full", "full", 15300, 51.5, 0.2)));
 
   @Test
   void roundsCsvHasTheRoundThenTheResultsColumnsAndReadsBack() {
-    String text = RoundsCsv.render(THREE_ROUNDS);
+    String text = StudyCsv.ROUNDS.render(THREE_ROUNDS);
     assertTrue(text.startsWith("round,member,lmdb_sync,runtime,achieved_qps,"), text);
-    List<RoundsCsv.Row> back = RoundsCsv.parse(text);
+    List<RoundRow> back = StudyCsv.ROUNDS.parse(text);
     assertEquals(THREE_ROUNDS.size(), back.size());
     assertEquals(3, back.get(5).round());
     assertEquals(15300, back.get(5).row().achievedQps(), 1e-9);
-    assertThrows(IllegalArgumentException.class, () -> RoundsCsv.parse(ResultsCsv.render(List.of())));
+    assertThrows(IllegalArgumentException.class, () -> StudyCsv.ROUNDS.parse(StudyCsv.RESULTS.render(List.of())));
   }
 
   @Test
@@ -38,6 +39,21 @@ class RoundsTest {
             .map(r -> Math.round(r * 1000) / 1000.0).toList());
     List<String> lines = StudySummary.roundsAtAGlance(THREE_ROUNDS, "memory");
     assertEquals("lmdb-full: 0.85x (rounds: 0.80x, 0.90x, 0.85x); hit rate 51.6% vs 52.0%.", lines.get(1));
+  }
+
+  @Test
+  void cpuPerQueryIsTheMedianOfEachMembersRounds() {
+    // memory: 12.5, 10.0, 11.0 us per query (990 completed each); unbound: 4.0, 3.0, 5.0
+    List<RoundRow> rounds = List.of(
+        new RoundRow(1, withCpu(shoalRow("memory", null, 20000, 52.0, 0.003), 0.012375)),
+        new RoundRow(1, withCpu(shoalRow("unbound", null, 30000, 51.0, 0.003), 0.00396)),
+        new RoundRow(2, withCpu(shoalRow("memory", null, 15000, 52.0, 0.003), 0.0099)),
+        new RoundRow(2, withCpu(shoalRow("unbound", null, 30000, 51.0, 0.003), 0.00297)),
+        new RoundRow(3, withCpu(shoalRow("memory", null, 18000, 52.0, 0.003), 0.01089)),
+        new RoundRow(3, withCpu(shoalRow("unbound", null, 36000, 51.0, 0.003), 0.00495)));
+    assertEquals("unbound: 2.00x (rounds: 1.50x, 2.00x, 2.00x); hit rate 51.0% vs 52.0%; "
+        + "CPU per query 0.36x memory's (4.0 us vs 11.0 us) (medians).",
+        StudySummary.roundsAtAGlance(rounds, "memory").get(1));
   }
 
   @Test

@@ -10,6 +10,7 @@ import com.typesafe.config.ConfigFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -57,11 +58,37 @@ class ScenarioTest {
   }
 
   @Test
-  void peersNeedIsolationAndHaveEveryPeerKind() {
+  void peersNeedIsolationAndHaveEveryResolverKind() {
     Scenario s = Scenario.load(CATALOG.resolve("peers.conf"));
     assertTrue(s.needsIsolation());
-    assertEquals(Set.of(MemberKind.values()), s.members().stream().map(Member::kind).collect(Collectors.toSet()));
+    // every kind but knotd, which is no resolver: it answers from its zone (the ceiling in query_path)
+    assertEquals(EnumSet.complementOf(EnumSet.of(MemberKind.KNOTD)),
+        s.members().stream().map(Member::kind).collect(Collectors.toSet()));
     assertFalse(Scenario.load(CATALOG.resolve("cache_churn.conf")).needsIsolation());
+  }
+
+  @Test
+  void queryPathPutsShoalBesideUnboundAndKnotdOnWarmHitsAndUnboundOnChurn() {
+    Scenario hits = Scenario.load(CATALOG.resolve("query_path.conf"));
+    assertEquals(2048, hits.recipe().queries().names());
+    assertEquals(4096, hits.recipe().maxEntries());
+    assertEquals(3600, hits.recipe().stubTtl().toSeconds());
+    assertTrue(hits.recipe().rounds() > 1);
+    assertEquals("unbound", hits.baseline());
+    assertEquals(List.of("unbound", "unbound-per-core", "shoal-memory", "shoal-lmdb-periodic", "knotd"),
+        hits.members().stream().map(Member::name).toList());
+    assertEquals(1, hits.members().get(0).config().getInt("threads"));
+    assertEquals(MemberKind.KNOTD, hits.members().get(4).kind());
+    assertFalse(hits.needsIsolation());
+
+    Scenario churn = Scenario.load(CATALOG.resolve("query_path_churn.conf"));
+    assertEquals(4096, churn.recipe().queries().names());
+    assertEquals(2048, churn.recipe().maxEntries());
+    assertEquals(60, churn.recipe().stubTtl().toSeconds());
+    assertTrue(churn.recipe().rounds() > 1);
+    assertEquals(List.of("unbound", "shoal-memory", "shoal-lmdb-periodic"),
+        churn.members().stream().map(Member::name).toList());
+    assertEquals("periodic", churn.members().get(2).config().getString("caches.answers.lmdb.sync"));
   }
 
   @Test

@@ -43,20 +43,31 @@ public class StudySpec extends JUnitSuite {
     assertEquals("study exit status (see the output above)", 0, status);
 
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
-    assertEquals(String.join(",", ResultsCsv.COLUMNS), csv.get(0));
-    List<ResultRow> rows = ResultsCsv.read(out.resolve("results.csv"));
-    assertEquals(List.of("two-workers", "four-workers"), rows.stream().map(ResultRow::member).toList());
+    assertEquals(String.join(",", ResultRow.COLUMNS), csv.get(0));
+    List<ResultRow> all = StudyCsv.RESULTS.read(out.resolve("results.csv"));
+    assertEquals(List.of("two-workers", "four-workers", "ceiling"), all.stream().map(ResultRow::member).toList());
+    List<ResultRow> rows = all.subList(0, 2);
     for (ResultRow r : rows) {
       assertTrue(r.member() + " completed " + r.completed(), r.completed() > 0);
       assertTrue(r.member() + " qps " + r.achievedQps(), r.achievedQps() > 0);
       assertTrue(r.member() + " hit rate " + r.hitRatePct(), r.hitRatePct() >= 0 && r.hitRatePct() <= 100);
       assertTrue(r.member() + " hits " + r.cacheHits(), r.cacheHits() != null && r.cacheHits() >= 0);
       assertTrue(r.member() + " fill samples " + r.fillSamples(), r.fillSamples() != null && r.fillSamples() > 0);
+      assertTrue(r.member() + " CPU per query " + r.cpuMicrosPerQuery(),
+          r.cpuMicrosPerQuery() != null && r.cpuMicrosPerQuery() > 0);
       assertEquals("-", r.cells().get(1));
       assertEquals("write-behind", r.runtime());
     }
     assertEquals(2, rows.get(0).workers());
     assertEquals(4, rows.get(1).workers());
+    // knotd answering from its zone: real answers and CPU, but no cache and no upstream to judge a hit rate by
+    ResultRow knotd = all.get(2);
+    assertTrue("knotd completed " + knotd.completed(), knotd.completed() > 0);
+    assertTrue("knotd CPU per query " + knotd.cpuMicrosPerQuery(),
+        knotd.cpuMicrosPerQuery() != null && knotd.cpuMicrosPerQuery() > 0);
+    assertEquals(null, knotd.hitRatePct());
+    assertEquals(null, knotd.cacheHits());
+    assertEquals(1, knotd.workers());
 
     for (String png : StudyCharts.FILES) {
       Path p = out.resolve(png);
@@ -69,7 +80,7 @@ public class StudySpec extends JUnitSuite {
     assertTrue(summary, summary.contains("four-workers"));
     assertTrue(summary, summary.contains("dnsperf -s 127.0.0.1"));
     for (String audit : List.of("dnsperf.txt", "stats-before.txt", "stats-after.txt", "knotd-stats-after.txt",
-        "shoal.conf", "server.log")) {
+        "shoal.conf", "server.log", "cpu-before.txt", "cpu-after.txt")) {
       assertTrue(audit, Files.isRegularFile(out.resolve("members/two-workers").resolve(audit)));
     }
   }

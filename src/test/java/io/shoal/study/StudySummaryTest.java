@@ -1,7 +1,8 @@
 package io.shoal.study;
 
-import static io.shoal.study.ResultsCsvTest.peerRow;
-import static io.shoal.study.ResultsCsvTest.shoalRow;
+import static io.shoal.study.StudyCsvTest.peerRow;
+import static io.shoal.study.StudyCsvTest.shoalRow;
+import static io.shoal.study.StudyCsvTest.withCpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -51,9 +52,24 @@ class StudySummaryTest {
   }
 
   @Test
+  void cpuPerQueryIsComparedWithTheBaselines() {
+    List<String> lines = StudySummary.atAGlance(List.of(
+        withCpu(shoalRow("memory", null, 20000, 50.1, 0.02), 0.0124),
+        withCpu(peerRow("unbound", 31000, 49.5), 0.007),
+        peerRow("dnsmasq", 20000, 48.0)), "memory");
+    assertEquals("memory (baseline): ~20,000 qps, hit rate 50.1%, fill mean 0.0200 ms, CPU 12.5 us per query.",
+        lines.get(0));
+    assertEquals("unbound is about 55% faster than memory (~31,000 vs ~20,000 qps); hit rate 49.5% vs 50.1%; "
+        + "CPU per query 0.28x memory's (3.5 us vs 12.5 us).", lines.get(1));
+    // a member without a CPU reading says nothing about CPU rather than a zero
+    assertEquals("dnsmasq matches memory on QPS within 1% (~20,000 vs ~20,000 qps); hit rate 48.0% vs 50.1%.",
+        lines.get(2));
+  }
+
+  @Test
   void heavyLossIsPointedOut() {
     ResultRow lossy = new ResultRow("lossy", null, "write-behind", 900, 9, 1000, 900, 100, 8, 50.0, 1L, 1L,
-        null, null, null, null);
+        null, null, null, null, null, null);
     List<String> lines = StudySummary.atAGlance(List.of(shoalRow("memory", null, 1000, 50, 0.02), lossy), "memory");
     assertTrue(lines.stream().anyMatch(l -> l.equals(
         "lossy lost 100 of 1000 queries (10.0%): its QPS understates what it answered in time.")), lines.toString());
@@ -63,7 +79,7 @@ class StudySummaryTest {
       long upstream, Double overheadMs) {
     return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
         ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 5L : null, cluster ? 1L : null,
-        cluster ? 0L : null, cluster ? 0L : null, overheadMs);
+        cluster ? 0L : null, cluster ? 0L : null, overheadMs, null, null);
   }
 
   @Test
