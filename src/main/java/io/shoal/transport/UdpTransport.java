@@ -7,7 +7,10 @@ import com.typesafe.config.ConfigFactory;
 import io.shoal.ingress.Ingress;
 import io.shoal.metrics.ServerMetrics;
 import java.io.IOException;
+import java.net.Inet6Address;
 import java.net.InetSocketAddress;
+import java.net.ProtocolFamily;
+import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.nio.channels.DatagramChannel;
 import java.util.ArrayList;
@@ -36,14 +39,19 @@ public final class UdpTransport {
    */
   public static UdpTransport bind(InetSocketAddress address, int count, ServerMetrics metrics) throws IOException {
     InetSocketAddress bound;
-    try (DatagramChannel probe = DatagramChannel.open()) {
+    // Exactly the family asked for: an IPv4 address gets an IPv4 socket (a dual-stack IPv6 socket
+    // on 0.0.0.0 would also answer on every IPv6 address, and costs a mapped-address conversion
+    // per datagram).
+    ProtocolFamily family = address.getAddress() instanceof Inet6Address
+        ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET;
+    try (DatagramChannel probe = DatagramChannel.open(family)) {
       probe.bind(address);
       bound = (InetSocketAddress) probe.getLocalAddress();
     }
     List<DatagramChannel> channels = new ArrayList<>();
     try {
       for (int i = 0; i < count; i++) {
-        DatagramChannel ch = DatagramChannel.open();
+        DatagramChannel ch = DatagramChannel.open(family);
         channels.add(ch);
         ch.setOption(StandardSocketOptions.SO_REUSEPORT, true);
         // A large receive buffer absorbs bursts; what still overflows is counted by the kernel.
