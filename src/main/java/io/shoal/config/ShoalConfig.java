@@ -1,5 +1,6 @@
 package io.shoal.config;
 
+import io.shoal.access.AccessRule;
 import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.SyncMode;
 import io.shoal.ingress.FillMode;
@@ -34,7 +35,10 @@ public record ShoalConfig(
     int metricsPort,
     Duration shutdownGrace,
     ClusterSettings cluster,
-    AdminSettings admin) {
+    AdminSettings admin,
+    TcpSettings tcp,
+    List<AccessRule> accessControl,
+    RateLimitSettings rateLimit) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -51,12 +55,35 @@ public record ShoalConfig(
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
-        "lmdb-dispatcher");
+        "access_control", "rate_limit", "lmdb-dispatcher");
 
     Section listen = shoal.section("listen");
-    listen.allowOnly("udp", "tcp");
+    listen.allowOnly("udp", "tcp", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog");
     InetSocketAddress udp = listen.address("udp", 53);
     InetSocketAddress tcp = listen.address("tcp", 53);
+    TcpSettings tcpLimits = new TcpSettings(
+        listen.string("tcp_max_connections").equals("auto")
+            ? TcpSettings.AUTO : (int) listen.integer("tcp_max_connections", 1, 1_000_000),
+        listen.duration("tcp_idle_timeout", Duration.ofMillis(100), Duration.ofMinutes(5)),
+        (int) listen.integer("tcp_max_queries", 0, 1_000_000),
+        (int) listen.integer("tcp_backlog", 1, 65535));
+
+    List<AccessRule> access = new ArrayList<>();
+    for (String rule : shoal.strings("access_control")) {
+      try {
+        access.add(AccessRule.parse(rule));
+      } catch (IllegalArgumentException e) {
+        throw new InvalidConfigException(shoal.key("access_control"), e.getMessage());
+      }
+    }
+
+    Section rl = shoal.section("rate_limit");
+    rl.allowOnly("responses_per_second", "slip", "include_loopback", "table_size");
+    RateLimitSettings rateLimit = new RateLimitSettings(
+        (int) rl.integer("responses_per_second", 0, 1_000_000),
+        (int) rl.integer("slip", 0, 100),
+        rl.bool("include_loopback"),
+        (int) rl.integer("table_size", 1024, 1 << 24));
 
     Section ingress = shoal.section("ingress");
     ingress.allowOnly("workers", "fill", "max_pending");
@@ -133,14 +160,18 @@ public record ShoalConfig(
     Duration grace = shutdown.duration("grace", Duration.ZERO, Duration.ofMinutes(5));
 
     Section adminSection = shoal.section("admin");
-    adminSection.allowOnly("enabled", "host", "port");
-    AdminSettings admin = new AdminSettings(
-        adminSection.bool("enabled"), adminSection.string("host"), (int) adminSection.integer("port", 0, 65535));
+    adminSection.allowOnly("enabled", "host", "port", "token_file");
+    String tokenFile = adminSection.string("token_file");
+    if (tokenFile.isEmpty()) {
+      throw new InvalidConfigException(adminSection.key("token_file"), "must name a file, e.g. \"data/admin.token\"");
+    }
+    AdminSettings admin = new AdminSettings(adminSection.bool("enabled"), adminSection.string("host"),
+        (int) adminSection.integer("port", 0, 65535), Path.of(tokenFile));
 
     return new ShoalConfig(
         udp, tcp, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace,
-        cluster(shoal.section("cluster")), admin);
+        cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit);
   }
 
   private static ClusterSettings cluster(Section c) {

@@ -3,6 +3,7 @@ package io.shoal.ingress;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Scheduler;
 import akka.actor.typed.javadsl.AskPattern;
+import io.shoal.access.AccessControl;
 import io.shoal.cluster.PeerAnswer;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.BadQuery;
@@ -28,10 +29,12 @@ public final class Ingress {
   private final ServerMetrics metrics;
   private final Scheduler scheduler;
   private final Duration askTimeout;
+  private final AccessControl access;
 
   public Ingress(
       List<ActorRef<IngressWorker.Command>> workers, AtomicInteger[] pending, int maxPending,
-      ServerMetrics metrics, Scheduler scheduler, Duration askTimeout) {
+      ServerMetrics metrics, Scheduler scheduler, Duration askTimeout, AccessControl access) {
+    this.access = access;
     this.workers = List.copyOf(workers);
     this.pending = pending;
     this.maxPending = maxPending;
@@ -42,6 +45,11 @@ public final class Ingress {
 
   /** Takes a datagram; any reply is told to {@code replyTo}. */
   public void offer(byte[] packet, InetSocketAddress client, ActorRef<Reply> replyTo) {
+    Optional<byte[]> turnedAway = access.turnAway(packet, client.getAddress());
+    if (turnedAway != null) {
+      turnedAway.ifPresent(refused -> replyTo.tell(new Reply(refused, client)));
+      return;
+    }
     DnsQuery query;
     try {
       query = DnsQuery.parse(packet);
@@ -62,6 +70,10 @@ public final class Ingress {
 
   /** Takes a query from a TCP stream; completes with the reply, or empty when it is dropped. */
   public CompletionStage<Optional<byte[]>> ask(byte[] packet, InetSocketAddress client) {
+    Optional<byte[]> turnedAway = access.turnAway(packet, client.getAddress());
+    if (turnedAway != null) {
+      return CompletableFuture.completedFuture(turnedAway);
+    }
     DnsQuery query;
     try {
       query = DnsQuery.parse(packet);

@@ -10,6 +10,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import akka.actor.typed.pubsub.Topic;
+import io.shoal.access.AccessControl;
 import io.shoal.admin.AdminEndpoint;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cluster.CacheFlush;
@@ -138,7 +139,7 @@ public final class ShoalServer {
       step = "listen on UDP " + config.udpListen();
       udp = UdpTransport.bind(system, config.udpListen(), wiring.ingress(), metrics);
       step = "listen on TCP " + config.tcpListen();
-      TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), wiring.ingress(), metrics)
+      TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), config.tcp(), wiring.ingress(), metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
       ShoalServer server = new ShoalServer(system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners());
       server.registerShutdown(grace, wiring.caches(), udpExchange, tcpExchange);
@@ -211,7 +212,8 @@ public final class ShoalServer {
           "ingress-" + i));
     }
     Ingress ingress = new Ingress(workers, pending, config.maxPendingPerWorker(), metrics,
-        ctx.getSystem().scheduler(), longest.plus(ownerTimeout).plusSeconds(1));
+        ctx.getSystem().scheduler(), longest.plus(ownerTimeout).plusSeconds(1),
+        new AccessControl(config.accessControl(), metrics));
     List<AnswerCache> cacheList = List.copyOf(caches.values());
     ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic = ctx.spawn(CacheFlush.topic(), "cache-flush-topic");
     ctx.spawn(CacheFlush.subscriber(flushTopic, cacheList), "cache-flush");
