@@ -34,6 +34,7 @@ import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
+import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.profile.ProfileTable;
 import io.shoal.transport.TcpTransport;
 import io.shoal.transport.UdpTransport;
@@ -137,7 +138,8 @@ public final class ShoalServer {
         admin = startAdmin(system, config, wiring);
       }
       step = "listen on UDP " + config.udpListen();
-      udp = UdpTransport.bind(system, config.udpListen(), wiring.ingress(), metrics);
+      udp = UdpTransport.bind(system, config.udpListen(), wiring.ingress(), metrics,
+          new ResponseRateLimiter(config.rateLimit(), metrics));
       step = "listen on TCP " + config.tcpListen();
       TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), config.tcp(), wiring.ingress(), metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);

@@ -13,6 +13,7 @@ import io.shoal.logging.FailureLog;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Reply;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.wire.AnswerRenderer;
 import java.io.IOException;
 import java.net.DatagramPacket;
@@ -45,12 +46,15 @@ public final class UdpTransport {
   private final CompletionStage<Done> inbound;
   private final CompletionStage<Done> outbound;
   private final ServerMetrics metrics;
+  private final ResponseRateLimiter rateLimiter;
   private final byte[] receiveBuffer = new byte[65535];
   private volatile boolean reading = true;
 
-  private UdpTransport(ActorSystem<?> system, DatagramChannel channel, Ingress ingress, ServerMetrics metrics)
-      throws IOException {
+  private UdpTransport(
+      ActorSystem<?> system, DatagramChannel channel, Ingress ingress, ServerMetrics metrics,
+      ResponseRateLimiter rateLimiter) throws IOException {
     this.channel = channel;
+    this.rateLimiter = rateLimiter;
     this.socket = channel.socket();
     this.socket.setSoTimeout(RECEIVE_POLL_MS);
     this.metrics = metrics;
@@ -65,7 +69,8 @@ public final class UdpTransport {
 
   /** Binds {@code address} and starts serving; fails with the bind error (e.g. address in use). */
   public static UdpTransport bind(
-      ActorSystem<?> system, InetSocketAddress address, Ingress ingress, ServerMetrics metrics) throws IOException {
+      ActorSystem<?> system, InetSocketAddress address, Ingress ingress, ServerMetrics metrics,
+      ResponseRateLimiter rateLimiter) throws IOException {
     DatagramChannel ch = DatagramChannel.open();
     try {
       // A large receive buffer absorbs bursts; what still overflows is counted by the kernel.
@@ -73,7 +78,7 @@ public final class UdpTransport {
       ch.setOption(StandardSocketOptions.SO_SNDBUF, 4 << 20);
       ch.bind(address);
       ch.configureBlocking(true);
-      return new UdpTransport(system, ch, ingress, metrics);
+      return new UdpTransport(system, ch, ingress, metrics, rateLimiter);
     } catch (IOException e) {
       ch.close();
       throw e;
@@ -102,9 +107,13 @@ public final class UdpTransport {
   }
 
   private void send(Reply reply) {
+    byte[] wire = rateLimiter.limit(reply.wire(), reply.client().getAddress());
+    if (wire == null) {
+      return;
+    }
     try {
-      channel.send(ByteBuffer.wrap(reply.wire()), reply.client());
-      metrics.answered("udp", AnswerRenderer.rcode(reply.wire()));
+      channel.send(ByteBuffer.wrap(wire), reply.client());
+      metrics.answered("udp", AnswerRenderer.rcode(wire));
     } catch (IOException | RuntimeException e) {
       failures.warn("UDP send to " + reply.client(), e);
     }

@@ -301,4 +301,34 @@ class ShoalConfigTest {
         List.of(new InetSocketAddress("198.51.100.1", 5300), new InetSocketAddress("192.0.2.53", 53)),
         sc.upstreams().get("default").servers());
   }
+
+  @Test
+  void hardeningDefaults() {
+    ShoalConfig c = ShoalConfig.from(config(""));
+    assertEquals(new TcpSettings(TcpSettings.AUTO, Duration.ofSeconds(10), 1000, 1024), c.tcp());
+    assertEquals(1024, c.tcp().connectionCap(4096), "auto is a quarter of the file limit");
+    assertEquals(16384, c.tcp().connectionCap(1 << 20), "and at most 16384");
+    assertEquals(8, c.accessControl().size());
+    assertEquals("127.0.0.0/8 allow", c.accessControl().get(0).toString());
+    assertEquals(new RateLimitSettings(0, 2, false, 65536), c.rateLimit());
+    assertEquals(Path.of("data/admin.token"), c.admin().tokenFile());
+    ShoalConfig set = ShoalConfig.from(config(
+        "shoal.listen.tcp_max_connections = 200\nshoal.access_control = [\"0.0.0.0/0 allow\"]"));
+    assertEquals(200, set.tcp().connectionCap(4096));
+    assertEquals(1, set.accessControl().size());
+  }
+
+  @Test
+  void badHardeningValuesNameTheirKey() {
+    assertMentions(rejected("shoal.listen.tcp_max_connections = lots"),
+        "shoal.listen.tcp_max_connections", "whole number");
+    assertMentions(rejected("shoal.listen.tcp_max_connections = 0"), "shoal.listen.tcp_max_connections", "between 1");
+    assertMentions(rejected("shoal.listen.tcp_idle_timeout = 0s"), "shoal.listen.tcp_idle_timeout");
+    assertMentions(rejected("shoal.listen.tcp_backlog = 0"), "shoal.listen.tcp_backlog");
+    assertMentions(rejected("shoal.access_control = [\"10.0.0.0/8 permit\"]"),
+        "shoal.access_control", "allowed actions: allow, refuse, deny");
+    assertMentions(rejected("shoal.rate_limit.slip = -1"), "shoal.rate_limit.slip");
+    assertMentions(rejected("shoal.rate_limit.typo = 1"), "shoal.rate_limit.typo", "unknown key");
+    assertMentions(rejected("shoal.admin.token_file = \"\""), "shoal.admin.token_file");
+  }
 }
