@@ -238,8 +238,7 @@ public final class ShoalServer {
       if (clustered) {
         wiring.flushTopic().tell(Topic.publish(new CacheFlush.Flush(name, qtype)));
       }
-      return removed.thenApply(n -> String.format(
-          "{\"name\":\"%s\",\"type\":%d,\"removed_here\":%d,\"cluster\":%s}", name, qtype, n, clustered));
+      return removed.thenApply(n -> new AdminEndpoint.Flushed(n, clustered));
     }).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
