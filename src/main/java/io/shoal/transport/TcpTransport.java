@@ -13,6 +13,7 @@ import io.shoal.config.TcpSettings;
 import io.shoal.ingress.Ingress;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.AnswerRenderer;
+import java.net.Inet4Address;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -54,11 +55,18 @@ public final class TcpTransport {
         limits.idleTimeout().toMillis(), limits.maxQueries() == 0 ? "unlimited" : limits.maxQueries(),
         limits.backlog());
     AtomicInteger open = new AtomicInteger();
+    // The JVM's TCP listener is dual-stack and Akka cannot ask for an IPv4 one: bound to an IPv4
+    // address, connections from IPv6 clients are closed unanswered, as if nobody listened there.
+    boolean ipv4Only = address.getAddress() instanceof Inet4Address;
     // No idle timeout on the bytes: the per-query deadline in connection() replaces it, and a
     // byte-level timer would let a client that sends one byte at a time stay forever.
     return Tcp.get(system)
         .bind(address.getHostString(), address.getPort(), limits.backlog(), List.of(), true, Optional.empty())
         .to(Sink.foreach(conn -> {
+          if (ipv4Only && !(conn.remoteAddress().getAddress() instanceof Inet4Address)) {
+            conn.handleWith(CLOSE, system);
+            return;
+          }
           if (open.incrementAndGet() > cap) {
             open.decrementAndGet();
             metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);

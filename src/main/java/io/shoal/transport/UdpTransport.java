@@ -18,7 +18,9 @@ import io.shoal.wire.AnswerRenderer;
 import java.io.IOException;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
+import java.net.Inet4Address;
 import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -71,7 +73,10 @@ public final class UdpTransport {
   public static UdpTransport bind(
       ActorSystem<?> system, InetSocketAddress address, Ingress ingress, ServerMetrics metrics,
       ResponseRateLimiter rateLimiter) throws IOException {
-    DatagramChannel ch = DatagramChannel.open();
+    // The JVM's default socket is dual-stack: bound to 0.0.0.0 it would answer on every IPv6
+    // address too. An IPv4 address gets an IPv4 socket; "[::]" still serves both families.
+    DatagramChannel ch = DatagramChannel.open(
+        address.getAddress() instanceof Inet4Address ? StandardProtocolFamily.INET : StandardProtocolFamily.INET6);
     try {
       // A large receive buffer absorbs bursts; what still overflows is counted by the kernel.
       ch.setOption(StandardSocketOptions.SO_RCVBUF, 4 << 20);
