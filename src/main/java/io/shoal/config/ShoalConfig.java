@@ -49,6 +49,11 @@ public record ShoalConfig(
   }
 
   static ShoalConfig from(Config root, Path resolvConf) {
+    return from(root, resolvConf, AddressSpace.left());
+  }
+
+  /** @param addressSpaceLeft virtual memory the LMDB maps may use at most half of */
+  static ShoalConfig from(Config root, Path resolvConf, long addressSpaceLeft) {
     if (!root.hasPath("shoal")) {
       throw new InvalidConfigException("shoal", "missing: the configuration has no shoal { } block");
     }
@@ -109,6 +114,7 @@ public record ShoalConfig(
       throw new InvalidConfigException("shoal.caches", "at least one cache is needed");
     }
     checkDistinctLmdbPaths(caches);
+    checkLmdbMapsFit(caches, addressSpaceLeft);
 
     List<ProfileSettings> profiles = new ArrayList<>();
     Map<String, String> suffixOwner = new HashMap<>();
@@ -272,6 +278,41 @@ public record ShoalConfig(
             "shoal.caches." + c.name() + ".lmdb.path", "same path as cache '" + other + "'; each LMDB cache needs its own directory");
       }
     }
+  }
+
+  /**
+   * Every LMDB shard maps {@code map_size} of address space when it opens; maps that do not fit
+   * fail one shard after another with ENOMEM while the node runs on without them. Refuse at
+   * start instead, leaving half the space for the maps to grow into (a full map grows) and for
+   * the JVM.
+   */
+  private static void checkLmdbMapsFit(Map<String, CacheSettings> caches, long addressSpaceLeft) {
+    long total = 0;
+    List<String> terms = new ArrayList<>();
+    String firstKey = null;
+    for (CacheSettings c : caches.values()) {
+      if (c.backend() != CacheSettings.Backend.LMDB) {
+        continue;
+      }
+      String key = "shoal.caches." + c.name() + ".lmdb";
+      firstKey = firstKey == null ? key + ".map_size" : firstKey;
+      long maps = Math.multiplyHigh(c.lmdb().mapSize(), c.lmdb().shardCount()) != 0
+          ? Long.MAX_VALUE : c.lmdb().mapSize() * c.lmdb().shardCount();
+      total = maps > Long.MAX_VALUE - total ? Long.MAX_VALUE : total + maps;
+      terms.add(key + ".map_size (" + gib(c.lmdb().mapSize()) + ") x " + key + ".shard_count ("
+          + c.lmdb().shardCount() + ")");
+    }
+    long budget = addressSpaceLeft / 2;
+    if (firstKey != null && total > budget) {
+      throw new InvalidConfigException(firstKey, String.join(" + ", terms) + " = " + gib(total)
+          + " of address space, but this process has " + gib(addressSpaceLeft)
+          + " left (ulimit -v or the CPU's user address space) and LMDB maps may take at most half of it ("
+          + gib(budget) + "); lower map_size or shard_count");
+    }
+  }
+
+  private static String gib(long bytes) {
+    return bytes == Long.MAX_VALUE ? "more than 8 EiB" : String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
   }
 
   /** Lower-cased, absolute (trailing dot), validated by dnsjava. */

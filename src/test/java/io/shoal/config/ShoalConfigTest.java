@@ -331,4 +331,35 @@ class ShoalConfigTest {
     assertMentions(rejected("shoal.rate_limit.typo = 1"), "shoal.rate_limit.typo", "unknown key");
     assertMentions(rejected("shoal.admin.token_file = \"\""), "shoal.admin.token_file");
   }
+
+  @Test
+  void lmdbMapsThatCannotFitTheAddressSpaceAreRefusedNamingTheKeys() {
+    String lmdb = "shoal.caches.answers.backend = lmdb\nshoal.caches.answers.lmdb.shard_count = 16\n";
+    long left = 100L << 30;
+    ShoalConfig fits = ShoalConfig.from(config(lmdb + "shoal.caches.answers.lmdb.map_size = 2GiB"),
+        Path.of("/etc/resolv.conf"), left);
+    assertEquals(2L << 30, fits.cache("answers").lmdb().mapSize());
+    Config tooBig = config(lmdb + "shoal.caches.answers.lmdb.map_size = 4GiB");
+    InvalidConfigException e = assertThrows(InvalidConfigException.class,
+        () -> ShoalConfig.from(tooBig, Path.of("/etc/resolv.conf"), left));
+    assertEquals("shoal.caches.answers.lmdb.map_size", e.key());
+    assertMentions(e, "shoal.caches.answers.lmdb.map_size (4.0 GiB)", "shoal.caches.answers.lmdb.shard_count (16)",
+        "64.0 GiB", "100.0 GiB left");
+    // A memory cache maps nothing.
+    ShoalConfig.from(config("shoal.caches.answers.lmdb.map_size = 1TiB\nshoal.caches.answers.lmdb.shard_count = 256"),
+        Path.of("/etc/resolv.conf"), left);
+  }
+
+  @Test
+  void theAddressSpaceIsReadFromProc() {
+    assertEquals(1L << 47, AddressSpace.userTop(List.of(
+        "55d0c0000000-55d0c0021000 r--p 00000000 fe:00 1 /usr/bin/java",
+        "7fffe4291000-7fffe42b2000 rw-p 00000000 00:00 0 [stack]",
+        "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]")));
+    assertEquals(AddressSpace.UNKNOWN, AddressSpace.addressLimit(List.of(
+        "Max address space         unlimited            unlimited            bytes")));
+    assertEquals(8L << 30, AddressSpace.addressLimit(List.of(
+        "Max address space         8589934592           unlimited            bytes")));
+    assertEquals(3892L * 1024, AddressSpace.vmSize(List.of("Name: java", "VmSize:\t    3892 kB")));
+  }
 }
