@@ -7,15 +7,11 @@ import io.shoal.testing.DnsClient;
 import io.shoal.testing.Metrics;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
-import java.net.DatagramPacket;
-import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.util.Arrays;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
@@ -54,18 +50,8 @@ public class AccessControlSpec extends JUnitSuite {
 
   private static byte[] udpFrom(String source, int id, String name) throws Exception {
     byte[] q = DnsClient.query(id, name, Type.A, null).toWire();
-    try (DatagramSocket s = new DatagramSocket(new InetSocketAddress(source, 0))) {
-      s.setSoTimeout(700);
-      s.send(new DatagramPacket(q, q.length, new InetSocketAddress("127.0.0.1", node.udp().getPort())));
-      byte[] buf = new byte[4096];
-      DatagramPacket p = new DatagramPacket(buf, buf.length);
-      try {
-        s.receive(p);
-      } catch (SocketTimeoutException e) {
-        return null;
-      }
-      return Arrays.copyOf(buf, p.getLength());
-    }
+    return DnsClient.udpFrom(new InetSocketAddress(source, 0),
+        new InetSocketAddress("127.0.0.1", node.udp().getPort()), q, 700);
   }
 
   private static Message tcpFrom(String source, int id) throws Exception {
