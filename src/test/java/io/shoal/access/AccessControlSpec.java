@@ -7,7 +7,6 @@ import io.shoal.testing.DnsClient;
 import io.shoal.testing.Metrics;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.io.DataInputStream;
@@ -16,8 +15,6 @@ import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
-import org.xbill.DNS.ARecord;
-import org.xbill.DNS.DClass;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
@@ -30,7 +27,7 @@ public class AccessControlSpec extends JUnitSuite {
   @BeforeClass
   public static void start() throws Exception {
     auth = new TestAuthServer();
-    auth.add(new ARecord(TestAuthServer.name("ok.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.7")));
+    auth.addA("ok.example.test.");
     node = TestNode.start(auth.hostPort(), String.join("\n",
         "shoal.listen.udp = \"0.0.0.0:0\"",
         "shoal.listen.tcp = \"0.0.0.0:0\"",

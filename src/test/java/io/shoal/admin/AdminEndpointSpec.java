@@ -11,7 +11,6 @@ import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,8 +21,6 @@ import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
-import org.xbill.DNS.ARecord;
-import org.xbill.DNS.DClass;
 import org.xbill.DNS.Type;
 import picocli.CommandLine;
 
@@ -36,7 +33,7 @@ public class AdminEndpointSpec extends JUnitSuite {
   @BeforeClass
   public static void start() throws Exception {
     auth = new TestAuthServer();
-    auth.add(new ARecord(TestAuthServer.name("www.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.7")));
+    auth.addA("www.example.test.");
     node = TestNode.start(auth.hostPort(), "");
   }
 

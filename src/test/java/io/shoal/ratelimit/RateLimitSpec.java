@@ -9,13 +9,10 @@ import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
-import java.net.InetAddress;
 import java.net.SocketTimeoutException;
 import java.util.Arrays;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
-import org.xbill.DNS.ARecord;
-import org.xbill.DNS.DClass;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
@@ -27,7 +24,7 @@ public class RateLimitSpec extends JUnitSuite {
   @Test
   public void aBurstFromOnePrefixGetsItsShareSomeTruncatedAndTheRestDropped() throws Exception {
     try (TestAuthServer auth = new TestAuthServer()) {
-      auth.add(new ARecord(TestAuthServer.name("ok.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.7")));
+      auth.addA("ok.example.test.");
       try (TestNode node = TestNode.start(auth.hostPort(), String.join("\n",
               "shoal.rate_limit.responses_per_second = 5",
               "shoal.rate_limit.slip = 2",

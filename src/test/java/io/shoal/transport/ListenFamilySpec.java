@@ -14,8 +14,6 @@ import java.net.Socket;
 import java.net.SocketException;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
-import org.xbill.DNS.ARecord;
-import org.xbill.DNS.DClass;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
@@ -33,7 +31,7 @@ public class ListenFamilySpec extends JUnitSuite {
     InetAddress v4 = InetAddress.getByName("127.0.0.1");
     InetAddress v6 = InetAddress.getByName("::1");
     try (TestAuthServer auth = new TestAuthServer()) {
-      auth.add(new ARecord(TestAuthServer.name("ok.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.7")));
+      auth.addA("ok.example.test.");
       try (TestNode node = TestNode.start(auth.hostPort(), "shoal.listen.udp = \"0.0.0.0:0\"")) {
         int port = node.udp().getPort();
         assertEquals(Rcode.NOERROR, new Message(ask(v4, port)).getRcode());

@@ -11,7 +11,6 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
@@ -22,8 +21,6 @@ import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
-import org.xbill.DNS.ARecord;
-import org.xbill.DNS.DClass;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
@@ -36,7 +33,7 @@ public class TcpLimitsSpec extends JUnitSuite {
   @BeforeClass
   public static void start() throws Exception {
     auth = new TestAuthServer();
-    auth.add(new ARecord(TestAuthServer.name("ok.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.7")));
+    auth.addA("ok.example.test.");
     node = TestNode.start(auth.hostPort(), String.join("\n",
         "shoal.listen.tcp_idle_timeout = 1s",
         "shoal.listen.tcp_max_connections = 4",
