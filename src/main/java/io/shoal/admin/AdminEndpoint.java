@@ -7,9 +7,14 @@ import akka.http.javadsl.model.ContentTypes;
 import akka.http.javadsl.model.HttpEntities;
 import akka.http.javadsl.model.StatusCodes;
 import akka.http.javadsl.server.AllDirectives;
+import akka.http.javadsl.server.PathMatchers;
 import akka.http.javadsl.server.Route;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.shoal.config.AdminSettings;
+import java.io.IOException;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.TextParseException;
@@ -17,29 +22,54 @@ import org.xbill.DNS.Type;
 
 /**
  * The admin HTTP endpoint, meant for localhost: {@code POST /cache/flush?name=NAME[&type=TYPE]}
- * removes a name from the caches (of every node in cluster mode).
+ * removes a name from the caches (of every node in cluster mode). Only requests that carry the
+ * node's {@link AdminToken} are served, and none with an Origin header: a web page a local user
+ * opens must not be able to flush the cache.
  */
 public final class AdminEndpoint extends AllDirectives {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** What a flush did on this node. */
+  public record Flushed(int removedHere, boolean cluster) {}
 
   /** What a flush does on this node: flush locally, or publish to the whole cluster. */
   public interface Flusher {
-    /** Completes with a one-line JSON description of what was done. */
-    CompletionStage<String> flush(String name, int qtype);
+    CompletionStage<Flushed> flush(String name, int qtype);
   }
 
   private final Flusher flusher;
+  private final AdminToken token;
 
-  private AdminEndpoint(Flusher flusher) {
+  private AdminEndpoint(Flusher flusher, AdminToken token) {
     this.flusher = flusher;
+    this.token = token;
   }
 
+  /** Writes a fresh token to {@code settings.tokenFile()}, then binds. */
   public static CompletionStage<ServerBinding> start(ActorSystem<?> system, AdminSettings settings, Flusher flusher) {
-    return Http.get(system).newServerAt(settings.host(), settings.port()).bind(new AdminEndpoint(flusher).routes());
+    AdminToken token;
+    try {
+      token = AdminToken.create(settings.tokenFile());
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(
+          new IOException("shoal.admin.token_file: cannot write " + settings.tokenFile() + ": " + e.getMessage(), e));
+    }
+    return Http.get(system).newServerAt(settings.host(), settings.port())
+        .bind(new AdminEndpoint(flusher, token).routes());
   }
 
   private Route routes() {
+    return optionalHeaderValueByName("Origin", origin -> origin.isPresent()
+        ? complete(StatusCodes.FORBIDDEN, "shoal admin: requests from web pages (with an Origin header) are refused\n")
+        : optionalHeaderValueByName(AdminToken.HEADER, presented -> token.matches(presented.orElse(null))
+            ? commands()
+            : complete(StatusCodes.UNAUTHORIZED, "shoal admin: send the token from shoal.admin.token_file in the "
+                + AdminToken.HEADER + " header (shoal cache flush does)\n")));
+  }
+
+  private Route commands() {
     return concat(
-        path(akka.http.javadsl.server.PathMatchers.segment("cache").slash("flush"), () ->
+        path(PathMatchers.segment("cache").slash("flush"), () ->
             concat(
                 post(() -> parameter("name", name -> parameterOptional("type", type -> flush(name, type.orElse(""))))),
                 complete(StatusCodes.METHOD_NOT_ALLOWED, "use POST /cache/flush?name=NAME[&type=TYPE]\n"))),
@@ -60,7 +90,14 @@ public final class AdminEndpoint extends AllDirectives {
         return complete(StatusCodes.BAD_REQUEST, "unknown record type: " + type + "\n");
       }
     }
-    return onSuccess(flusher.flush(canonical, qtype), json ->
-        complete(StatusCodes.OK, HttpEntities.create(ContentTypes.APPLICATION_JSON, json + "\n")));
+    int asked = qtype;
+    return onSuccess(flusher.flush(canonical, qtype), flushed -> {
+      ObjectNode body = JSON.createObjectNode()
+          .put("name", canonical)
+          .put("type", asked)
+          .put("removed_here", flushed.removedHere())
+          .put("cluster", flushed.cluster());
+      return complete(StatusCodes.OK, HttpEntities.create(ContentTypes.APPLICATION_JSON, body + "\n"));
+    });
   }
 }

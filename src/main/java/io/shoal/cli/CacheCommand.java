@@ -1,5 +1,6 @@
 package io.shoal.cli;
 
+import io.shoal.admin.AdminToken;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.lmdb.CacheDirectory;
 import io.shoal.cache.lmdb.CacheDirectoryException;
@@ -99,6 +100,7 @@ public final class CacheCommand implements Runnable {
       })
   static final class Flush implements Callable<Integer> {
     private static final String DEFAULT_ADMIN = "127.0.0.1:8559";
+    private static final String DEFAULT_TOKEN_FILE = "data/admin.token";
 
     @Spec
     CommandSpec spec;
@@ -116,6 +118,11 @@ public final class CacheCommand implements Runnable {
     @Option(names = "--path", paramLabel = "DIR",
         description = "Offline: the LMDB cache directory (shoal.caches.<name>.lmdb.path) of a stopped node")
     Path path;
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+        description = "The token the running node wrote at start (shoal.admin.token_file; default: "
+            + DEFAULT_TOKEN_FILE + ")")
+    Path tokenFile;
 
     @Option(names = "--all", description = "Offline, with --path and no NAME: remove every answer")
     boolean all;
@@ -174,12 +181,22 @@ public final class CacheCommand implements Runnable {
       String endpoint = admin == null ? DEFAULT_ADMIN : admin;
       String query = "name=" + URLEncoder.encode(name, StandardCharsets.UTF_8)
           + (type == null ? "" : "&type=" + URLEncoder.encode(type, StandardCharsets.UTF_8));
+      PrintWriter err = spec.commandLine().getErr();
+      Path tokenPath = tokenFile == null ? Path.of(DEFAULT_TOKEN_FILE) : tokenFile;
+      String token;
+      try {
+        token = AdminToken.read(tokenPath);
+      } catch (IOException e) {
+        err.println("shoal: cannot read the admin token from " + tokenPath + " (" + e + "); the running node writes it"
+            + " at start to shoal.admin.token_file: pass that file with --token-file FILE");
+        return 1;
+      }
       HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + endpoint + "/cache/flush?" + query))
           .timeout(Duration.ofSeconds(10))
+          .header(AdminToken.HEADER, token)
           .POST(HttpRequest.BodyPublishers.noBody())
           .build();
       HttpResponse<String> response;
-      PrintWriter err = spec.commandLine().getErr();
       try {
         response = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
             .send(request, HttpResponse.BodyHandlers.ofString());

@@ -1,5 +1,6 @@
 package io.shoal.config;
 
+import io.shoal.access.AccessRule;
 import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.SyncMode;
 import io.shoal.ingress.FillMode;
@@ -35,7 +36,10 @@ public record ShoalConfig(
     int metricsPort,
     Duration shutdownGrace,
     ClusterSettings cluster,
-    AdminSettings admin) {
+    AdminSettings admin,
+    TcpSettings tcp,
+    List<AccessRule> accessControl,
+    RateLimitSettings rateLimit) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -46,22 +50,50 @@ public record ShoalConfig(
   }
 
   static ShoalConfig from(Config root, Path resolvConf) {
+    return from(root, resolvConf, AddressSpace.left());
+  }
+
+  /** @param addressSpaceLeft virtual memory the LMDB maps may use at most half of */
+  static ShoalConfig from(Config root, Path resolvConf, long addressSpaceLeft) {
     if (!root.hasPath("shoal")) {
       throw new InvalidConfigException("shoal", "missing: the configuration has no shoal { } block");
     }
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
-        "lmdb-dispatcher");
+        "access_control", "rate_limit", "lmdb-dispatcher");
 
     Section listen = shoal.section("listen");
-    listen.allowOnly("udp", "tcp", "udp_sockets");
+    listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog");
     InetSocketAddress udp = listen.address("udp", 53);
     InetSocketAddress tcp = listen.address("tcp", 53);
     int udpSockets = (int) listen.integer("udp_sockets", 0, 256);
     if (udpSockets == 0) {
       udpSockets = Runtime.getRuntime().availableProcessors();
     }
+    TcpSettings tcpLimits = new TcpSettings(
+        listen.string("tcp_max_connections").equals("auto")
+            ? TcpSettings.AUTO : (int) listen.integer("tcp_max_connections", 1, 1_000_000),
+        listen.duration("tcp_idle_timeout", Duration.ofMillis(100), Duration.ofMinutes(5)),
+        (int) listen.integer("tcp_max_queries", 0, 1_000_000),
+        (int) listen.integer("tcp_backlog", 1, 65535));
+
+    List<AccessRule> access = new ArrayList<>();
+    for (String rule : shoal.strings("access_control")) {
+      try {
+        access.add(AccessRule.parse(rule));
+      } catch (IllegalArgumentException e) {
+        throw new InvalidConfigException(shoal.key("access_control"), e.getMessage());
+      }
+    }
+
+    Section rl = shoal.section("rate_limit");
+    rl.allowOnly("responses_per_second", "slip", "include_loopback", "table_size");
+    RateLimitSettings rateLimit = new RateLimitSettings(
+        (int) rl.integer("responses_per_second", 0, 1_000_000),
+        (int) rl.integer("slip", 0, 100),
+        rl.bool("include_loopback"),
+        (int) rl.integer("table_size", 1024, 1 << 24));
 
     Section ingress = shoal.section("ingress");
     ingress.allowOnly("workers", "fill", "max_pending");
@@ -87,6 +119,7 @@ public record ShoalConfig(
       throw new InvalidConfigException("shoal.caches", "at least one cache is needed");
     }
     checkDistinctLmdbPaths(caches);
+    checkLmdbMapsFit(caches, addressSpaceLeft);
 
     List<ProfileSettings> profiles = new ArrayList<>();
     Map<String, String> suffixOwner = new HashMap<>();
@@ -138,14 +171,18 @@ public record ShoalConfig(
     Duration grace = shutdown.duration("grace", Duration.ZERO, Duration.ofMinutes(5));
 
     Section adminSection = shoal.section("admin");
-    adminSection.allowOnly("enabled", "host", "port");
-    AdminSettings admin = new AdminSettings(
-        adminSection.bool("enabled"), adminSection.string("host"), (int) adminSection.integer("port", 0, 65535));
+    adminSection.allowOnly("enabled", "host", "port", "token_file");
+    String tokenFile = adminSection.string("token_file");
+    if (tokenFile.isEmpty()) {
+      throw new InvalidConfigException(adminSection.key("token_file"), "must name a file, e.g. \"data/admin.token\"");
+    }
+    AdminSettings admin = new AdminSettings(adminSection.bool("enabled"), adminSection.string("host"),
+        (int) adminSection.integer("port", 0, 65535), Path.of(tokenFile));
 
     return new ShoalConfig(
         udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace,
-        cluster(shoal.section("cluster")), admin);
+        cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit);
   }
 
   private static ClusterSettings cluster(Section c) {
@@ -246,6 +283,41 @@ public record ShoalConfig(
             "shoal.caches." + c.name() + ".lmdb.path", "same path as cache '" + other + "'; each LMDB cache needs its own directory");
       }
     }
+  }
+
+  /**
+   * Every LMDB shard maps {@code map_size} of address space when it opens; maps that do not fit
+   * fail one shard after another with ENOMEM while the node runs on without them. Refuse at
+   * start instead, leaving half the space for the maps to grow into (a full map grows) and for
+   * the JVM.
+   */
+  private static void checkLmdbMapsFit(Map<String, CacheSettings> caches, long addressSpaceLeft) {
+    long total = 0;
+    List<String> terms = new ArrayList<>();
+    String firstKey = null;
+    for (CacheSettings c : caches.values()) {
+      if (c.backend() != CacheSettings.Backend.LMDB) {
+        continue;
+      }
+      String key = "shoal.caches." + c.name() + ".lmdb";
+      firstKey = firstKey == null ? key + ".map_size" : firstKey;
+      long maps = Math.multiplyHigh(c.lmdb().mapSize(), c.lmdb().shardCount()) != 0
+          ? Long.MAX_VALUE : c.lmdb().mapSize() * c.lmdb().shardCount();
+      total = maps > Long.MAX_VALUE - total ? Long.MAX_VALUE : total + maps;
+      terms.add(key + ".map_size (" + gib(c.lmdb().mapSize()) + ") x " + key + ".shard_count ("
+          + c.lmdb().shardCount() + ")");
+    }
+    long budget = addressSpaceLeft / 2;
+    if (firstKey != null && total > budget) {
+      throw new InvalidConfigException(firstKey, String.join(" + ", terms) + " = " + gib(total)
+          + " of address space, but this process has " + gib(addressSpaceLeft)
+          + " left (ulimit -v or the CPU's user address space) and LMDB maps may take at most half of it ("
+          + gib(budget) + "); lower map_size or shard_count");
+    }
+  }
+
+  private static String gib(long bytes) {
+    return bytes == Long.MAX_VALUE ? "more than 8 EiB" : String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
   }
 
   /** Lower-cased, absolute (trailing dot), validated by dnsjava. */

@@ -1,6 +1,7 @@
 package io.shoal.ingress;
 
 import akka.actor.typed.ActorRef;
+import io.shoal.access.AccessControl;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.PeerAnswer;
 import io.shoal.metrics.ServerMetrics;
@@ -20,7 +21,7 @@ import java.util.function.LongSupplier;
 
 /**
  * The front door shared by the UDP sockets and TCP connections, run on the thread that read the
- * query: validates it, answers bad ones (FORMERR, NOTIMP, REFUSED) or drops them, answers a cache
+ * query: turns away clients that access control does not serve, validates the query, answers bad ones (FORMERR, NOTIMP, REFUSED) or drops them, answers a cache
  * hit right there, and hands a miss to the worker that owns its cache key. Each worker holds at
  * most {@code maxPending} misses; beyond that a query is dropped and counted, so overload costs
  * answers, never unbounded memory.
@@ -33,6 +34,7 @@ public final class Ingress {
   private final int maxPending;
   private final ServerMetrics metrics;
   private final long tcpGuardMillis;
+  private final AccessControl access;
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -41,7 +43,8 @@ public final class Ingress {
    */
   public Ingress(
       ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
-      AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration tcpGuard) {
+      AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration tcpGuard, AccessControl access) {
+    this.access = access;
     this.profiles = profiles;
     this.clock = clock;
     this.workers = List.copyOf(workers);
@@ -53,6 +56,11 @@ public final class Ingress {
 
   /** Takes a datagram read from a UDP socket; any reply goes out through {@code socket}. */
   public void offer(byte[] packet, InetSocketAddress client, ReplyPath socket) {
+    Optional<byte[]> turnedAway = access.turnAway(packet, client.getAddress());
+    if (turnedAway != null) {
+      turnedAway.ifPresent(refused -> socket.send(refused, client));
+      return;
+    }
     DnsQuery query;
     try {
       query = DnsQuery.parse(packet);
@@ -77,6 +85,10 @@ public final class Ingress {
 
   /** Takes a query from a TCP stream; completes with the reply, or empty when it is dropped. */
   public CompletionStage<Optional<byte[]>> ask(byte[] packet, InetSocketAddress client) {
+    Optional<byte[]> turnedAway = access.turnAway(packet, client.getAddress());
+    if (turnedAway != null) {
+      return CompletableFuture.completedFuture(turnedAway);
+    }
     DnsQuery query;
     try {
       query = DnsQuery.parse(packet);

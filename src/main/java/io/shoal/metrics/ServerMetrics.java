@@ -5,6 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import kamon.Kamon;
 import kamon.metric.Counter;
+import kamon.metric.Gauge;
 import kamon.metric.Timer;
 import kamon.tag.TagSet;
 
@@ -18,6 +19,19 @@ public final class ServerMetrics {
   public static final String WORKER_FAILURE = "worker_failure";
   /** A cache fill not stored because its LMDB shard already had too many waiting. */
   public static final String FILL_QUEUE_FULL = "fill_queue_full";
+  /** A TCP connection closed at accept: tcp_max_connections were already open. */
+  public static final String TCP_CONNECTION_LIMIT = "tcp_connection_limit";
+  /** A TCP connection closed with a query only partly received when tcp_idle_timeout ran out. */
+  public static final String TCP_DEADLINE = "tcp_deadline";
+  /** A query beyond tcp_max_queries on one connection: the connection is closed instead. */
+  public static final String TCP_QUERY_LIMIT = "tcp_query_limit";
+  /** A query from a client network access_control denies. */
+  public static final String ACCESS_DENIED = "access_denied";
+  /** A UDP reply not sent: its client prefix was over rate_limit.responses_per_second. */
+  public static final String RATE_LIMITED = "rate_limited";
+  /** Why shoal answered REFUSED on its own, as shoal_refused_total labels. */
+  public static final String ACCESS_REFUSED = "access_control";
+  /** A reply the kernel refused to send (shoal_dropped_total{reason="udp_send_failed"}). */
   public static final String UDP_SEND_FAILED = "udp_send_failed";
   /** shoal.dropped's description, shared by every place that registers it. */
   public static final String DROPPED_DESCRIPTION = "Packets dropped unanswered";
@@ -27,6 +41,9 @@ public final class ServerMetrics {
   private final ConcurrentHashMap<String, Counter> dropped = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> remoteLookups = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Counter> refused = new ConcurrentHashMap<>();
+  private final Counter slipped;
+  private final Gauge tcpConnections;
   private final TagSet base;
 
   /** Instruments of a single node: no node label. */
@@ -41,9 +58,14 @@ public final class ServerMetrics {
 
   private ServerMetrics(TagSet base) {
     this.base = base;
-    for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL, UDP_SEND_FAILED}) {
+    for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL,
+        UDP_SEND_FAILED, TCP_CONNECTION_LIMIT, TCP_DEADLINE, TCP_QUERY_LIMIT, ACCESS_DENIED, RATE_LIMITED}) {
       dropCounter(reason);
     }
+    refusedCounter(ACCESS_REFUSED);
+    slipped = Kamon.counter("shoal.rate.limit.slipped", "Rate-limited UDP replies sent truncated (TC=1) instead")
+        .withTags(base);
+    tcpConnections = Kamon.gauge("shoal.tcp.connections", "TCP client connections open").withTags(base);
   }
 
   /** One reply sent: shoal_queries_total{transport,rcode}. */
@@ -71,6 +93,30 @@ public final class ServerMetrics {
           .withTags(base.withTag("reason", r)));
     }
     return c;
+  }
+
+  /** A query answered REFUSED by policy: shoal_refused_total{reason}. */
+  public void refused(String reason) {
+    refusedCounter(reason).increment();
+  }
+
+  private Counter refusedCounter(String reason) {
+    Counter c = refused.get(reason);
+    if (c == null) {
+      c = refused.computeIfAbsent(reason, r -> Kamon.counter("shoal.refused", "Queries refused by policy")
+          .withTags(base.withTag("reason", r)));
+    }
+    return c;
+  }
+
+  /** A rate-limited UDP reply sent as TC=1: shoal_rate_limit_slipped_total. */
+  public void slipped() {
+    slipped.increment();
+  }
+
+  /** TCP client connections open now: shoal_tcp_connections. */
+  public void tcpConnections(int open) {
+    tcpConnections.update(open);
   }
 
   /** One upstream exchange: shoal_upstream_seconds{upstream,outcome}. */

@@ -10,6 +10,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import akka.actor.typed.pubsub.Topic;
+import io.shoal.access.AccessControl;
 import io.shoal.admin.AdminEndpoint;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cluster.CacheFlush;
@@ -34,6 +35,7 @@ import io.shoal.metrics.PrometheusEndpoint;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
+import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.transport.TcpTransport;
 import io.shoal.transport.UdpTransport;
 import io.shoal.upstream.DescriptorBudget;
@@ -106,7 +108,8 @@ public final class ShoalServer {
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
     try {
-      udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), metrics);
+      udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), metrics,
+          new ResponseRateLimiter(config.rateLimit(), metrics));
     } catch (IOException e) {
       throw new StartupException("cannot listen on UDP " + config.udpListen() + ": " + e.getMessage());
     }
@@ -134,7 +137,7 @@ public final class ShoalServer {
     try {
       wiring = wired.get(30, TimeUnit.SECONDS);
       step = "listen on TCP " + config.tcpListen();
-      TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), wiring.ingress(), metrics)
+      TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), config.tcp(), wiring.ingress(), metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
       udp.serve(system, wiring.ingress());
       InetSocketAddress admin = null;
@@ -215,7 +218,7 @@ public final class ShoalServer {
           "ingress-" + i));
     }
     Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
-        longest.plus(ownerTimeout).plusSeconds(1));
+        longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics));
     List<AnswerCache> cacheList = List.copyOf(caches.values());
     ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic = ctx.spawn(CacheFlush.topic(), "cache-flush-topic");
     ctx.spawn(CacheFlush.subscriber(flushTopic, cacheList), "cache-flush");
@@ -238,8 +241,7 @@ public final class ShoalServer {
       if (clustered) {
         wiring.flushTopic().tell(Topic.publish(new CacheFlush.Flush(name, qtype)));
       }
-      return removed.thenApply(n -> String.format(
-          "{\"name\":\"%s\",\"type\":%d,\"removed_here\":%d,\"cluster\":%s}", name, qtype, n, clustered));
+      return removed.thenApply(n -> new AdminEndpoint.Flushed(n, clustered));
     }).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 

@@ -10,6 +10,7 @@ import io.shoal.ingress.Ingress;
 import io.shoal.ingress.ReplyPath;
 import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.wire.AnswerRenderer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -26,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * One listening UDP socket and the Akka Streams flow that reads it. The read, the parse, the
  * cache lookup and the reply to a hit are fused into that one flow, so a hit never leaves the
  * thread that read it; a miss goes to its worker, which sends the reply through this socket too
- * ({@link ReplyPath}). A reply that cannot be sent is counted
+ * ({@link ReplyPath}). Replies pass the response rate limiter; one that cannot be sent is counted
  * (shoal_dropped_total{reason="udp_send_failed"}) and logged once per interval.
  */
 final class UdpSocket implements ReplyPath {
@@ -40,6 +41,7 @@ final class UdpSocket implements ReplyPath {
   private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65535);
   private final ServerMetrics metrics;
   private final Counter received;
+  private final ResponseRateLimiter rateLimiter;
   private CompletionStage<Done> inbound = CompletableFuture.completedFuture(Done.getInstance());
   private volatile boolean reading = true;
 
@@ -48,7 +50,9 @@ final class UdpSocket implements ReplyPath {
    * recvfrom each and waits in the selector only when the socket is empty (a blocking socket with
    * a timeout costs a poll and two fcntl calls per datagram), and a worker's send never blocks.
    */
-  UdpSocket(int index, DatagramChannel channel, ServerMetrics metrics) throws IOException {
+  UdpSocket(int index, DatagramChannel channel, ServerMetrics metrics, ResponseRateLimiter rateLimiter)
+      throws IOException {
+    this.rateLimiter = rateLimiter;
     this.channel = channel;
     this.metrics = metrics;
     this.received = metrics.udpSocketReceived(index);
@@ -94,7 +98,12 @@ final class UdpSocket implements ReplyPath {
   }
 
   @Override
-  public void send(byte[] wire, InetSocketAddress client) {
+  public void send(byte[] reply, InetSocketAddress client) {
+    // Over the client prefix's rate: dropped (null) or sent truncated, counted by the limiter.
+    byte[] wire = rateLimiter.limit(reply, client.getAddress());
+    if (wire == null) {
+      return;
+    }
     try {
       if (channel.send(ByteBuffer.wrap(wire), client) == 0) {
         throw new IOException("no room in the socket's send buffer");

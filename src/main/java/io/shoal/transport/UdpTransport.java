@@ -6,6 +6,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.ingress.Ingress;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.ratelimit.ResponseRateLimiter;
 import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
@@ -37,7 +38,8 @@ public final class UdpTransport {
    * use). A probe bound without SO_REUSEPORT first makes sure no other process (another shoal
    * included) holds the port, since reuseport sockets of the same user would silently share it.
    */
-  public static UdpTransport bind(InetSocketAddress address, int count, ServerMetrics metrics) throws IOException {
+  public static UdpTransport bind(
+      InetSocketAddress address, int count, ServerMetrics metrics, ResponseRateLimiter rateLimiter) throws IOException {
     InetSocketAddress bound;
     // Exactly the family asked for: an IPv4 address gets an IPv4 socket (a dual-stack IPv6 socket
     // on 0.0.0.0 would also answer on every IPv6 address, and costs a mapped-address conversion
@@ -67,7 +69,7 @@ public final class UdpTransport {
     }
     List<UdpSocket> sockets = new ArrayList<>();
     for (int i = 0; i < channels.size(); i++) {
-      sockets.add(new UdpSocket(i, channels.get(i), metrics));
+      sockets.add(new UdpSocket(i, channels.get(i), metrics, rateLimiter));
     }
     return new UdpTransport(List.copyOf(sockets));
   }

@@ -84,6 +84,22 @@ public class ProcessSpec extends JUnitSuite {
   }
 
   @Test
+  public void lmdbMapsLargerThanTheAddressSpaceExitTwoNamingTheKeys() throws Exception {
+    Path data = Files.createTempDirectory("shoal-maps").resolve("answers");
+    Path log = Files.createTempFile("shoal", ".log");
+    // 256 x 1 TiB: more than the 128 TiB a 64-bit Linux process can map at all.
+    Process p = launch(log, "serve", "-Dshoal.listen.udp=127.0.0.1:0", "-Dshoal.listen.tcp=127.0.0.1:0",
+        "-Dshoal.upstreams.default.servers.0=127.0.0.1:9", "-Dshoal.metrics.enabled=off",
+        "-Dshoal.caches.answers.backend=lmdb", "-Dshoal.caches.answers.lmdb.path=" + data,
+        "-Dshoal.caches.answers.lmdb.map_size=1TiB", "-Dshoal.caches.answers.lmdb.shard_count=256");
+    assertEquals(2, exit(p, 60));
+    String out = Files.readString(log);
+    assertTrue(out, out.contains("shoal.caches.answers.lmdb.map_size") && out.contains("shoal.caches.answers.lmdb.shard_count"));
+    assertTrue(out, !out.contains("answering on"));
+    assertTrue("no shard was opened", !Files.exists(data));
+  }
+
+  @Test
   public void portInUseExitsOneWithTheAddress() throws Exception {
     try (DatagramSocket taken = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
       String addr = "127.0.0.1:" + taken.getLocalPort();

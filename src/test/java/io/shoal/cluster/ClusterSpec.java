@@ -133,7 +133,8 @@ public class ClusterSpec extends JUnitSuite {
 
     HttpResponse<String> r = HttpClient.newHttpClient().send(
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + nodes.get(1).server.adminAddress().getPort()
-            + "/cache/flush?name=C30.example.test")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+            + "/cache/flush?name=C30.example.test")).header(io.shoal.admin.AdminToken.HEADER, nodes.get(1).adminToken())
+            .POST(HttpRequest.BodyPublishers.noBody()).build(),
         HttpResponse.BodyHandlers.ofString());
     assertEquals(r.body(), 200, r.statusCode());
     assertTrue(r.body(), r.body().contains("\"cluster\":true"));

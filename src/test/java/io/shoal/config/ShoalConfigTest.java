@@ -301,4 +301,65 @@ class ShoalConfigTest {
         List.of(new InetSocketAddress("198.51.100.1", 5300), new InetSocketAddress("192.0.2.53", 53)),
         sc.upstreams().get("default").servers());
   }
+
+  @Test
+  void hardeningDefaults() {
+    ShoalConfig c = ShoalConfig.from(config(""));
+    assertEquals(new TcpSettings(TcpSettings.AUTO, Duration.ofSeconds(10), 1000, 1024), c.tcp());
+    assertEquals(1024, c.tcp().connectionCap(4096), "auto is a quarter of the file limit");
+    assertEquals(16384, c.tcp().connectionCap(1 << 20), "and at most 16384");
+    assertEquals(8, c.accessControl().size());
+    assertEquals("127.0.0.0/8 allow", c.accessControl().get(0).toString());
+    assertEquals(new RateLimitSettings(0, 2, false, 65536), c.rateLimit());
+    assertEquals(Path.of("data/admin.token"), c.admin().tokenFile());
+    ShoalConfig set = ShoalConfig.from(config(
+        "shoal.listen.tcp_max_connections = 200\nshoal.access_control = [\"0.0.0.0/0 allow\"]"));
+    assertEquals(200, set.tcp().connectionCap(4096));
+    assertEquals(1, set.accessControl().size());
+  }
+
+  @Test
+  void badHardeningValuesNameTheirKey() {
+    assertMentions(rejected("shoal.listen.tcp_max_connections = lots"),
+        "shoal.listen.tcp_max_connections", "whole number");
+    assertMentions(rejected("shoal.listen.tcp_max_connections = 0"), "shoal.listen.tcp_max_connections", "between 1");
+    assertMentions(rejected("shoal.listen.tcp_idle_timeout = 0s"), "shoal.listen.tcp_idle_timeout");
+    assertMentions(rejected("shoal.listen.tcp_backlog = 0"), "shoal.listen.tcp_backlog");
+    assertMentions(rejected("shoal.access_control = [\"10.0.0.0/8 permit\"]"),
+        "shoal.access_control", "allowed actions: allow, refuse, deny");
+    assertMentions(rejected("shoal.rate_limit.slip = -1"), "shoal.rate_limit.slip");
+    assertMentions(rejected("shoal.rate_limit.typo = 1"), "shoal.rate_limit.typo", "unknown key");
+    assertMentions(rejected("shoal.admin.token_file = \"\""), "shoal.admin.token_file");
+  }
+
+  @Test
+  void lmdbMapsThatCannotFitTheAddressSpaceAreRefusedNamingTheKeys() {
+    String lmdb = "shoal.caches.answers.backend = lmdb\nshoal.caches.answers.lmdb.shard_count = 16\n";
+    long left = 100L << 30;
+    ShoalConfig fits = ShoalConfig.from(config(lmdb + "shoal.caches.answers.lmdb.map_size = 2GiB"),
+        Path.of("/etc/resolv.conf"), left);
+    assertEquals(2L << 30, fits.cache("answers").lmdb().mapSize());
+    Config tooBig = config(lmdb + "shoal.caches.answers.lmdb.map_size = 4GiB");
+    InvalidConfigException e = assertThrows(InvalidConfigException.class,
+        () -> ShoalConfig.from(tooBig, Path.of("/etc/resolv.conf"), left));
+    assertEquals("shoal.caches.answers.lmdb.map_size", e.key());
+    assertMentions(e, "shoal.caches.answers.lmdb.map_size (4.0 GiB)", "shoal.caches.answers.lmdb.shard_count (16)",
+        "64.0 GiB", "100.0 GiB left");
+    // A memory cache maps nothing.
+    ShoalConfig.from(config("shoal.caches.answers.lmdb.map_size = 1TiB\nshoal.caches.answers.lmdb.shard_count = 256"),
+        Path.of("/etc/resolv.conf"), left);
+  }
+
+  @Test
+  void theAddressSpaceIsReadFromProc() {
+    assertEquals(1L << 47, AddressSpace.userTop(List.of(
+        "55d0c0000000-55d0c0021000 r--p 00000000 fe:00 1 /usr/bin/java",
+        "7fffe4291000-7fffe42b2000 rw-p 00000000 00:00 0 [stack]",
+        "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]")));
+    assertEquals(AddressSpace.UNKNOWN, AddressSpace.addressLimit(List.of(
+        "Max address space         unlimited            unlimited            bytes")));
+    assertEquals(8L << 30, AddressSpace.addressLimit(List.of(
+        "Max address space         8589934592           unlimited            bytes")));
+    assertEquals(3892L * 1024, AddressSpace.vmSize(List.of("Name: java", "VmSize:\t    3892 kB")));
+  }
 }

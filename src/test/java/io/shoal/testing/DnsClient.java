@@ -33,7 +33,13 @@ public final class DnsClient {
 
   /** Sends {@code packet} over UDP; returns the reply's bytes, or null after {@code timeoutMs}. */
   public static byte[] udp(InetSocketAddress server, byte[] packet, int timeoutMs) throws IOException {
-    try (DatagramSocket s = new DatagramSocket()) {
+    return udpFrom(new InetSocketAddress(0), server, packet, timeoutMs);
+  }
+
+  /** As {@link #udp(InetSocketAddress, byte[], int)}, sent from {@code local} (e.g. 127.0.0.2:0). */
+  public static byte[] udpFrom(InetSocketAddress local, InetSocketAddress server, byte[] packet, int timeoutMs)
+      throws IOException {
+    try (DatagramSocket s = new DatagramSocket(local)) {
       s.setSoTimeout(timeoutMs);
       s.send(new DatagramPacket(packet, packet.length, server));
       byte[] buf = new byte[65535];

@@ -94,6 +94,16 @@ public final class TestAuthServer implements AutoCloseable {
     return "127.0.0.1:" + udp.getLocalPort();
   }
 
+  /** Adds {@code name} IN A 192.0.2.7 with TTL 60: an answer any test can ask for. */
+  public TestAuthServer addA(String name) {
+    try {
+      return add(new org.xbill.DNS.ARecord(name(name), org.xbill.DNS.DClass.IN, 60,
+          InetAddress.getByAddress(new byte[] {(byte) 192, 0, 2, 7})));
+    } catch (java.net.UnknownHostException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   public TestAuthServer add(Record r) {
     records.computeIfAbsent(r.getName(), n -> new CopyOnWriteArrayList<>()).add(r);
     return this;

@@ -24,10 +24,12 @@ public final class TestNode implements AutoCloseable {
 
   public final ShoalServer server;
   public final AtomicLong clock;
+  private final java.nio.file.Path tokenFile;
 
-  private TestNode(ShoalServer server, AtomicLong clock) {
+  private TestNode(ShoalServer server, AtomicLong clock, java.nio.file.Path tokenFile) {
     this.server = server;
     this.clock = clock;
+    this.tokenFile = tokenFile;
   }
 
   /** Starts a node whose only upstream group is {@code upstream}, with extra HOCON on top. */
@@ -40,12 +42,20 @@ public final class TestNode implements AutoCloseable {
     base.put("shoal.metrics.prometheus.port", METRICS_PORT);
     base.put("shoal.shutdown.grace", "1s");
     base.put("shoal.admin.port", 0);
+    try {
+      // Each node its own token file, so nodes in one JVM do not overwrite each other's.
+      base.put("shoal.admin.token_file",
+          java.nio.file.Files.createTempDirectory("shoal-admin").resolve("admin.token").toString());
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
     Config raw = ConfigFactory.parseString(extraHocon)
         .withFallback(ConfigFactory.parseMap(base))
         .withFallback(ConfigLoader.load(Optional.empty()))
         .resolve();
     AtomicLong clock = new AtomicLong(System.currentTimeMillis());
-    return new TestNode(ShoalServer.start(raw, ShoalConfig.from(raw), clock::get), clock);
+    ShoalConfig config = ShoalConfig.from(raw);
+    return new TestNode(ShoalServer.start(raw, config, clock::get), clock, config.admin().tokenFile());
   }
 
   public InetSocketAddress udp() {
@@ -54,6 +64,16 @@ public final class TestNode implements AutoCloseable {
 
   public InetSocketAddress tcp() {
     return server.tcpAddress();
+  }
+
+  /** The token file the node wrote for its admin endpoint. */
+  public java.nio.file.Path adminTokenFile() {
+    return tokenFile;
+  }
+
+  /** The admin endpoint's token, as {@code shoal cache flush} reads it. */
+  public String adminToken() throws IOException {
+    return io.shoal.admin.AdminToken.read(tokenFile);
   }
 
   public void advanceSeconds(long s) {

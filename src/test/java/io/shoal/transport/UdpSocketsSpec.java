@@ -3,7 +3,9 @@ package io.shoal.transport;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
+import io.shoal.config.RateLimitSettings;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.Metrics;
 import io.shoal.testing.TestAuthServer;
@@ -76,7 +78,8 @@ public class UdpSocketsSpec extends JUnitSuite {
     ServerMetrics serverMetrics = new ServerMetrics();
     Metrics metrics = node.metrics();
     double before = metrics.value("shoal_dropped_total", "reason=\"udp_send_failed\"");
-    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, serverMetrics);
+    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, serverMetrics,
+        new ResponseRateLimiter(new RateLimitSettings(0, 0, false, 1024), serverMetrics));
     try {
       UdpSocket socket = transport.sockets().get(0);
       // Broadcast without SO_BROADCAST: sendto fails with EACCES, as a real send can fail.

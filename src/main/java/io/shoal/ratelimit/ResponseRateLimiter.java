@@ -1,0 +1,102 @@
+package io.shoal.ratelimit;
+
+import io.shoal.config.RateLimitSettings;
+import io.shoal.metrics.ServerMetrics;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.util.function.LongSupplier;
+
+/**
+ * Response rate limiting (as Unbound's ip-ratelimit and Knot's RRL): UDP replies per client
+ * prefix (/24 for IPv4, /56 for IPv6) and second are counted; beyond the limit a reply is
+ * dropped, except every {@code slip}-th, which goes out truncated (TC=1) so a real client behind
+ * a spoofed prefix can still get its answer over TCP.
+ *
+ * <p>The counters live in a fixed table indexed by a hash of the prefix: memory does not grow
+ * with the number of addresses an attacker spoofs. A prefix that collides with another takes its
+ * slot over and starts from zero, so a collision can only let a reply through, never drop an
+ * honest one. Safe for concurrent senders (striped locks).
+ */
+public final class ResponseRateLimiter {
+  private static final int STRIPES = 64;
+  private static final long V4_TAG = 1L << 32;
+  private static final long V6_TAG = 1L << 62;
+
+  private final int limit;
+  private final int slip;
+  private final boolean includeLoopback;
+  private final ServerMetrics metrics;
+  private final LongSupplier nanoClock;
+  private final long[] prefixes;
+  private final long[] seconds;
+  private final int[] counts;
+  private final Object[] locks = new Object[STRIPES];
+  private final int shift;
+
+  public ResponseRateLimiter(RateLimitSettings settings, ServerMetrics metrics) {
+    this(settings, metrics, System::nanoTime);
+  }
+
+  ResponseRateLimiter(RateLimitSettings settings, ServerMetrics metrics, LongSupplier nanoClock) {
+    this.limit = settings.responsesPerSecond();
+    this.slip = settings.slip();
+    this.includeLoopback = settings.includeLoopback();
+    this.metrics = metrics;
+    this.nanoClock = nanoClock;
+    int size = Integer.highestOneBit(Math.max(1, settings.tableSize() - 1)) << 1;
+    this.shift = 64 - Integer.numberOfTrailingZeros(size);
+    this.prefixes = new long[settings.enabled() ? size : 0];
+    this.seconds = new long[prefixes.length];
+    this.counts = new int[prefixes.length];
+    for (int i = 0; i < STRIPES; i++) {
+      locks[i] = new Object();
+    }
+  }
+
+  /**
+   * Applies the limit to one reply about to be sent to {@code client}.
+   *
+   * @return {@code reply} itself when it may go out, a truncated copy when it slips, or null
+   *     when it is dropped (counted as shoal_dropped_total{reason="rate_limited"})
+   */
+  public byte[] limit(byte[] reply, InetAddress client) {
+    if (limit == 0 || (!includeLoopback && client.isLoopbackAddress())) {
+      return reply;
+    }
+    long prefix = prefixOf(client);
+    int slot = (int) ((prefix * 0x9E3779B97F4A7C15L) >>> shift);
+    long second = nanoClock.getAsLong() / 1_000_000_000L;
+    int count;
+    synchronized (locks[slot & (STRIPES - 1)]) {
+      if (prefixes[slot] != prefix || seconds[slot] != second) {
+        prefixes[slot] = prefix;
+        seconds[slot] = second;
+        counts[slot] = 0;
+      }
+      count = ++counts[slot];
+    }
+    if (count <= limit) {
+      return reply;
+    }
+    if (slip > 0 && (count - limit) % slip == 0) {
+      metrics.slipped();
+      return TruncatedReply.of(reply);
+    }
+    metrics.dropped(ServerMetrics.RATE_LIMITED);
+    return null;
+  }
+
+  /** The client's /24 or /56 as a number; the tag bits keep the families apart and never 0. */
+  private static long prefixOf(InetAddress client) {
+    if (client instanceof Inet4Address) {
+      // Inet4Address.hashCode() is the address itself: no copy of the bytes per reply.
+      return V4_TAG | (client.hashCode() & 0xFFFFFF00L);
+    }
+    byte[] b = client.getAddress();
+    long p = 0;
+    for (int i = 0; i < 7; i++) {
+      p = p << 8 | (b[i] & 0xFF);
+    }
+    return V6_TAG | p;
+  }
+}

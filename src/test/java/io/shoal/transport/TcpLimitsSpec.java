@@ -1,0 +1,172 @@
+package io.shoal.transport;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import io.shoal.testing.DnsClient;
+import io.shoal.testing.Metrics;
+import io.shoal.testing.TestAuthServer;
+import io.shoal.testing.TestNode;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.scalatestplus.junit.JUnitSuite;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** The TCP listener's limits as a client meets them: closed connections, answers, drop counts. */
+public class TcpLimitsSpec extends JUnitSuite {
+  private static TestAuthServer auth;
+  private static TestNode node;
+
+  @BeforeClass
+  public static void start() throws Exception {
+    auth = new TestAuthServer();
+    auth.addA("ok.example.test.");
+    node = TestNode.start(auth.hostPort(), String.join("\n",
+        "shoal.listen.tcp_idle_timeout = 1s",
+        "shoal.listen.tcp_max_connections = 4",
+        "shoal.listen.tcp_max_queries = 3",
+        "shoal.listen.tcp_backlog = 777"));
+  }
+
+  @AfterClass
+  public static void stop() throws Exception {
+    node.close();
+    auth.close();
+  }
+
+  private static byte[] query(int id) {
+    return DnsClient.query(id, "ok.example.test.", Type.A, null).toWire();
+  }
+
+  /** True when the server closed the connection (EOF or reset) within {@code timeoutMs}. */
+  private static boolean closedWithin(Socket s, int timeoutMs) throws IOException {
+    s.setSoTimeout(timeoutMs);
+    InputStream in = s.getInputStream();
+    try {
+      while (in.read() >= 0) {
+        // replies already owed may still come; the close follows them
+      }
+      return true;
+    } catch (SocketTimeoutException e) {
+      return false;
+    } catch (SocketException e) {
+      return true;
+    }
+  }
+
+  @Test
+  public void aQueryTrickledByteByByteIsCutOffAtTheDeadline() throws Exception {
+    Metrics metrics = node.metrics();
+    double before = metrics.value("shoal_dropped_total", "reason=\"tcp_deadline\"");
+    byte[] q = query(1);
+    try (Socket s = new Socket()) {
+      s.connect(node.tcp(), 2000);
+      DataOutputStream out = new DataOutputStream(s.getOutputStream());
+      out.writeShort(q.length);
+      long start = System.nanoTime();
+      boolean closed = false;
+      // One byte every 200 ms: each byte arrives well within 1 s, the whole query never does.
+      for (int i = 0; i < q.length && !closed; i++) {
+        try {
+          out.write(q[i]);
+          out.flush();
+        } catch (IOException e) {
+          closed = true;
+          break;
+        }
+        closed = closedWithin(s, 200);
+      }
+      long ms = (System.nanoTime() - start) / 1_000_000;
+      assertTrue("the connection was closed before the query completed", closed);
+      assertTrue("closed after about 1 s, not " + ms + " ms", ms < 2500);
+    }
+    double after = metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"tcp_deadline\"");
+    assertEquals(before + 1, after, 0.0);
+  }
+
+  @Test
+  public void anIdleConnectionIsClosedQuietly() throws Exception {
+    try (Socket s = new Socket()) {
+      s.connect(node.tcp(), 2000);
+      assertTrue(closedWithin(s, 3000));
+    }
+  }
+
+  @Test
+  public void aConnectionAnswersMaxQueriesThenCloses() throws Exception {
+    Metrics metrics = node.metrics();
+    double before = metrics.value("shoal_dropped_total", "reason=\"tcp_query_limit\"");
+    try (Socket s = new Socket()) {
+      s.connect(node.tcp(), 2000);
+      s.setSoTimeout(3000);
+      DataOutputStream out = new DataOutputStream(s.getOutputStream());
+      for (int i = 0; i < 5; i++) {
+        byte[] q = query(100 + i);
+        out.writeShort(q.length);
+        out.write(q);
+      }
+      out.flush();
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      for (int i = 0; i < 3; i++) {
+        byte[] reply = in.readNBytes(in.readUnsignedShort());
+        assertEquals(Rcode.NOERROR, new Message(reply).getRcode());
+      }
+      assertTrue("closed after 3 answers", closedWithin(s, 3000));
+    }
+    double after = metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"tcp_query_limit\"");
+    assertEquals(before + 1, after, 0.0);
+  }
+
+  @Test
+  public void connectionsOverTheCapAreClosedAtOnceAndCounted() throws Exception {
+    Metrics metrics = node.metrics();
+    double before = metrics.value("shoal_dropped_total", "reason=\"tcp_connection_limit\"");
+    List<Socket> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < 4; i++) {
+        Socket s = new Socket();
+        s.connect(node.tcp(), 2000);
+        held.add(s);
+      }
+      // Let the listener register all four before the fifth arrives.
+      Thread.sleep(200);
+      try (Socket extra = new Socket()) {
+        extra.connect(node.tcp(), 2000);
+        assertTrue("the fifth connection is closed at once", closedWithin(extra, 500));
+      }
+      double after = metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"tcp_connection_limit\"");
+      assertTrue(after >= before + 1);
+    } finally {
+      for (Socket s : held) {
+        s.close();
+      }
+    }
+    // The slots are free again once the held connections are gone.
+    Thread.sleep(300);
+    Message answer = DnsClient.tcp(node.tcp(), DnsClient.query(7, "ok.example.test.", Type.A, null));
+    assertEquals(Rcode.NOERROR, answer.getRcode());
+  }
+
+  @Test
+  public void theListenBacklogIsTheConfiguredOne() throws Exception {
+    // ss shows a listening socket's backlog in its Send-Q column.
+    Process ss = new ProcessBuilder("ss", "-ltnH", "sport = :" + node.tcp().getPort()).redirectErrorStream(true).start();
+    String out = new String(ss.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, ss.waitFor());
+    String[] cols = out.trim().split("\\s+");
+    assertEquals(out, "777", cols[2]);
+  }
+}
