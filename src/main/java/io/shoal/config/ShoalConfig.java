@@ -3,6 +3,7 @@ package io.shoal.config;
 import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.SyncMode;
 import io.shoal.ingress.FillMode;
+import io.shoal.wire.ReplyPolicy;
 import com.typesafe.config.Config;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -34,7 +35,8 @@ public record ShoalConfig(
     int metricsPort,
     Duration shutdownGrace,
     ClusterSettings cluster,
-    AdminSettings admin) {
+    AdminSettings admin,
+    ReplyPolicy replies) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -51,12 +53,17 @@ public record ShoalConfig(
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
-        "lmdb-dispatcher");
+        "chaos", "lmdb-dispatcher");
 
     Section listen = shoal.section("listen");
-    listen.allowOnly("udp", "tcp");
+    listen.allowOnly("udp", "tcp", "max_udp_size");
     InetSocketAddress udp = listen.address("udp", 53);
     InetSocketAddress tcp = listen.address("tcp", 53);
+    int maxUdpSize = (int) listen.integer("max_udp_size", 512, 65535);
+
+    Section chaos = shoal.section("chaos");
+    chaos.allowOnly("identity", "version");
+    ReplyPolicy replies = new ReplyPolicy(maxUdpSize, chaosText(chaos, "identity"), chaosText(chaos, "version"));
 
     Section ingress = shoal.section("ingress");
     ingress.allowOnly("workers", "fill", "max_pending");
@@ -140,7 +147,16 @@ public record ShoalConfig(
     return new ShoalConfig(
         udp, tcp, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace,
-        cluster(shoal.section("cluster")), admin);
+        cluster(shoal.section("cluster")), admin, replies);
+  }
+
+  private static String chaosText(Section chaos, String name) {
+    String text = chaos.string(name);
+    if (text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > ReplyPolicy.MAX_TEXT) {
+      throw new InvalidConfigException(chaos.key(name),
+          "at most " + ReplyPolicy.MAX_TEXT + " bytes (one TXT string), got " + text.length() + " characters");
+    }
+    return text;
   }
 
   private static ClusterSettings cluster(Section c) {

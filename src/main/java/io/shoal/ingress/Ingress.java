@@ -7,6 +7,7 @@ import io.shoal.cluster.PeerAnswer;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
+import io.shoal.wire.ReplyPolicy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -28,10 +29,19 @@ public final class Ingress {
   private final ServerMetrics metrics;
   private final Scheduler scheduler;
   private final Duration askTimeout;
+  private final ReplyPolicy policy;
 
   public Ingress(
       List<ActorRef<IngressWorker.Command>> workers, AtomicInteger[] pending, int maxPending,
       ServerMetrics metrics, Scheduler scheduler, Duration askTimeout) {
+    this(workers, pending, maxPending, metrics, scheduler, askTimeout, ReplyPolicy.DEFAULT);
+  }
+
+  /** @param policy the UDP reply cap and the class CH answers */
+  public Ingress(
+      List<ActorRef<IngressWorker.Command>> workers, AtomicInteger[] pending, int maxPending,
+      ServerMetrics metrics, Scheduler scheduler, Duration askTimeout, ReplyPolicy policy) {
+    this.policy = policy;
     this.workers = List.copyOf(workers);
     this.pending = pending;
     this.maxPending = maxPending;
@@ -44,7 +54,7 @@ public final class Ingress {
   public void offer(byte[] packet, InetSocketAddress client, ActorRef<Reply> replyTo) {
     DnsQuery query;
     try {
-      query = DnsQuery.parse(packet);
+      query = DnsQuery.parse(packet, policy);
     } catch (BadQuery bad) {
       if (bad.dropped()) {
         metrics.dropped(bad.reason());
@@ -64,7 +74,7 @@ public final class Ingress {
   public CompletionStage<Optional<byte[]>> ask(byte[] packet, InetSocketAddress client) {
     DnsQuery query;
     try {
-      query = DnsQuery.parse(packet);
+      query = DnsQuery.parse(packet, policy);
     } catch (BadQuery bad) {
       if (bad.dropped()) {
         metrics.dropped(bad.reason());

@@ -16,6 +16,8 @@ public final class ServerMetrics {
   public static final String OVERLOAD = "overload";
   public static final String UPSTREAM_MISMATCH = "upstream_mismatch";
   public static final String WORKER_FAILURE = "worker_failure";
+  /** An upstream answer that could not be made valid (bad names, counts, bounds): SERVFAIL instead. */
+  public static final String BAD_UPSTREAM_ANSWER = "bad_upstream_answer";
   /** A cache fill not stored because its LMDB shard already had too many waiting. */
   public static final String FILL_QUEUE_FULL = "fill_queue_full";
   /** shoal.dropped's description, shared by every place that registers it. */
@@ -40,7 +42,8 @@ public final class ServerMetrics {
 
   private ServerMetrics(TagSet base) {
     this.base = base;
-    for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL}) {
+    for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL,
+        BAD_UPSTREAM_ANSWER}) {
       dropCounter(reason);
     }
   }

@@ -211,7 +211,7 @@ public final class ShoalServer {
           "ingress-" + i));
     }
     Ingress ingress = new Ingress(workers, pending, config.maxPendingPerWorker(), metrics,
-        ctx.getSystem().scheduler(), longest.plus(ownerTimeout).plusSeconds(1));
+        ctx.getSystem().scheduler(), longest.plus(ownerTimeout).plusSeconds(1), config.replies());
     List<AnswerCache> cacheList = List.copyOf(caches.values());
     ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic = ctx.spawn(CacheFlush.topic(), "cache-flush-topic");
     ctx.spawn(CacheFlush.subscriber(flushTopic, cacheList), "cache-flush");
