@@ -27,11 +27,12 @@ public record ScannedAnswer(
   /**
    * Validates an upstream's answer and makes it what shoal caches and forwards: every name
    * checked (compression pointers must point back, so loops are impossible), counts and record
-   * bounds checked, one question, bytes after the last record dropped, the upstream's OPT
-   * removed (EDNS is per hop, RFC 6891 section 6.1.1: its options, UDP size and flags are not
-   * for our clients) so that every compression pointer stays valid, and TTLs with the top bit
-   * set made 0 (RFC 2181 section 8). The result must also parse with dnsjava, which knows the
-   * RDATA layout of every type (names inside RDATA included).
+   * bounds checked, one question, the upstream's OPT removed (EDNS is per hop, RFC 6891 section
+   * 6.1.1: its options, UDP size and flags are not for our clients), and TTLs with the top bit set
+   * made 0 (RFC 2181 section 8). The answer must then parse with dnsjava, which knows the RDATA
+   * of every type, names inside RDATA included, and dnsjava writes it again, compressing afresh:
+   * every pointer of the result leads to a name, never into a TTL or other data that shoal
+   * patches on the way out, and nothing after the OPT or the last record is left to break.
    *
    * @throws WireException when the answer cannot be made valid; the client gets SERVFAIL
    */
@@ -47,14 +48,13 @@ public record ScannedAnswer(
         throw new WireException("extended rcode " + ((extendedRcode << 4) | raw.rcode) + " from upstream");
       }
     }
-    byte[] wire = raw.withoutOpt();
-    Message parsed = dnsjavaParse(wire);
-    if (raw.optStart >= 0 && raw.optEnd < raw.end) {
-      // The OPT sat before other records: cutting it out would shift what later pointers point
-      // at. Let dnsjava write the message again without it, compressing afresh.
+    Message parsed = dnsjavaParse(raw.withoutOpt());
+    if (parsed.getOPT() != null) {
       parsed.removeRecord(parsed.getOPT(), Section.ADDITIONAL);
-      wire = parsed.toWire();
-      dnsjavaParse(wire);
+    }
+    byte[] wire = parsed.toWire();
+    if (wire.length > 65535) {
+      throw new WireException("answer of " + wire.length + " bytes once decompressed names are written again");
     }
     ScannedAnswer clean = scan(wire);
     for (int off : clean.ttlOffsets) {
@@ -77,10 +77,13 @@ public record ScannedAnswer(
     return fromUpstream(stored);
   }
 
-  /** The wire bytes up to the last record, the OPT record cut out when it is the last one. */
-  private byte[] withoutOpt() throws WireException {
+  /**
+   * The wire bytes up to the last record, the OPT record cut out when it is the last one (so a
+   * damaged option need not fail the answer); an OPT elsewhere is left for dnsjava to drop.
+   */
+  private byte[] withoutOpt() {
     if (optStart < 0 || optEnd < end) {
-      return end == wire.length ? wire.clone() : Arrays.copyOf(wire, end);
+      return end == wire.length ? wire : Arrays.copyOf(wire, end);
     }
     byte[] out = Arrays.copyOf(wire, optStart);
     Wire.put16(out, 10, Wire.u16(out, 10) - 1);

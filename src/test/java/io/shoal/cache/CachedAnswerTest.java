@@ -222,6 +222,26 @@ class CachedAnswerTest {
   }
 
   @Test
+  void aNameThatPointsIntoATtlFieldDoesNotChangeAsTheTtlCountsDown() throws Exception {
+    // The first A's TTL bytes 01 'x' 01 'y' (then 00 of RDLENGTH) also read as the name x.y.;
+    // the second A's owner points there. Counting that TTL down would rename the second record.
+    byte[] question = {1, 'a', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1};
+    int ttlAt = 12 + question.length + 2 + 4;
+    byte[] w = Messages.concat(
+        Messages.header(UPSTREAM_ID, 0x81, 0x80, 1, 2, 0, 0), question,
+        Messages.bytes(0xC0, 12, 0, 1, 0, 1, 1, 'x', 1, 'y', 0, 4, 192, 0, 2, 1),
+        Messages.bytes(0xC0, ttlAt, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 2));
+    assertEquals(name("x.y."), parse(w).getSection(Section.ANSWER).get(1).getName());
+    ScannedAnswer scan = ScannedAnswer.fromUpstream(w);
+    CachedAnswer answer = RULES.cachedAnswer(scan, STORED, RULES.cacheSeconds(scan));
+
+    Message reply = parse(answer.render(client(Messages.query(1, "a.test.", Type.A)), STORED + 30_000, NO_LIMIT));
+
+    assertEquals(name("x.y."), reply.getSection(Section.ANSWER).get(1).getName());
+    assertEquals(30, reply.getSection(Section.ANSWER).get(1).getTTL());
+  }
+
+  @Test
   void renderingLeavesTheStoredBytesAlone() throws Exception {
     // The next client must see TTLs counted from the original, not from our last reply.
     CachedAnswer answer = cached(upstream(true));
