@@ -72,7 +72,7 @@ public final class DnsQuery {
         pos = questionEnd;
       } else {
         for (int i = 0; i < qdcount; i++) {
-          pos = Wire.skipName(packet, pos, len) + 4;
+          pos = Wire.checkName(packet, pos, len) + 4;
           if (pos > len) {
             throw new WireException("question runs past the end of the packet");
           }
@@ -82,7 +82,7 @@ public final class DnsQuery {
       int records = arStart + Wire.u16(packet, 10);
       for (int i = 0; i < records; i++) {
         int owner = pos;
-        pos = Wire.skipName(packet, pos, len);
+        pos = Wire.checkName(packet, pos, len);
         if (pos + 10 > len) {
           throw new WireException("record header runs past the end of the packet");
         }

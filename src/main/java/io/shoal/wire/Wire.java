@@ -36,42 +36,6 @@ final class Wire {
   }
 
   /**
-   * Returns the offset just past the name starting at {@code off}, without following compression
-   * pointers (a pointer ends a name), so a pointer loop cannot make this spin.
-   *
-   * @throws WireException if the name runs past {@code end} or uses a reserved label type
-   */
-  static int skipName(byte[] b, int off, int end) throws WireException {
-    int pos = off;
-    int length = 0;
-    while (true) {
-      if (pos >= end) {
-        throw new WireException("name runs past the end of the message");
-      }
-      int len = b[pos] & 0xFF;
-      int kind = len & 0xC0;
-      if (kind == 0xC0) {
-        if (pos + 2 > end) {
-          throw new WireException("compression pointer runs past the end of the message");
-        }
-        return pos + 2;
-      }
-      if (kind != 0) {
-        throw new WireException("reserved label type");
-      }
-      if (len == 0) {
-        return pos + 1;
-      }
-      length += len + 1;
-      // RFC 1035 3.1: 255 octets at most; the root label (or what a pointer leads to) adds one more.
-      if (length + 1 > 255) {
-        throw new WireException("name longer than 255 octets");
-      }
-      pos += len + 1;
-    }
-  }
-
-  /**
    * Validates the (possibly compressed) name at {@code off} by following it to its end, and
    * returns the offset just past it in place. Every pointer must point strictly backwards (so
    * no loop is possible, as dnsjava and Knot also require) and past the header; the name, with

@@ -180,19 +180,6 @@ class CachedAnswerTest {
   }
 
   @Test
-  void checkingDisabledIsEchoedFromTheQuery() throws Exception {
-    // The upstream's answer has CD clear (it need not echo it); the client asked with CD.
-    Message withCd = Messages.query(1, "www.example.com.", Type.A);
-    withCd.getHeader().setFlag(Flags.CD);
-    Message up = upstream(false);
-    up.getHeader().setFlag(Flags.CD);
-
-    assertTrue(parse(cached(upstream(false)).render(client(withCd), STORED, NO_LIMIT)).getHeader().getFlag(Flags.CD));
-    assertFalse(parse(cached(up).render(client(Messages.query(1, "www.example.com.", Type.A)), STORED, NO_LIMIT))
-        .getHeader().getFlag(Flags.CD));
-  }
-
-  @Test
   void anAnswerStoredWithTheUpstreamsOptBeforeItsGlueIsServedWithoutIt() throws Exception {
     // Stored by an earlier version: the upstream's OPT sits before two glue records whose second
     // owner is a pointer to the first. Cutting the OPT out in place would break that pointer.
@@ -313,17 +300,24 @@ class CachedAnswerTest {
   }
 
   @Test
-  void rdIsEchoedFromTheQuery() throws Exception {
-    Message noRd = Messages.query(1, "www.example.com.", Type.A);
-    noRd.getHeader().unsetFlag(Flags.RD);
-    Message upWithoutRd = upstream(true);
-    upWithoutRd.getHeader().unsetFlag(Flags.RD);
+  void rdAndCdAreEchoedFromTheQuery() throws Exception {
+    // Whatever the upstream set: RD is the client's, and CD too (RFC 4035 section 3.1.6).
+    Message asked = Messages.query(1, "www.example.com.", Type.A);
+    asked.getHeader().setFlag(Flags.CD);
+    Message plain = Messages.query(1, "www.example.com.", Type.A);
+    plain.getHeader().unsetFlag(Flags.RD);
+    Message up = upstream(true);
+    up.getHeader().unsetFlag(Flags.RD);
+    Message upWithCd = upstream(true);
+    upWithCd.getHeader().setFlag(Flags.CD);
 
-    Message r1 = parse(cached(upstream(true)).render(client(noRd), STORED, NO_LIMIT));
-    Message r2 = parse(cached(upWithoutRd).render(client(Messages.query(1, "www.example.com.", Type.A)), STORED, NO_LIMIT));
+    Message r1 = parse(cached(up).render(client(asked), STORED, NO_LIMIT));
+    Message r2 = parse(cached(upWithCd).render(client(plain), STORED, NO_LIMIT));
 
-    assertFalse(r1.getHeader().getFlag(Flags.RD));
-    assertTrue(r2.getHeader().getFlag(Flags.RD));
+    assertTrue(r1.getHeader().getFlag(Flags.RD));
+    assertTrue(r1.getHeader().getFlag(Flags.CD));
+    assertFalse(r2.getHeader().getFlag(Flags.RD));
+    assertFalse(r2.getHeader().getFlag(Flags.CD));
   }
 
   @Test
