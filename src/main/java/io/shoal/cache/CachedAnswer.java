@@ -43,8 +43,8 @@ public record CachedAnswer(
         return query.servfail();
       }
     }
-    long cap = AnswerRenderer.negative(served)
-        ? Math.max(0, (expiresAtMillis - storedAtMillis) / 1000) : Long.MAX_VALUE;
+    long cap = ScannedAnswer.positive(served)
+        ? Long.MAX_VALUE : Math.max(0, (expiresAtMillis - storedAtMillis) / 1000);
     return AnswerRenderer.render(served, offsets, query, elapsed, cap, sizeLimit);
   }
 

@@ -1,7 +1,6 @@
 package io.shoal.cache;
 
 import io.shoal.config.CacheSettings;
-import io.shoal.wire.AnswerRenderer;
 import io.shoal.wire.Rcode;
 import io.shoal.wire.ScannedAnswer;
 
@@ -60,9 +59,9 @@ public final class TtlRules {
    * of 3600, 1800 and 600 is served as such, and the entry goes with the smallest.
    */
   public CachedAnswer cachedAnswer(ScannedAnswer answer, long nowMillis, long seconds) {
-    ScannedAnswer stored = AnswerRenderer.negative(answer.wire())
-        ? answer.withTtlsWithin(0, seconds)
-        : answer.withTtlsWithin(minTtl, maxTtl);
+    ScannedAnswer stored = ScannedAnswer.positive(answer.wire())
+        ? answer.withTtlsWithin(minTtl, maxTtl)
+        : answer.withTtlsWithin(0, seconds);
     return CachedAnswer.of(stored, nowMillis, nowMillis + seconds * 1000);
   }
 }

@@ -64,11 +64,6 @@ public final class AnswerRenderer {
     return r;
   }
 
-  /** NXDOMAIN, NODATA and the other answers without answer records: kept by one TTL for all. */
-  public static boolean negative(byte[] wire) {
-    return (wire[3] & 0x0F) != Rcode.NOERROR || Wire.u16(wire, 6) == 0;
-  }
-
   /** The 4-bit rcode of a reply, for metrics. */
   public static int rcode(byte[] reply) {
     return reply.length >= 4 ? reply[3] & 0x0F : Rcode.SERVFAIL;

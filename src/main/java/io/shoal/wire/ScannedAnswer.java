@@ -179,6 +179,14 @@ public record ScannedAnswer(
         minTtl == Long.MAX_VALUE ? 0 : minTtl, soaTtl, soaMin, optStart, optEnd, pos);
   }
 
+  /**
+   * NOERROR with answer records: each record keeps its own TTL. Any other answer (NXDOMAIN,
+   * NODATA, a remembered SERVFAIL) is kept as a whole, its TTLs capped by how long.
+   */
+  public static boolean positive(byte[] wire) {
+    return (wire[3] & 0x0F) == Rcode.NOERROR && Wire.u16(wire, 6) > 0;
+  }
+
   /** NXDOMAIN, or NOERROR with no answer records (NODATA). */
   public boolean negative() {
     return rcode == Rcode.NXDOMAIN || (rcode == Rcode.NOERROR && answerCount == 0);
