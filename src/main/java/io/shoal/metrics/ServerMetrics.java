@@ -48,14 +48,15 @@ public final class ServerMetrics {
     }
   }
 
-  /** One reply sent: shoal_queries_total{transport,rcode}. */
+  /** One reply sent: shoal_queries_total{transport,rcode}; {@code rcode} as {@link io.shoal.wire.AnswerRenderer#rcode}. */
   public void answered(String transport, int rcode) {
-    AtomicReferenceArray<Counter> byRcode = queries.computeIfAbsent(transport, t -> new AtomicReferenceArray<>(16));
-    int slot = rcode & 0x0F;
+    AtomicReferenceArray<Counter> byRcode = queries.computeIfAbsent(transport, t -> new AtomicReferenceArray<>(17));
+    // The 16 header rcodes, and BADVERS, the one extended rcode shoal sends.
+    int slot = rcode == Rcode.BADVERS ? 16 : rcode & 0x0F;
     Counter c = byRcode.get(slot);
     if (c == null) {
       c = Kamon.counter("shoal.queries", "Replies sent")
-          .withTags(base.withTag("transport", transport).withTag("rcode", Rcode.name(slot)));
+          .withTags(base.withTag("transport", transport).withTag("rcode", Rcode.name(slot == 16 ? Rcode.BADVERS : slot)));
       // Kamon returns the same instrument for the same tags, so a lost race is harmless.
       byRcode.compareAndSet(slot, null, c);
     }

@@ -64,8 +64,21 @@ public final class AnswerRenderer {
     return r;
   }
 
-  /** The 4-bit rcode of a reply, for metrics. */
+  /**
+   * The rcode of a reply, for metrics: the header's 4 bits, or BADVERS when the reply is that
+   * error (no records but shoal's 11-byte OPT, whose extended rcode is 1).
+   */
   public static int rcode(byte[] reply) {
-    return reply.length >= 4 ? reply[3] & 0x0F : Rcode.SERVFAIL;
+    if (reply.length < Wire.HEADER) {
+      return Rcode.SERVFAIL;
+    }
+    int rcode = reply[3] & 0x0F;
+    int n = reply.length;
+    if (Wire.u16(reply, 6) == 0 && Wire.u16(reply, 8) == 0 && Wire.u16(reply, 10) == 1
+        && n >= Wire.HEADER + ErrorReply.OPT_LENGTH && reply[n - 11] == 0 && Wire.u16(reply, n - 10) == Wire.TYPE_OPT
+        && Wire.u16(reply, n - 2) == 0) {
+      rcode |= (reply[n - 6] & 0xFF) << 4;
+    }
+    return rcode;
   }
 }

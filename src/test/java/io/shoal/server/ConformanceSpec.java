@@ -111,6 +111,8 @@ public class ConformanceSpec extends JUnitSuite {
 
   @Test
   public void ednsVersion1GetsBadversAndIsNotForwarded() throws Exception {
+    Metrics metrics = node.metrics();
+    double before = metrics.value("shoal_queries_total", "rcode=\"BADVERS\"", "transport=\"udp\"");
     Message q = DnsClient.query(0x1001, "badvers.example.test.", Type.A, null);
     q.addRecord(new OPTRecord(1232, 0, 1, ExtendedFlags.DO), Section.ADDITIONAL);
 
@@ -121,6 +123,8 @@ public class ConformanceSpec extends JUnitSuite {
     assertEquals(0, reply.getOPT().getVersion());
     assertEquals(ExtendedFlags.DO, reply.getOPT().getFlags() & ExtendedFlags.DO);
     assertEquals(0, auth.queries("badvers.example.test.", Type.A));
+    assertEquals("counted as BADVERS, not NOERROR", before + 1,
+        metrics.await(v -> v >= before + 1, "shoal_queries_total", "rcode=\"BADVERS\"", "transport=\"udp\""), 0.0);
   }
 
   // --- issue 10.2: CD ---

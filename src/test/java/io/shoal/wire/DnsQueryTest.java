@@ -388,6 +388,7 @@ class DnsQueryTest {
     assertEquals(ExtendedFlags.DO, opt.getFlags() & ExtendedFlags.DO);
     assertEquals(0, reply.getSection(Section.ANSWER).size());
     assertEquals(Messages.name("example.com."), reply.getQuestion().getName());
+    assertEquals(Rcode.BADVERS, AnswerRenderer.rcode(bad.reply()), "the metric label sees BADVERS");
   }
 
   @Test
@@ -445,6 +446,7 @@ class DnsQueryTest {
     DnsQuery q = DnsQuery.parse(wire(Messages.ednsQuery(1, "example.com.", Type.A, 1232, true)));
     Message servfail = parse(q.servfail());
     assertEquals(Rcode.SERVFAIL, servfail.getRcode());
+    assertEquals(Rcode.SERVFAIL, AnswerRenderer.rcode(q.servfail()));
     assertEquals(ExtendedFlags.DO, servfail.getOPT().getFlags() & ExtendedFlags.DO);
     assertEquals(0, parse(DnsQuery.parse(wire(Messages.ednsQuery(1, "example.com.", Type.A, 1232, false)))
         .servfail()).getOPT().getFlags() & ExtendedFlags.DO);
