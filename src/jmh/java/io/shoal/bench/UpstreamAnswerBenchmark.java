@@ -19,7 +19,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 import org.xbill.DNS.ARecord;
 import org.xbill.DNS.DClass;
-import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.NSRecord;
 import org.xbill.DNS.Name;
@@ -52,11 +51,7 @@ public class UpstreamAnswerBenchmark {
   @Setup
   public void setUp() throws Exception {
     Name www = Name.fromString("www.example.com.");
-    Message m = new Message(0x1234);
-    m.getHeader().setFlag(Flags.QR);
-    m.getHeader().setFlag(Flags.RD);
-    m.getHeader().setFlag(Flags.RA);
-    m.addRecord(Record.newRecord(www, Type.A, DClass.IN), Section.QUESTION);
+    Message m = AnswerCacheBenchmark.response(www);
     m.addRecord(new ARecord(www, DClass.IN, 300, InetAddress.getByName("192.0.2.1")), Section.ANSWER);
     m.addRecord(new ARecord(www, DClass.IN, 300, InetAddress.getByName("192.0.2.2")), Section.ANSWER);
     Name ns = Name.fromString("ns1.example.com.");
