@@ -228,18 +228,24 @@ public class AnswerCacheBenchmark {
     throw new IllegalArgumentException("unknown sync mode " + configName);
   }
 
-  /** An upstream A answer as a resolver gets it (one A record, EDNS OPT), scanned as shoal caches it. */
+  /** An upstream A answer as a resolver gets it (one A record, EDNS OPT), made what shoal caches. */
   static CachedAnswer realAnswer(long now) throws Exception {
     Name qname = Name.fromString("n0.example.test.");
+    Message m = response(qname);
+    m.addRecord(new ARecord(qname, DClass.IN, 3600, InetAddress.getByName("192.0.2.1")), Section.ANSWER);
+    m.addRecord(new OPTRecord(1232, 0, 0), Section.ADDITIONAL);
+    ScannedAnswer scan = ScannedAnswer.fromUpstream(m.toWire());
+    return CachedAnswer.of(scan, now, now + scan.minTtl() * 1000);
+  }
+
+  /** An upstream's response to the A question for {@code qname}: QR, RD and RA set, no records yet. */
+  static Message response(Name qname) {
     Message m = new Message(0x1234);
     m.getHeader().setFlag(Flags.QR);
     m.getHeader().setFlag(Flags.RD);
     m.getHeader().setFlag(Flags.RA);
     m.addRecord(Record.newRecord(qname, Type.A, DClass.IN), Section.QUESTION);
-    m.addRecord(new ARecord(qname, DClass.IN, 3600, InetAddress.getByName("192.0.2.1")), Section.ANSWER);
-    m.addRecord(new OPTRecord(1232, 0, 0), Section.ADDITIONAL);
-    ScannedAnswer scan = ScannedAnswer.scan(m.toWire());
-    return CachedAnswer.of(scan, now, now + scan.minTtl() * 1000);
+    return m;
   }
 
   private static void set(Backend b, Caller c, CacheKey key) {

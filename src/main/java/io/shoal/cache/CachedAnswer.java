@@ -3,12 +3,16 @@ package io.shoal.cache;
 import io.shoal.wire.AnswerRenderer;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ScannedAnswer;
+import io.shoal.wire.WireException;
 import java.nio.ByteBuffer;
 
 /**
- * An upstream answer as cached: its wire bytes, where its TTL fields and OPT record sit, and
- * absolute (epoch millisecond) store and expiry times, so expiry is wall-clock deterministic and
- * survives a restart of a disk-backed cache.
+ * An upstream answer as cached: its wire bytes, where its TTL fields sit, and absolute (epoch
+ * millisecond) store and expiry times, so expiry is wall-clock deterministic and survives a
+ * restart of a disk-backed cache. The wire holds no OPT record (EDNS is per hop) and every
+ * record's own TTL, already clamped by the cache's rules; {@code optStart}/{@code optEnd} are -1,
+ * except in answers stored before OPT records were removed on the way in, whose OPT is removed
+ * when they are read.
  */
 public record CachedAnswer(
     byte[] wire, int[] ttlOffsets, int optStart, int optEnd, long storedAtMillis, long expiresAtMillis) {
@@ -22,11 +26,26 @@ public record CachedAnswer(
     return nowMillis >= expiresAtMillis;
   }
 
-  /** The reply to {@code query}: its ID and name case, TTLs counted down to {@code nowMillis}. */
+  /**
+   * The reply to {@code query}: its ID and name case, each record's TTL counted down to {@code
+   * nowMillis}. A negative answer's TTLs never exceed the entry's lifetime (RFC 2308 section 5).
+   */
   public byte[] render(DnsQuery query, long nowMillis, int sizeLimit) {
     long elapsed = Math.max(0, (nowMillis - storedAtMillis) / 1000);
-    long lifetime = Math.max(0, (expiresAtMillis - storedAtMillis) / 1000);
-    return AnswerRenderer.render(wire, ttlOffsets, optStart, optEnd, query, elapsed, lifetime, sizeLimit);
+    byte[] served = wire;
+    int[] offsets = ttlOffsets;
+    if (optStart >= 0) {
+      try {
+        ScannedAnswer clean = ScannedAnswer.withoutUpstreamOpt(wire);
+        served = clean.wire();
+        offsets = clean.ttlOffsets();
+      } catch (WireException e) {
+        return query.servfail();
+      }
+    }
+    long cap = ScannedAnswer.positive(served)
+        ? Long.MAX_VALUE : Math.max(0, (expiresAtMillis - storedAtMillis) / 1000);
+    return AnswerRenderer.render(served, offsets, query, elapsed, cap, sizeLimit);
   }
 
   /** Size of {@link #encode()}'s output. */

@@ -8,6 +8,8 @@ import io.shoal.wire.ScannedAnswer;
  * How long an upstream answer may be served from cache: the smallest TTL in it, clamped to
  * [min_ttl, max_ttl]; for NXDOMAIN and NODATA, min(SOA TTL, SOA minimum) capped by negative_ttl
  * (RFC 2308 section 5), and only with an SOA; SERVFAIL for servfail_ttl; never a truncated reply.
+ * A positive answer keeps each record's own TTL within [min_ttl, max_ttl]; any other answer's
+ * TTLs are capped by how long it is kept.
  */
 public final class TtlRules {
   private final long minTtl;
@@ -49,5 +51,17 @@ public final class TtlRules {
       return 0;
     }
     return Math.min(Math.max(answer.minTtl(), minTtl), maxTtl);
+  }
+
+  /**
+   * The entry to cache for {@code answer}, kept {@code seconds} (from {@link #cacheSeconds}) from
+   * {@code nowMillis}. Each record keeps its own TTL and counts it down from there: a CNAME chain
+   * of 3600, 1800 and 600 is served as such, and the entry goes with the smallest.
+   */
+  public CachedAnswer cachedAnswer(ScannedAnswer answer, long nowMillis, long seconds) {
+    ScannedAnswer stored = ScannedAnswer.positive(answer.wire())
+        ? answer.withTtlsWithin(minTtl, maxTtl)
+        : answer.withTtlsWithin(0, seconds);
+    return CachedAnswer.of(stored, nowMillis, nowMillis + seconds * 1000);
   }
 }

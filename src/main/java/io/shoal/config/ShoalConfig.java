@@ -4,6 +4,7 @@ import io.shoal.access.AccessRule;
 import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.SyncMode;
 import io.shoal.ingress.FillMode;
+import io.shoal.wire.ReplyPolicy;
 import com.typesafe.config.Config;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -39,7 +40,8 @@ public record ShoalConfig(
     AdminSettings admin,
     TcpSettings tcp,
     List<AccessRule> accessControl,
-    RateLimitSettings rateLimit) {
+    RateLimitSettings rateLimit,
+    ReplyPolicy replies) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -61,12 +63,14 @@ public record ShoalConfig(
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
-        "access_control", "rate_limit", "lmdb-dispatcher");
+        "access_control", "rate_limit", "chaos", "lmdb-dispatcher");
 
     Section listen = shoal.section("listen");
-    listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog");
+    listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
+        "max_udp_size");
     InetSocketAddress udp = listen.address("udp", 53);
     InetSocketAddress tcp = listen.address("tcp", 53);
+    int maxUdpSize = (int) listen.integer("max_udp_size", 512, 65535);
     int udpSockets = (int) listen.integer("udp_sockets", 0, 256);
     if (udpSockets == 0) {
       udpSockets = Runtime.getRuntime().availableProcessors();
@@ -94,6 +98,10 @@ public record ShoalConfig(
         (int) rl.integer("slip", 0, 100),
         rl.bool("include_loopback"),
         (int) rl.integer("table_size", 1024, 1 << 24));
+
+    Section chaos = shoal.section("chaos");
+    chaos.allowOnly("identity", "version");
+    ReplyPolicy replies = new ReplyPolicy(maxUdpSize, chaosText(chaos, "identity"), chaosText(chaos, "version"));
 
     Section ingress = shoal.section("ingress");
     ingress.allowOnly("workers", "fill", "max_pending");
@@ -182,7 +190,16 @@ public record ShoalConfig(
     return new ShoalConfig(
         udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace,
-        cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit);
+        cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies);
+  }
+
+  private static String chaosText(Section chaos, String name) {
+    String text = chaos.string(name);
+    if (text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > ReplyPolicy.MAX_TEXT) {
+      throw new InvalidConfigException(chaos.key(name),
+          "at most " + ReplyPolicy.MAX_TEXT + " bytes (one TXT string), got " + text.length() + " characters");
+    }
+    return text;
   }
 
   private static ClusterSettings cluster(Section c) {

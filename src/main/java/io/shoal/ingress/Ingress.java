@@ -9,6 +9,7 @@ import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
+import io.shoal.wire.ReplyPolicy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -35,6 +36,7 @@ public final class Ingress {
   private final ServerMetrics metrics;
   private final long tcpGuardMillis;
   private final AccessControl access;
+  private final ReplyPolicy policy;
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -43,8 +45,10 @@ public final class Ingress {
    */
   public Ingress(
       ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
-      AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration tcpGuard, AccessControl access) {
+      AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration tcpGuard, AccessControl access,
+      ReplyPolicy policy) {
     this.access = access;
+    this.policy = policy;
     this.profiles = profiles;
     this.clock = clock;
     this.workers = List.copyOf(workers);
@@ -63,7 +67,7 @@ public final class Ingress {
     }
     DnsQuery query;
     try {
-      query = DnsQuery.parse(packet);
+      query = DnsQuery.parse(packet, policy);
     } catch (BadQuery bad) {
       if (bad.dropped()) {
         metrics.dropped(bad.reason());
@@ -91,7 +95,7 @@ public final class Ingress {
     }
     DnsQuery query;
     try {
-      query = DnsQuery.parse(packet);
+      query = DnsQuery.parse(packet, policy);
     } catch (BadQuery bad) {
       if (bad.dropped()) {
         metrics.dropped(bad.reason());

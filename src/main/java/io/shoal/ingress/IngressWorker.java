@@ -229,9 +229,10 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       }
       ScannedAnswer scan;
       try {
-        scan = ScannedAnswer.scan(answered.wire());
+        scan = ScannedAnswer.fromUpstream(answered.wire());
       } catch (WireException e) {
         failures.warn("malformed answer from " + answered.server() + " for " + done.key(), e);
+        metrics.dropped(ServerMetrics.BAD_UPSTREAM_ANSWER);
         servfailAll(done.key());
         return this;
       }
@@ -242,7 +243,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         answerAll(done.key(), CachedAnswer.of(scan, now, now + 0xFFFF_FFFFL * 1000), false);
         return this;
       }
-      CachedAnswer answer = CachedAnswer.of(scan, now, now + seconds * 1000);
+      CachedAnswer answer = done.profile().ttlRules().cachedAnswer(scan, now, seconds);
       if (fillMode == FillMode.WRITE_THROUGH) {
         getContext().pipeToSelf(done.profile().cache().fill(done.key(), answer),
             (ok, failure) -> new FillDone(done.key(), answer));

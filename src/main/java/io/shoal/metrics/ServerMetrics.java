@@ -17,6 +17,8 @@ public final class ServerMetrics {
   public static final String OVERLOAD = "overload";
   public static final String UPSTREAM_MISMATCH = "upstream_mismatch";
   public static final String WORKER_FAILURE = "worker_failure";
+  /** An upstream answer that could not be made valid (bad names, counts, bounds): SERVFAIL instead. */
+  public static final String BAD_UPSTREAM_ANSWER = "bad_upstream_answer";
   /** A cache fill not stored because its LMDB shard already had too many waiting. */
   public static final String FILL_QUEUE_FULL = "fill_queue_full";
   /** A TCP connection closed at accept: tcp_max_connections were already open. */
@@ -59,7 +61,8 @@ public final class ServerMetrics {
   private ServerMetrics(TagSet base) {
     this.base = base;
     for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL,
-        UDP_SEND_FAILED, TCP_CONNECTION_LIMIT, TCP_DEADLINE, TCP_QUERY_LIMIT, ACCESS_DENIED, RATE_LIMITED}) {
+        UDP_SEND_FAILED, TCP_CONNECTION_LIMIT, TCP_DEADLINE, TCP_QUERY_LIMIT, ACCESS_DENIED, RATE_LIMITED,
+        BAD_UPSTREAM_ANSWER}) {
       dropCounter(reason);
     }
     refusedCounter(ACCESS_REFUSED);
@@ -68,14 +71,15 @@ public final class ServerMetrics {
     tcpConnections = Kamon.gauge("shoal.tcp.connections", "TCP client connections open").withTags(base);
   }
 
-  /** One reply sent: shoal_queries_total{transport,rcode}. */
+  /** One reply sent: shoal_queries_total{transport,rcode}; {@code rcode} as {@link io.shoal.wire.AnswerRenderer#rcode}. */
   public void answered(String transport, int rcode) {
-    AtomicReferenceArray<Counter> byRcode = queries.computeIfAbsent(transport, t -> new AtomicReferenceArray<>(16));
-    int slot = rcode & 0x0F;
+    AtomicReferenceArray<Counter> byRcode = queries.computeIfAbsent(transport, t -> new AtomicReferenceArray<>(17));
+    // The 16 header rcodes, and BADVERS, the one extended rcode shoal sends.
+    int slot = rcode == Rcode.BADVERS ? 16 : rcode & 0x0F;
     Counter c = byRcode.get(slot);
     if (c == null) {
       c = Kamon.counter("shoal.queries", "Replies sent")
-          .withTags(base.withTag("transport", transport).withTag("rcode", Rcode.name(slot)));
+          .withTags(base.withTag("transport", transport).withTag("rcode", Rcode.name(slot == 16 ? Rcode.BADVERS : slot)));
       // Kamon returns the same instrument for the same tags, so a lost race is harmless.
       byRcode.compareAndSet(slot, null, c);
     }

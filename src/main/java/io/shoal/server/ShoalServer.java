@@ -218,7 +218,7 @@ public final class ShoalServer {
           "ingress-" + i));
     }
     Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
-        longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics));
+        longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies());
     List<AnswerCache> cacheList = List.copyOf(caches.values());
     ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic = ctx.spawn(CacheFlush.topic(), "cache-flush-topic");
     ctx.spawn(CacheFlush.subscriber(flushTopic, cacheList), "cache-flush");

@@ -2,33 +2,24 @@ package io.shoal.wire;
 
 /**
  * Turns a stored wire answer into the reply for one client without parsing it: copy the bytes,
- * write the client's ID and the exact letter case of its question name, count every TTL down,
- * fit the OPT record to whether the client used EDNS, and truncate (TC=1) when the reply is
- * larger than the client can take over UDP.
+ * write the client's ID, RD and CD bits and the exact letter case of its question name, count
+ * every TTL down, add shoal's own OPT for an EDNS client, and truncate (TC=1) when the reply is
+ * larger than the client can take over UDP. The stored answer holds no OPT: EDNS is per hop.
  */
 public final class AnswerRenderer {
   private AnswerRenderer() {}
 
   /**
+   * @param wire a stored answer without OPT record
    * @param elapsedSeconds seconds since the answer was stored; subtracted from every TTL
-   * @param capSeconds no TTL in the reply exceeds this (the cache's clamped lifetime)
+   * @param capSeconds no TTL in the reply exceeds this
    * @param sizeLimit the largest reply the client's transport takes
    */
   public static byte[] render(
-      byte[] wire, int[] ttlOffsets, int optStart, int optEnd, DnsQuery query,
-      long elapsedSeconds, long capSeconds, int sizeLimit) {
+      byte[] wire, int[] ttlOffsets, DnsQuery query, long elapsedSeconds, long capSeconds, int sizeLimit) {
     byte[] out;
-    int shiftFrom = Integer.MAX_VALUE;
-    int shift = 0;
-    if (optStart >= 0 && !query.edns()) {
-      // RFC 6891 section 7: no OPT in a reply to a query without one.
-      shift = optEnd - optStart;
-      shiftFrom = optStart;
-      out = new byte[wire.length - shift];
-      System.arraycopy(wire, 0, out, 0, optStart);
-      System.arraycopy(wire, optEnd, out, optStart, wire.length - optEnd);
-      Wire.put16(out, 10, Wire.u16(out, 10) - 1);
-    } else if (optStart < 0 && query.edns()) {
+    if (query.edns()) {
+      // RFC 6891 section 7: an OPT in every reply to a query with one; ours, with the client's DO.
       out = new byte[wire.length + ErrorReply.OPT_LENGTH];
       System.arraycopy(wire, 0, out, 0, wire.length);
       ErrorReply.writeOpt(out, wire.length, query.dnssecOk());
@@ -41,13 +32,15 @@ public final class AnswerRenderer {
     out[1] = packet[1];
     // Echo RD; clear AA: a cached copy is not an authoritative answer. Set RA: we recurse.
     out[2] = (byte) ((out[2] & 0xFA) | (packet[2] & 0x01));
-    out[3] = (byte) (out[3] | 0x80);
+    // Echo CD (RFC 4035 section 3.1.6): the upstream need not have.
+    out[3] = (byte) ((out[3] & 0x6F) | 0x80 | (packet[3] & 0x10));
     // The stored question has the same name in lower case: overwrite it with the client's case.
     System.arraycopy(packet, Wire.HEADER, out, Wire.HEADER, query.nameEnd() - Wire.HEADER);
     for (int off : ttlOffsets) {
-      int at = off >= shiftFrom ? off - shift : off;
-      long ttl = Math.min(Wire.u32(out, at), capSeconds) - elapsedSeconds;
-      Wire.put32(out, at, Math.max(0, ttl));
+      long stored = Wire.u32(out, off);
+      // RFC 2181 section 8, for answers stored before the way in made such TTLs 0.
+      long ttl = Math.min(stored > 0x7FFFFFFFL ? 0 : stored, capSeconds) - elapsedSeconds;
+      Wire.put32(out, off, Math.max(0, ttl));
     }
     if (out.length > sizeLimit) {
       return truncated(out, query);
@@ -71,8 +64,21 @@ public final class AnswerRenderer {
     return r;
   }
 
-  /** The 4-bit rcode of a reply, for metrics. */
+  /**
+   * The rcode of a reply, for metrics: the header's 4 bits, or BADVERS when the reply is that
+   * error (no records but shoal's 11-byte OPT, whose extended rcode is 1).
+   */
   public static int rcode(byte[] reply) {
-    return reply.length >= 4 ? reply[3] & 0x0F : Rcode.SERVFAIL;
+    if (reply.length < Wire.HEADER) {
+      return Rcode.SERVFAIL;
+    }
+    int rcode = reply[3] & 0x0F;
+    int n = reply.length;
+    if (Wire.u16(reply, 6) == 0 && Wire.u16(reply, 8) == 0 && Wire.u16(reply, 10) == 1
+        && n >= Wire.HEADER + ErrorReply.OPT_LENGTH && reply[n - 11] == 0 && Wire.u16(reply, n - 10) == Wire.TYPE_OPT
+        && Wire.u16(reply, n - 2) == 0) {
+      rcode |= (reply[n - 6] & 0xFF) << 4;
+    }
+    return rcode;
   }
 }

@@ -3,8 +3,9 @@ package io.shoal.wire;
 import java.util.OptionalInt;
 
 /**
- * Why a packet on the listening socket cannot be answered normally: either it is dropped (and
- * counted under {@link #reason()}), or it gets the error reply in {@link #reply()}.
+ * Why a packet on the listening socket is not for the cache: either it is dropped (and counted
+ * under {@link #reason()}), or it gets the reply in {@link #reply()}, made without the cache or
+ * an upstream (an error, or the local answer to a class CH query).
  */
 public final class BadQuery extends Exception {
   private final String reason;
@@ -26,7 +27,7 @@ public final class BadQuery extends Exception {
     return new BadQuery(reason, detail, reply, rcode);
   }
 
-  /** A short metric label: malformed, response, formerr, notimp, refused. */
+  /** A short label: malformed, response (dropped); formerr, notimp, badvers, refused, chaos (answered). */
   public String reason() {
     return reason;
   }

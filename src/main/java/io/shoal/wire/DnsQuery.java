@@ -33,14 +33,21 @@ public final class DnsQuery {
     this.key = key;
   }
 
+  /** {@link #parse(byte[], ReplyPolicy)} under {@link ReplyPolicy#DEFAULT}. */
+  public static DnsQuery parse(byte[] packet) throws BadQuery {
+    return parse(packet, ReplyPolicy.DEFAULT);
+  }
+
   /**
    * Validates a packet received on a listening socket.
    *
    * @throws BadQuery with a drop reason when the header cannot be read or QR is set (never
-   *     answer a response: that is how reflection loops start), or with an error reply
-   *     (FORMERR, NOTIMP, REFUSED) when the header is readable but the query is not acceptable
+   *     answer a response: that is how reflection loops start), or with a reply made here when
+   *     the header is readable but the query is not for the cache: FORMERR, NOTIMP, BADVERS,
+   *     REFUSED (zone transfers), or the local answer to a class CH query. The reply carries the
+   *     question when it parsed and shoal's OPT when the query had one (RFC 6891 section 7).
    */
-  public static DnsQuery parse(byte[] packet) throws BadQuery {
+  public static DnsQuery parse(byte[] packet, ReplyPolicy policy) throws BadQuery {
     int len = packet.length;
     if (len < Wire.HEADER) {
       throw BadQuery.drop("malformed", "packet shorter than a DNS header (" + len + " bytes)");
@@ -49,49 +56,46 @@ public final class DnsQuery {
       throw BadQuery.drop("response", "QR bit set on a query socket");
     }
     int opcode = (packet[2] >> 3) & 0x0F;
-    if (opcode != 0) {
-      throw BadQuery.answer(
-          "notimp", "opcode " + opcode, ErrorReply.headerOnly(packet, Rcode.NOTIMP), Rcode.NOTIMP);
-    }
     int qdcount = Wire.u16(packet, 4);
-    if (qdcount != 1) {
-      throw formerr(packet, "QDCOUNT " + qdcount);
-    }
-    int nameEnd;
+    // Walk as far as the packet allows, so any error reply can echo what parsed.
+    int questionEnd = -1;
+    int optAt = -1;
+    String malformed = null;
+    int pos = Wire.HEADER;
     try {
-      nameEnd = questionNameEnd(packet, Wire.HEADER, len);
-    } catch (WireException e) {
-      throw formerr(packet, "question name: " + e.getMessage());
-    }
-    if (nameEnd + 4 > len) {
-      throw formerr(packet, "question runs past the end of the packet");
-    }
-    int qtype = Wire.u16(packet, nameEnd);
-    int qclass = Wire.u16(packet, nameEnd + 2);
-    int questionEnd = nameEnd + 4;
-
-    boolean edns = false;
-    boolean dnssecOk = false;
-    int udpLimit = MIN_UDP;
-    int records = Wire.u16(packet, 6) + Wire.u16(packet, 8) + Wire.u16(packet, 10);
-    int arStart = Wire.u16(packet, 6) + Wire.u16(packet, 8);
-    int pos = questionEnd;
-    try {
+      if (qdcount == 1) {
+        int nameEnd = questionNameEnd(packet, pos, len);
+        if (nameEnd + 4 > len) {
+          throw new WireException("question runs past the end of the packet");
+        }
+        questionEnd = nameEnd + 4;
+        pos = questionEnd;
+      } else {
+        for (int i = 0; i < qdcount; i++) {
+          pos = Wire.checkName(packet, pos, len) + 4;
+          if (pos > len) {
+            throw new WireException("question runs past the end of the packet");
+          }
+        }
+      }
+      int arStart = Wire.u16(packet, 6) + Wire.u16(packet, 8);
+      int records = arStart + Wire.u16(packet, 10);
       for (int i = 0; i < records; i++) {
         int owner = pos;
-        pos = Wire.skipName(packet, pos, len);
+        pos = Wire.checkName(packet, pos, len);
         if (pos + 10 > len) {
           throw new WireException("record header runs past the end of the packet");
         }
         int type = Wire.u16(packet, pos);
         int rdlen = Wire.u16(packet, pos + 8);
         if (type == Wire.TYPE_OPT) {
-          if (edns || i < arStart || packet[owner] != 0) {
+          boolean first = optAt < 0;
+          if (first) {
+            optAt = pos;
+          }
+          if (!first || i < arStart || packet[owner] != 0) {
             throw new WireException("misplaced or repeated OPT record");
           }
-          edns = true;
-          udpLimit = Math.max(MIN_UDP, Wire.u16(packet, pos + 2));
-          dnssecOk = (packet[pos + 6] & 0x80) != 0;
         }
         pos += 10 + rdlen;
         if (pos > len) {
@@ -99,23 +103,43 @@ public final class DnsQuery {
         }
       }
     } catch (WireException e) {
-      throw formerr(packet, e.getMessage());
+      malformed = e.getMessage();
     }
+    boolean edns = optAt >= 0;
+    boolean dnssecOk = edns && (packet[optAt + 6] & 0x80) != 0;
+    if (opcode != 0) {
+      throw BadQuery.answer("notimp", "opcode " + opcode,
+          ErrorReply.of(packet, questionEnd, Rcode.NOTIMP, edns, dnssecOk), Rcode.NOTIMP);
+    }
+    if (malformed != null || qdcount != 1) {
+      throw BadQuery.answer("formerr", malformed != null ? malformed : "QDCOUNT " + qdcount,
+          ErrorReply.of(packet, questionEnd, Rcode.FORMERR, edns, dnssecOk), Rcode.FORMERR);
+    }
+    int ednsVersion = edns ? packet[optAt + 5] & 0xFF : 0;
+    if (ednsVersion != 0) {
+      // RFC 6891 section 6.1.3: we speak version 0 only, and say so in an OPT of version 0.
+      throw BadQuery.answer("badvers", "EDNS version " + ednsVersion,
+          ErrorReply.of(packet, questionEnd, Rcode.BADVERS, true, dnssecOk), Rcode.BADVERS);
+    }
+    int nameEnd = questionEnd - 4;
+    int qtype = Wire.u16(packet, nameEnd);
+    int qclass = Wire.u16(packet, nameEnd + 2);
     if (qtype == 251 || qtype == 252) {
       // Zone transfers are for authoritative servers, not a cache.
-      throw BadQuery.answer(
-          "refused", "zone transfer", ErrorReply.withQuestion(packet, questionEnd, Rcode.REFUSED, edns),
-          Rcode.REFUSED);
+      throw BadQuery.answer("refused", "zone transfer",
+          ErrorReply.of(packet, questionEnd, Rcode.REFUSED, edns, dnssecOk), Rcode.REFUSED);
     }
+    if (qclass == Wire.CLASS_CH) {
+      // Questions about this server (version.bind and the like): ours to answer, never an
+      // upstream's, whose software they would disclose.
+      byte[] reply = policy.chaosReply(packet, questionEnd, qtype, edns, dnssecOk);
+      throw BadQuery.answer("chaos", "class CH", reply, reply[3] & 0x0F);
+    }
+    int udpLimit = edns ? Math.min(Math.max(MIN_UDP, Wire.u16(packet, optAt + 2)), policy.maxUdpSize()) : MIN_UDP;
     boolean checkingDisabled = (packet[3] & 0x10) != 0;
     int flags = (dnssecOk ? CacheKey.FLAG_DO : 0) | (checkingDisabled ? CacheKey.FLAG_CD : 0);
     CacheKey key = CacheKey.of(packet, Wire.HEADER, nameEnd, qtype, qclass, flags);
     return new DnsQuery(packet, questionEnd, qtype, qclass, edns, dnssecOk, udpLimit, key);
-  }
-
-  private static BadQuery formerr(byte[] packet, String detail) {
-    return BadQuery.answer(
-        "formerr", detail, ErrorReply.headerOnly(packet, Rcode.FORMERR), Rcode.FORMERR);
   }
 
   /** The question name must be written out in full: a pointer here has nothing to point back to. */
@@ -182,7 +206,10 @@ public final class DnsQuery {
     return dnssecOk;
   }
 
-  /** Largest UDP reply the client accepts: 512 without EDNS, else its advertised size. */
+  /**
+   * Largest UDP reply this client gets: 512 without EDNS, else its advertised size capped at the
+   * policy's maximum (a small query must not buy a large reply: amplification).
+   */
   public int udpLimit() {
     return udpLimit;
   }
@@ -193,7 +220,7 @@ public final class DnsQuery {
 
   /** SERVFAIL for this query, with its question, for when no upstream could answer. */
   public byte[] servfail() {
-    return ErrorReply.withQuestion(packet, questionEnd, Rcode.SERVFAIL, edns);
+    return ErrorReply.of(packet, questionEnd, Rcode.SERVFAIL, edns, dnssecOk);
   }
 
   /** A query for this question to send upstream: new ID, RD set, lower-cased name, EDNS. */

@@ -1,43 +1,46 @@
 package io.shoal.wire;
 
-/** Error replies built straight from a query's bytes. */
+/** Error replies shoal makes itself, built straight from a query's bytes. */
 final class ErrorReply {
   static final int OPT_LENGTH = 11;
 
   private ErrorReply() {}
 
-  /** Header only (counts zero): for queries whose question cannot be trusted. */
-  static byte[] headerOnly(byte[] query, int rcode) {
-    byte[] r = new byte[Wire.HEADER];
-    r[0] = query[0];
-    r[1] = query[1];
-    r[2] = (byte) (0x80 | (query[2] & 0x79)); // QR, keep opcode and RD
-    r[3] = (byte) (0x80 | rcode); // RA
-    return r;
-  }
-
-  /** Header plus the question, and an OPT record when the client used EDNS. */
-  static byte[] withQuestion(byte[] query, int questionEnd, int rcode, boolean edns) {
-    byte[] r = new byte[questionEnd + (edns ? OPT_LENGTH : 0)];
-    System.arraycopy(query, 0, r, 0, questionEnd);
-    r[2] = (byte) (0x80 | (query[2] & 0x79));
-    r[3] = (byte) (0x80 | (query[3] & 0x10) | rcode);
-    Wire.put16(r, 4, 1);
+  /**
+   * Header, the question when {@code questionEnd} is past the header (the query's one question
+   * parsed), and shoal's own OPT when the query had one (RFC 6891 section 7), carrying the
+   * client's DO bit (RFC 3225 section 3) and the upper bits of an extended rcode such as BADVERS.
+   * Opcode, RD and CD are copied from the query; RA is set.
+   *
+   * @param rcode a 12-bit rcode: the low 4 bits go in the header, the rest in the OPT
+   */
+  static byte[] of(byte[] query, int questionEnd, int rcode, boolean opt, boolean dnssecOk) {
+    int qEnd = questionEnd > Wire.HEADER ? questionEnd : Wire.HEADER;
+    byte[] r = new byte[qEnd + (opt ? OPT_LENGTH : 0)];
+    System.arraycopy(query, 0, r, 0, qEnd);
+    r[2] = (byte) (0x80 | (query[2] & 0x79)); // QR; keep opcode and RD
+    r[3] = (byte) (0x80 | (query[3] & 0x10) | (rcode & 0x0F)); // RA; keep CD
+    Wire.put16(r, 4, qEnd > Wire.HEADER ? 1 : 0);
     Wire.put16(r, 6, 0);
     Wire.put16(r, 8, 0);
-    Wire.put16(r, 10, edns ? 1 : 0);
-    if (edns) {
-      writeOpt(r, questionEnd, false);
+    Wire.put16(r, 10, opt ? 1 : 0);
+    if (opt) {
+      writeOpt(r, qEnd, dnssecOk, rcode >>> 4);
     }
     return r;
   }
 
-  /** Writes an 11-byte OPT pseudo-record (root owner, our UDP size, version 0) at {@code off}. */
+  /** Writes shoal's 11-byte OPT (root owner, our UDP size, version 0, no options) at {@code off}. */
   static void writeOpt(byte[] b, int off, boolean dnssecOk) {
+    writeOpt(b, off, dnssecOk, 0);
+  }
+
+  private static void writeOpt(byte[] b, int off, boolean dnssecOk, int extendedRcode) {
     b[off] = 0;
     Wire.put16(b, off + 1, Wire.TYPE_OPT);
     Wire.put16(b, off + 3, DnsQuery.EDNS_UDP_SIZE);
-    Wire.put32(b, off + 5, dnssecOk ? 0x8000 : 0);
+    // TTL field: extended rcode (8 bits), version 0 (8 bits), DO and the other flags (16 bits).
+    Wire.put32(b, off + 5, ((long) (extendedRcode & 0xFF) << 24) | (dnssecOk ? 0x8000 : 0));
     Wire.put16(b, off + 9, 0);
   }
 }

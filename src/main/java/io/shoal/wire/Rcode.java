@@ -8,6 +8,8 @@ public final class Rcode {
   public static final int NXDOMAIN = 3;
   public static final int NOTIMP = 4;
   public static final int REFUSED = 5;
+  /** Extended rcode 16 (RFC 6891): the header carries 0, the OPT record the upper bits. */
+  public static final int BADVERS = 16;
 
   private static final String[] NAMES = {
     "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED",
@@ -16,8 +18,11 @@ public final class Rcode {
 
   private Rcode() {}
 
-  /** The mnemonic of a 4-bit header rcode, or "RCODE<n>" for the unnamed ones. */
+  /** The mnemonic of an rcode, or "RCODE<n>" for the unnamed ones. */
   public static String name(int rcode) {
+    if (rcode == BADVERS) {
+      return "BADVERS";
+    }
     return rcode >= 0 && rcode < NAMES.length ? NAMES[rcode] : "RCODE" + rcode;
   }
 }

@@ -1,11 +1,15 @@
 package io.shoal.wire;
 
+import java.io.IOException;
 import java.util.Arrays;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Section;
 
 /**
  * An upstream response walked once, record by record, to find what caching needs: where every
  * TTL field sits (the OPT pseudo-record's TTL field holds EDNS flags and is left out), the
  * smallest TTL, the SOA of a negative answer (RFC 2308), and the OPT record's extent.
+ * {@link #fromUpstream} also makes an upstream's answer fit to cache and forward.
  */
 public record ScannedAnswer(
     byte[] wire,
@@ -17,9 +21,102 @@ public record ScannedAnswer(
     long soaTtl,
     long soaMinimum,
     int optStart,
-    int optEnd) {
+    int optEnd,
+    int end) {
 
-  /** Walks {@code wire}; throws if any record runs past the end. */
+  /**
+   * Validates an upstream's answer and makes it what shoal caches and forwards: every name
+   * checked (compression pointers must point back, so loops are impossible), counts and record
+   * bounds checked, one question, the upstream's OPT removed (EDNS is per hop, RFC 6891 section
+   * 6.1.1: its options, UDP size and flags are not for our clients), and TTLs with the top bit set
+   * made 0 (RFC 2181 section 8). The answer must then parse with dnsjava, which knows the RDATA
+   * of every type, names inside RDATA included, and dnsjava writes it again, compressing afresh:
+   * every pointer of the result leads to a name, never into a TTL or other data that shoal
+   * patches on the way out, and nothing after the OPT or the last record is left to break.
+   *
+   * @throws WireException when the answer cannot be made valid; the client gets SERVFAIL
+   */
+  public static ScannedAnswer fromUpstream(byte[] response) throws WireException {
+    ScannedAnswer raw = scan(response);
+    if (Wire.u16(response, 4) != 1) {
+      throw new WireException("answer with " + Wire.u16(response, 4) + " questions");
+    }
+    if (raw.optStart >= 0) {
+      int extendedRcode = response[raw.optStart + 5] & 0xFF;
+      if (extendedRcode != 0) {
+        // The upper rcode bits (BADCOOKIE, BADVERS...) live in the OPT we must not forward.
+        throw new WireException("extended rcode " + ((extendedRcode << 4) | raw.rcode) + " from upstream");
+      }
+    }
+    Message parsed = dnsjavaParse(raw.withoutOpt());
+    if (parsed.getOPT() != null) {
+      parsed.removeRecord(parsed.getOPT(), Section.ADDITIONAL);
+    }
+    byte[] wire = parsed.toWire();
+    if (wire.length > 65535) {
+      throw new WireException("answer of " + wire.length + " bytes once decompressed names are written again");
+    }
+    ScannedAnswer clean = scan(wire);
+    for (int off : clean.ttlOffsets) {
+      if (Wire.u32(wire, off) > 0x7FFFFFFFL) {
+        Wire.put32(wire, off, 0);
+      }
+    }
+    return clean;
+  }
+
+  /**
+   * A stored answer from before OPT records were removed on the way in: the same answer made as
+   * {@link #fromUpstream} makes them today.
+   */
+  public static ScannedAnswer withoutUpstreamOpt(byte[] stored) throws WireException {
+    ScannedAnswer raw = scan(stored);
+    if (raw.optStart < 0) {
+      return raw;
+    }
+    return fromUpstream(stored);
+  }
+
+  /**
+   * The wire bytes up to the last record, the OPT record cut out when it is the last one (so a
+   * damaged option need not fail the answer); an OPT elsewhere is left for dnsjava to drop.
+   */
+  private byte[] withoutOpt() {
+    if (optStart < 0 || optEnd < end) {
+      return end == wire.length ? wire : Arrays.copyOf(wire, end);
+    }
+    byte[] out = Arrays.copyOf(wire, optStart);
+    Wire.put16(out, 10, Wire.u16(out, 10) - 1);
+    return out;
+  }
+
+  private static Message dnsjavaParse(byte[] wire) throws WireException {
+    try {
+      return new Message(wire);
+    } catch (IOException | RuntimeException e) {
+      throw new WireException("unreadable answer: " + e.getMessage());
+    }
+  }
+
+  /**
+   * A copy whose TTLs are each clamped to {@code [floor, ceiling]} seconds, for a cache that keeps
+   * every record's own TTL within its limits.
+   */
+  public ScannedAnswer withTtlsWithin(long floor, long ceiling) {
+    byte[] out = wire.clone();
+    long min = Long.MAX_VALUE;
+    for (int off : ttlOffsets) {
+      long ttl = Wire.u32(out, off);
+      ttl = Math.min(Math.max(ttl > 0x7FFFFFFFL ? 0 : ttl, floor), ceiling);
+      Wire.put32(out, off, ttl);
+      min = Math.min(min, ttl);
+    }
+    long soa = soaTtl < 0 ? soaTtl : Math.min(Math.max(soaTtl, floor), ceiling);
+    return new ScannedAnswer(out, rcode, truncated, answerCount, ttlOffsets,
+        min == Long.MAX_VALUE ? 0 : min, soa, soaMinimum, optStart, optEnd, end);
+  }
+
+  /** Walks {@code wire}, checking every owner name; throws if anything runs past the end. */
   public static ScannedAnswer scan(byte[] wire) throws WireException {
     int len = wire.length;
     if (len < Wire.HEADER) {
@@ -33,7 +130,7 @@ public record ScannedAnswer(
     int ar = Wire.u16(wire, 10);
     int pos = Wire.HEADER;
     for (int i = 0; i < qd; i++) {
-      pos = Wire.skipName(wire, pos, len) + 4;
+      pos = Wire.checkName(wire, pos, len) + 4;
       if (pos > len) {
         throw new WireException("question runs past the end of the response");
       }
@@ -48,7 +145,7 @@ public record ScannedAnswer(
     int optEnd = -1;
     for (int i = 0; i < total; i++) {
       int owner = pos;
-      pos = Wire.skipName(wire, pos, len);
+      pos = Wire.checkName(wire, pos, len);
       if (pos + 10 > len) {
         throw new WireException("record header runs past the end of the response");
       }
@@ -60,6 +157,9 @@ public record ScannedAnswer(
         throw new WireException("record data runs past the end of the response");
       }
       if (type == Wire.TYPE_OPT) {
+        if (optStart >= 0 || i < an + ns || wire[owner] != 0) {
+          throw new WireException("misplaced or repeated OPT record");
+        }
         optStart = owner;
         optEnd = end;
       } else {
@@ -76,7 +176,15 @@ public record ScannedAnswer(
     }
     return new ScannedAnswer(
         wire, rcode, truncated, an, Arrays.copyOf(offsets, count),
-        minTtl == Long.MAX_VALUE ? 0 : minTtl, soaTtl, soaMin, optStart, optEnd);
+        minTtl == Long.MAX_VALUE ? 0 : minTtl, soaTtl, soaMin, optStart, optEnd, pos);
+  }
+
+  /**
+   * NOERROR with answer records: each record keeps its own TTL. Any other answer (NXDOMAIN,
+   * NODATA, a remembered SERVFAIL) is kept as a whole, its TTLs capped by how long.
+   */
+  public static boolean positive(byte[] wire) {
+    return (wire[3] & 0x0F) == Rcode.NOERROR && Wire.u16(wire, 6) > 0;
   }
 
   /** NXDOMAIN, or NOERROR with no answer records (NODATA). */

@@ -5,6 +5,10 @@ final class Wire {
   static final int HEADER = 12;
   static final int TYPE_SOA = 6;
   static final int TYPE_OPT = 41;
+  static final int TYPE_TXT = 16;
+  static final int CLASS_CH = 3;
+  /** A name has at most 127 labels, so a legal name never needs more pointer jumps than that. */
+  private static final int MAX_POINTERS = 127;
 
   private Wire() {}
 
@@ -32,14 +36,19 @@ final class Wire {
   }
 
   /**
-   * Returns the offset just past the name starting at {@code off}, without following compression
-   * pointers (a pointer ends a name), so a pointer loop cannot make this spin.
+   * Validates the (possibly compressed) name at {@code off} by following it to its end, and
+   * returns the offset just past it in place. Every pointer must point strictly backwards (so
+   * no loop is possible, as dnsjava and Knot also require) and past the header; the name, with
+   * what its pointers lead to, is at most 255 octets.
    *
-   * @throws WireException if the name runs past {@code end} or uses a reserved label type
+   * @throws WireException if the name is cut short, loops, points outside the message, uses a
+   *     reserved label type or is too long
    */
-  static int skipName(byte[] b, int off, int end) throws WireException {
+  static int checkName(byte[] b, int off, int end) throws WireException {
     int pos = off;
+    int after = -1;
     int length = 0;
+    int jumps = 0;
     while (true) {
       if (pos >= end) {
         throw new WireException("name runs past the end of the message");
@@ -50,16 +59,26 @@ final class Wire {
         if (pos + 2 > end) {
           throw new WireException("compression pointer runs past the end of the message");
         }
-        return pos + 2;
+        int target = ((len & 0x3F) << 8) | (b[pos + 1] & 0xFF);
+        if (target >= pos || target < HEADER) {
+          throw new WireException("compression pointer at " + pos + " to " + target + " does not point back");
+        }
+        if (++jumps > MAX_POINTERS) {
+          throw new WireException("too many compression pointers in one name");
+        }
+        if (after < 0) {
+          after = pos + 2;
+        }
+        pos = target;
+        continue;
       }
       if (kind != 0) {
         throw new WireException("reserved label type");
       }
       if (len == 0) {
-        return pos + 1;
+        return after < 0 ? pos + 1 : after;
       }
       length += len + 1;
-      // RFC 1035 3.1: 255 octets at most; the root label (or what a pointer leads to) adds one more.
       if (length + 1 > 255) {
         throw new WireException("name longer than 255 octets");
       }

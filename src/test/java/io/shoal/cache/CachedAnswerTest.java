@@ -35,8 +35,8 @@ import org.xbill.DNS.Type;
 /** Replies rendered from a cached answer: ID, name case, counted-down TTLs, OPT and truncation. */
 class CachedAnswerTest {
   private static final long STORED = 1_700_000_000_000L;
-  /** The cache decided on 200 s, less than the 300 s answer and the 3600 s NS TTLs. */
-  private static final long EXPIRES = STORED + 200_000;
+  /** max_ttl 200 s: the 300 s answer and the 3600 s NS are served with 200 s at most. */
+  private static final TtlRules RULES = new TtlRules(0, 200, 900, 5);
   private static final int UPSTREAM_ID = 0x7777;
   private static final int NO_LIMIT = 65535;
 
@@ -58,8 +58,14 @@ class CachedAnswerTest {
     return m;
   }
 
+  /** The answer as the worker caches it: validated, OPT removed, TTLs within the rules. */
   private static CachedAnswer cached(Message upstream) throws Exception {
-    return CachedAnswer.of(ScannedAnswer.scan(wire(upstream)), STORED, EXPIRES);
+    return cached(upstream, RULES);
+  }
+
+  private static CachedAnswer cached(Message upstream, TtlRules rules) throws Exception {
+    ScannedAnswer scan = ScannedAnswer.fromUpstream(wire(upstream));
+    return rules.cachedAnswer(scan, STORED, rules.cacheSeconds(scan));
   }
 
   private static DnsQuery client(Message query) throws Exception {
@@ -121,21 +127,105 @@ class CachedAnswerTest {
   }
 
   @Test
-  void optTtlFieldHoldsEdnsFlagsAndIsLeftUntouched() throws Exception {
-    byte[] stored = wire(upstream(true));
-    ScannedAnswer scan = ScannedAnswer.scan(stored);
-    DnsQuery q = client(Messages.ednsQuery(1, "www.example.com.", Type.A, 1232, true));
+  void theUpstreamsOptIsNeverServedAnEdnsClientGetsShoals() throws Exception {
+    // The upstream's OPT advertises 4096 bytes, carries DO and a cookie: all of it per hop.
+    Message up = upstream(false);
+    up.addRecord(new OPTRecord(4096, 0, 0, ExtendedFlags.DO,
+        List.of(new org.xbill.DNS.CookieOption(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}))), Section.ADDITIONAL);
+    CachedAnswer answer = cached(up);
+    assertEquals(-1, answer.optStart(), "nothing of the upstream's OPT is stored");
+    assertNull(parse(answer.wire()).getOPT());
 
-    byte[] out = CachedAnswer.of(scan, STORED, EXPIRES).render(q, STORED + 45_700, NO_LIMIT);
+    for (boolean dnssecOk : new boolean[] {true, false}) {
+      DnsQuery q = client(Messages.ednsQuery(1, "www.example.com.", Type.A, 1232, dnssecOk));
+      OPTRecord opt = parse(answer.render(q, STORED + 1_000, NO_LIMIT)).getOPT();
+      assertNotNull(opt);
+      assertEquals(0, opt.getVersion());
+      assertEquals(DnsQuery.EDNS_UDP_SIZE, opt.getPayloadSize());
+      assertTrue(opt.getOptions().isEmpty(), "no upstream options");
+      assertEquals(dnssecOk ? ExtendedFlags.DO : 0, opt.getFlags() & ExtendedFlags.DO, "DO is the client's");
+    }
+  }
 
-    // Same layout for an EDNS client: the OPT sits where it was, byte for byte.
-    assertArrayEquals(
-        Arrays.copyOfRange(stored, scan.optStart(), scan.optEnd()),
-        Arrays.copyOfRange(out, scan.optStart(), scan.optEnd()));
-    OPTRecord opt = parse(out).getOPT();
-    assertNotNull(opt);
-    assertEquals(ExtendedFlags.DO, opt.getFlags() & ExtendedFlags.DO);
-    assertEquals(0x8000, opt.getTTL());
+  @Test
+  void eachRecordKeepsItsOwnTtlAndCountsItDown() throws Exception {
+    // A CNAME chain of 3600, 1800, 900 and 600: one TTL for all would serve 600 four times.
+    Message up = Messages.response(UPSTREAM_ID, "a.example.com.", Type.A, Rcode.NOERROR);
+    up.addRecord(new org.xbill.DNS.CNAMERecord(name("a.example.com."), DClass.IN, 3600, name("b.example.com.")),
+        Section.ANSWER);
+    up.addRecord(new org.xbill.DNS.CNAMERecord(name("b.example.com."), DClass.IN, 1800, name("c.example.com.")),
+        Section.ANSWER);
+    up.addRecord(new org.xbill.DNS.CNAMERecord(name("c.example.com."), DClass.IN, 900, name("d.example.com.")),
+        Section.ANSWER);
+    up.addRecord(a("d.example.com.", 600, "192.0.2.4"), Section.ANSWER);
+    TtlRules rules = new TtlRules(0, 86_400, 900, 5);
+    CachedAnswer answer = cached(up, rules);
+    DnsQuery q = client(Messages.query(1, "a.example.com.", Type.A));
+
+    assertArrayEquals(new long[] {3600, 1800, 900, 600},
+        ttls(parse(answer.render(q, STORED, NO_LIMIT)), Section.ANSWER));
+    assertArrayEquals(new long[] {3500, 1700, 800, 500},
+        ttls(parse(answer.render(q, STORED + 100_000, NO_LIMIT)), Section.ANSWER));
+    assertEquals(STORED + 600_000, answer.expiresAtMillis(), "the entry goes with its smallest TTL");
+  }
+
+  @Test
+  void minTtlRaisesTheRecordsBelowIt() throws Exception {
+    // min_ttl 120: the 60 s record is kept 120 s, so clients must not see it reach 0 before.
+    CachedAnswer answer = cached(upstream(false), new TtlRules(120, 86_400, 900, 5));
+    DnsQuery q = client(Messages.query(1, "www.example.com.", Type.A));
+
+    assertArrayEquals(new long[] {300, 120}, ttls(parse(answer.render(q, STORED, NO_LIMIT)), Section.ANSWER));
+    assertEquals(STORED + 120_000, answer.expiresAtMillis());
+  }
+
+  @Test
+  void anAnswerStoredWithTheUpstreamsOptBeforeItsGlueIsServedWithoutIt() throws Exception {
+    // Stored by an earlier version: the upstream's OPT sits before two glue records whose second
+    // owner is a pointer to the first. Cutting the OPT out in place would break that pointer.
+    Message up = upstream(true);
+    up.addRecord(new org.xbill.DNS.AAAARecord(name("ns1.example.com."), DClass.IN, 120,
+        InetAddress.getByName("2001:db8::53")), Section.ADDITIONAL);
+    byte[] stored = wire(up);
+    ScannedAnswer raw = ScannedAnswer.scan(stored);
+    assertTrue(raw.optEnd() < stored.length);
+    CachedAnswer legacy = new CachedAnswer(stored, raw.ttlOffsets(), raw.optStart(), raw.optEnd(),
+        STORED, STORED + 60_000);
+
+    for (Message query : new Message[] {
+        Messages.query(1, "www.example.com.", Type.A), Messages.ednsQuery(1, "www.example.com.", Type.A, 1232, false)}) {
+      Message reply = parse(legacy.render(client(query), STORED + 10_000, NO_LIMIT));
+      List<Record> additional = reply.getSection(Section.ADDITIONAL).stream()
+          .filter(r -> r.getType() != Type.OPT).toList();
+      assertEquals(2, additional.size());
+      assertEquals(name("ns1.example.com."), additional.get(1).getName());
+      assertEquals("2001:db8:0:0:0:0:0:53", ((org.xbill.DNS.AAAARecord) additional.get(1)).getAddress().getHostAddress());
+      assertEquals(110, additional.get(1).getTTL());
+      OPTRecord opt = reply.getOPT();
+      if (opt != null) {
+        assertEquals(0, opt.getFlags() & ExtendedFlags.DO, "the stored upstream OPT had DO; this client did not ask");
+      }
+    }
+  }
+
+  @Test
+  void aNameThatPointsIntoATtlFieldDoesNotChangeAsTheTtlCountsDown() throws Exception {
+    // The first A's TTL bytes 01 'x' 01 'y' (then 00 of RDLENGTH) also read as the name x.y.;
+    // the second A's owner points there. Counting that TTL down would rename the second record.
+    byte[] question = {1, 'a', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1};
+    int ttlAt = 12 + question.length + 2 + 4;
+    byte[] w = Messages.concat(
+        Messages.header(UPSTREAM_ID, 0x81, 0x80, 1, 2, 0, 0), question,
+        Messages.bytes(0xC0, 12, 0, 1, 0, 1, 1, 'x', 1, 'y', 0, 4, 192, 0, 2, 1),
+        Messages.bytes(0xC0, ttlAt, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 2));
+    assertEquals(name("x.y."), parse(w).getSection(Section.ANSWER).get(1).getName());
+    ScannedAnswer scan = ScannedAnswer.fromUpstream(w);
+    CachedAnswer answer = RULES.cachedAnswer(scan, STORED, RULES.cacheSeconds(scan));
+
+    Message reply = parse(answer.render(client(Messages.query(1, "a.test.", Type.A)), STORED + 30_000, NO_LIMIT));
+
+    assertEquals(name("x.y."), reply.getSection(Section.ANSWER).get(1).getName());
+    assertEquals(30, reply.getSection(Section.ANSWER).get(1).getTTL());
   }
 
   @Test
@@ -151,16 +241,13 @@ class CachedAnswerTest {
   }
 
   @Test
-  void nonEdnsClientGetsNoOptAndLaterTtlsArePatchedInPlace() throws Exception {
-    byte[] stored = wire(upstream(true));
+  void nonEdnsClientGetsNoOptAndTtlsCountedDown() throws Exception {
     DnsQuery q = client(Messages.query(0x0E0F, "www.example.com.", Type.A));
     assertFalse(q.edns());
 
-    byte[] out = CachedAnswer.of(ScannedAnswer.scan(stored), STORED, EXPIRES).render(q, STORED + 45_700, NO_LIMIT);
+    byte[] out = cached(upstream(true)).render(q, STORED + 45_700, NO_LIMIT);
 
-    assertEquals(2, u16(stored, 10));
-    assertEquals(1, u16(out, 10), "ARCOUNT drops by the removed OPT");
-    assertEquals(stored.length - 11, out.length);
+    assertEquals(1, u16(out, 10), "only the glue A: the upstream's OPT was removed before caching");
     Message reply = parse(out);
     assertNull(reply.getOPT());
     assertArrayEquals(new long[] {155, 15}, ttls(reply, Section.ANSWER));
@@ -174,12 +261,12 @@ class CachedAnswerTest {
 
   @Test
   void ednsClientGetsAnOptWhenTheStoredAnswerHasNone() throws Exception {
-    byte[] stored = wire(upstream(false));
+    CachedAnswer answer = cached(upstream(false));
     DnsQuery q = client(Messages.ednsQuery(1, "www.example.com.", Type.A, 4096, true));
 
-    byte[] out = CachedAnswer.of(ScannedAnswer.scan(stored), STORED, EXPIRES).render(q, STORED + 45_700, NO_LIMIT);
+    byte[] out = answer.render(q, STORED + 45_700, NO_LIMIT);
 
-    assertEquals(u16(stored, 10) + 1, u16(out, 10));
+    assertEquals(u16(answer.wire(), 10) + 1, u16(out, 10));
     Message reply = parse(out);
     OPTRecord opt = reply.getOPT();
     assertNotNull(opt);
@@ -213,17 +300,24 @@ class CachedAnswerTest {
   }
 
   @Test
-  void rdIsEchoedFromTheQuery() throws Exception {
-    Message noRd = Messages.query(1, "www.example.com.", Type.A);
-    noRd.getHeader().unsetFlag(Flags.RD);
-    Message upWithoutRd = upstream(true);
-    upWithoutRd.getHeader().unsetFlag(Flags.RD);
+  void rdAndCdAreEchoedFromTheQuery() throws Exception {
+    // Whatever the upstream set: RD is the client's, and CD too (RFC 4035 section 3.1.6).
+    Message asked = Messages.query(1, "www.example.com.", Type.A);
+    asked.getHeader().setFlag(Flags.CD);
+    Message plain = Messages.query(1, "www.example.com.", Type.A);
+    plain.getHeader().unsetFlag(Flags.RD);
+    Message up = upstream(true);
+    up.getHeader().unsetFlag(Flags.RD);
+    Message upWithCd = upstream(true);
+    upWithCd.getHeader().setFlag(Flags.CD);
 
-    Message r1 = parse(cached(upstream(true)).render(client(noRd), STORED, NO_LIMIT));
-    Message r2 = parse(cached(upWithoutRd).render(client(Messages.query(1, "www.example.com.", Type.A)), STORED, NO_LIMIT));
+    Message r1 = parse(cached(up).render(client(asked), STORED, NO_LIMIT));
+    Message r2 = parse(cached(upWithCd).render(client(plain), STORED, NO_LIMIT));
 
-    assertFalse(r1.getHeader().getFlag(Flags.RD));
-    assertTrue(r2.getHeader().getFlag(Flags.RD));
+    assertTrue(r1.getHeader().getFlag(Flags.RD));
+    assertTrue(r1.getHeader().getFlag(Flags.CD));
+    assertFalse(r2.getHeader().getFlag(Flags.RD));
+    assertFalse(r2.getHeader().getFlag(Flags.CD));
   }
 
   @Test
@@ -290,7 +384,9 @@ class CachedAnswerTest {
         new SOARecord(name("example.com."), DClass.IN, 900, name("ns1.example.com."),
             name("hostmaster.example.com."), 1, 7200, 900, 1209600, 300),
         Section.AUTHORITY);
-    CachedAnswer answer = CachedAnswer.of(ScannedAnswer.scan(wire(up)), STORED, STORED + 300_000);
+    TtlRules rules = new TtlRules(0, 86_400, 900, 5);
+    CachedAnswer answer = cached(up, rules);
+    assertEquals(STORED + 300_000, answer.expiresAtMillis(), "min(SOA TTL 900, MINIMUM 300)");
     DnsQuery q = client(Messages.query(5, "nope.example.com.", Type.A));
 
     Message reply = parse(answer.render(q, STORED + 10_000, NO_LIMIT));
@@ -303,8 +399,9 @@ class CachedAnswerTest {
   void expiry() throws Exception {
     CachedAnswer answer = cached(upstream(true));
 
-    assertFalse(answer.expiredAt(EXPIRES - 1));
-    assertTrue(answer.expiredAt(EXPIRES));
+    // The smallest TTL in the answer is 60 s.
+    assertFalse(answer.expiredAt(STORED + 59_999));
+    assertTrue(answer.expiredAt(STORED + 60_000));
   }
 
   @Test

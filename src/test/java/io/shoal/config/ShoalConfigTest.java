@@ -8,6 +8,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.cache.WhenFull;
 import io.shoal.ingress.FillMode;
+import io.shoal.wire.ReplyPolicy;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -225,6 +226,37 @@ class ShoalConfigTest {
 
     assertEquals("shoal.listen.tcp", e.key());
     assertMentions(e, "70000");
+  }
+
+  @Test
+  void repliesDefaultToA1232ByteCapAndNoIdentity() {
+    ShoalConfig c = ShoalConfig.from(config(""));
+
+    assertEquals(new ReplyPolicy(1232, "", ""), c.replies());
+  }
+
+  @Test
+  void maxUdpSizeAndChaosAnswersAreRead() {
+    ShoalConfig c = ShoalConfig.from(config(
+        "shoal.listen.max_udp_size = 4096\nshoal.chaos.identity = \"ns7\"\nshoal.chaos.version = \"v1\"\n"));
+
+    assertEquals(new ReplyPolicy(4096, "ns7", "v1"), c.replies());
+  }
+
+  @Test
+  void maxUdpSizeBelow512IsRejected() {
+    InvalidConfigException e = rejected("shoal.listen.max_udp_size = 100");
+
+    assertEquals("shoal.listen.max_udp_size", e.key());
+    assertMentions(e, "512", "65535", "100");
+  }
+
+  @Test
+  void anIdentityLongerThanOneTxtStringIsRejected() {
+    InvalidConfigException e = rejected("shoal.chaos.identity = \"" + "x".repeat(256) + "\"");
+
+    assertEquals("shoal.chaos.identity", e.key());
+    assertMentions(e, "255");
   }
 
   @Test

@@ -137,8 +137,8 @@ public class ResolverSpec extends JUnitSuite {
     assertEquals(32, tcp.getHeader().getID());
 
     Message big = DnsClient.udp(node.udp(), DnsClient.query(33, "big.example.test.", Type.TXT, 4096));
-    assertFalse("a client advertising 4096 bytes gets it all over UDP", big.getHeader().getFlag(Flags.TC));
-    assertEquals(1, big.getSection(Section.ANSWER).size());
+    assertTrue("a client advertising 4096 bytes still gets at most listen.max_udp_size (1232)",
+        big.getHeader().getFlag(Flags.TC));
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.shoal.testing;
 
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -16,7 +17,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.CNAMERecord;
+import org.xbill.DNS.CookieOption;
 import org.xbill.DNS.DClass;
+import org.xbill.DNS.ExtendedErrorCodeOption;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Name;
@@ -29,10 +34,30 @@ import org.xbill.DNS.Type;
 
 /**
  * A small authoritative server for {@code example.test.} on 127.0.0.1 (UDP and TCP, same port),
- * built on dnsjava, that counts the queries it gets and can misbehave on purpose: stay silent,
- * or send spoofed responses before the real one.
+ * built on dnsjava, that counts the queries it gets, follows CNAMEs inside its data, and can
+ * misbehave on purpose: stay silent, send spoofed responses before the real one, or answer some
+ * names in one of the {@link Mode}s.
  */
 public final class TestAuthServer implements AutoCloseable {
+  /** How the answers for one name go wrong (or unusual but legal). */
+  public enum Mode {
+    /** REFUSED, with an extended DNS error (RFC 8914) in the OPT when the query had one. */
+    REFUSED,
+    /** An OPT advertising 4096 bytes with a COOKIE option and an extended DNS error. */
+    COOKIE,
+    /** The first answer record's TTL has the top bit set: 0x80000010. */
+    TOP_BIT_TTL,
+    /** OPT first in the additional section, then an A and an AAAA for ns.&lt;name&gt;, the AAAA's owner compressed to the A's. */
+    OPT_FIRST,
+    /** The first answer record's owner is a compression pointer to itself. */
+    SELF_POINTER,
+    /** No answer at all. */
+    SILENT
+  }
+
+  /** The TTL {@link Mode#TOP_BIT_TTL} writes. */
+  public static final long TOP_BIT_TTL = 0x80000010L;
+
   public static final Name ZONE = name("example.test.");
   /** SOA TTL 3600, MINIMUM 30: negative answers are cacheable for min(3600, 30) = 30 s. */
   public static final long SOA_TTL = 3600;
@@ -42,6 +67,7 @@ public final class TestAuthServer implements AutoCloseable {
   private final ServerSocket tcp;
   private final Map<Name, List<Record>> records = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
+  private final Map<Name, Mode> modes = new ConcurrentHashMap<>();
   private final List<Thread> threads = new ArrayList<>();
   private final List<Socket> connections = new CopyOnWriteArrayList<>();
   private final AtomicInteger spoofsSent = new AtomicInteger();
@@ -109,6 +135,20 @@ public final class TestAuthServer implements AutoCloseable {
     return this;
   }
 
+  /** Answers {@code name} (any case) in {@code mode} from now on. */
+  public TestAuthServer mode(String name, Mode mode) {
+    modes.put(lower(name(name)), mode);
+    return this;
+  }
+
+  private static Name lower(Name n) {
+    return name(n.toString().toLowerCase());
+  }
+
+  private Mode modeOf(Message query) {
+    return modes.get(lower(query.getQuestion().getName()));
+  }
+
   public void silent(boolean on) {
     silent = on;
   }
@@ -143,6 +183,7 @@ public final class TestAuthServer implements AutoCloseable {
   }
 
   Message answer(Message query) {
+    Mode mode = modeOf(query);
     Message r = new Message(query.getHeader().getID());
     r.getHeader().setFlag(Flags.QR);
     r.getHeader().setFlag(Flags.AA);
@@ -152,7 +193,11 @@ public final class TestAuthServer implements AutoCloseable {
     Record q = query.getQuestion();
     r.addRecord(q, Section.QUESTION);
     if (query.getOPT() != null) {
-      r.addRecord(new OPTRecord(1232, 0, 0, query.getOPT().getFlags()), Section.ADDITIONAL);
+      r.addRecord(opt(mode, query.getOPT().getFlags()), Section.ADDITIONAL);
+    }
+    if (mode == Mode.REFUSED) {
+      r.getHeader().setRcode(Rcode.REFUSED);
+      return r;
     }
     Name qname = q.getName();
     List<Record> owned = records.get(canonical(qname));
@@ -166,17 +211,106 @@ public final class TestAuthServer implements AutoCloseable {
       return r;
     }
     boolean any = false;
-    for (Record rec : owned) {
-      if (rec.getType() == q.getType()) {
-        // Owner in the query's case, as real servers do when they copy the question name.
-        r.addRecord(rec.withName(qname), Section.ANSWER);
-        any = true;
+    Name owner = qname;
+    // Follow CNAMEs inside our own data, as an authoritative server does (bounded).
+    for (int hop = 0; hop < 8 && owned != null && !any; hop++) {
+      Name next = null;
+      for (Record rec : owned) {
+        if (rec.getType() == q.getType()) {
+          // Owner in the query's case, as real servers do when they copy the question name.
+          r.addRecord(rec.withName(owner), Section.ANSWER);
+          any = true;
+        } else if (rec.getType() == Type.CNAME && q.getType() != Type.CNAME) {
+          r.addRecord(rec.withName(owner), Section.ANSWER);
+          next = ((CNAMERecord) rec).getTarget();
+        }
       }
+      if (any || next == null) {
+        break;
+      }
+      owner = next;
+      owned = records.get(canonical(next));
     }
-    if (!any) {
+    if (r.getSection(Section.ANSWER).isEmpty()) {
       r.addRecord(soa(), Section.AUTHORITY);
     }
     return r;
+  }
+
+  /**
+   * The answer with OPT first in its additional section, then an A and an AAAA for
+   * ns.&lt;qname&gt;, the AAAA's owner a pointer to the A's. Written by hand: dnsjava always puts
+   * the OPT last.
+   */
+  private byte[] optFirst(Message query) throws IOException {
+    Message m = answer(query);
+    OPTRecord opt = m.getOPT();
+    if (opt == null) {
+      return m.toWire();
+    }
+    m.removeRecord(opt, Section.ADDITIONAL);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.writeBytes(m.toWire());
+    out.writeBytes(opt.toWire(Section.ADDITIONAL));
+    int aOwner = out.size();
+    Name ns = Name.concatenate(name("ns"), query.getQuestion().getName());
+    out.writeBytes(new ARecord(ns, DClass.IN, 120, InetAddress.getByName("192.0.2.53")).toWire(Section.ADDITIONAL));
+    out.write(0xC0 | aOwner >> 8);
+    out.write(aOwner);
+    out.writeBytes(new byte[] {0, 28, 0, 1, 0, 0, 0, 120, 0, 16});
+    out.writeBytes(InetAddress.getByName("2001:db8::53").getAddress());
+    byte[] wire = out.toByteArray();
+    int ar = ((wire[10] & 0xFF) << 8 | (wire[11] & 0xFF)) + 3;
+    wire[10] = (byte) (ar >> 8);
+    wire[11] = (byte) ar;
+    return wire;
+  }
+
+  private static OPTRecord opt(Mode mode, int flags) {
+    if (mode == Mode.COOKIE) {
+      byte[] client = {1, 2, 3, 4, 5, 6, 7, 8};
+      byte[] server = {9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
+      return new OPTRecord(4096, 0, 0, flags, List.of(
+          new CookieOption(client, server),
+          new ExtendedErrorCodeOption(ExtendedErrorCodeOption.OTHER, "upstream note")));
+    }
+    if (mode == Mode.REFUSED) {
+      return new OPTRecord(1232, 0, 0, flags, List.of(
+          new ExtendedErrorCodeOption(ExtendedErrorCodeOption.PROHIBITED, "upstream says no")));
+    }
+    return new OPTRecord(1232, 0, 0, flags);
+  }
+
+  /** The answer's bytes, with the byte-level misbehaviour of {@code mode} applied. */
+  private byte[] wire(Message query, int limit) throws IOException {
+    Mode mode = modeOf(query);
+    if (mode == Mode.OPT_FIRST) {
+      return optFirst(query);
+    }
+    byte[] out = answer(query).toWire(limit);
+    if ((mode == Mode.TOP_BIT_TTL || mode == Mode.SELF_POINTER) && ((out[6] << 8) | (out[7] & 0xFF)) > 0) {
+      int owner = questionEnd(out);
+      if (mode == Mode.SELF_POINTER) {
+        out[owner] = (byte) (0xC0 | owner >> 8);
+        out[owner + 1] = (byte) owner;
+      } else {
+        // dnsjava compresses the first answer's owner to a pointer to the question: 2 bytes.
+        int ttl = owner + 2 + 4;
+        out[ttl] = (byte) (TOP_BIT_TTL >>> 24);
+        out[ttl + 1] = (byte) (TOP_BIT_TTL >>> 16);
+        out[ttl + 2] = (byte) (TOP_BIT_TTL >>> 8);
+        out[ttl + 3] = (byte) TOP_BIT_TTL;
+      }
+    }
+    return out;
+  }
+
+  private static int questionEnd(byte[] wire) {
+    int pos = 12;
+    while (wire[pos] != 0) {
+      pos += (wire[pos] & 0xFF) + 1;
+    }
+    return pos + 1 + 4;
   }
 
   private Name canonical(Name n) {
@@ -206,18 +340,17 @@ public final class TestAuthServer implements AutoCloseable {
         udp.receive(p);
         Message query = new Message(java.util.Arrays.copyOf(buf, p.getLength()));
         count(query);
-        if (silent) {
+        if (silent || modeOf(query) == Mode.SILENT) {
           continue;
         }
         if (delayMs > 0) {
           Thread.sleep(delayMs);
         }
-        Message answer = answer(query);
         int limit = query.getOPT() != null ? Math.max(512, query.getOPT().getPayloadSize()) : 512;
         if (spoofFirst) {
-          sendSpoofs(query, answer, p);
+          sendSpoofs(query, answer(query), p);
         }
-        byte[] out = answer.toWire(limit);
+        byte[] out = wire(query, limit);
         udp.send(new DatagramPacket(out, out.length, p.getSocketAddress()));
       } catch (SocketException | InterruptedException e) {
         return;
@@ -261,10 +394,10 @@ public final class TestAuthServer implements AutoCloseable {
         int len = in.readUnsignedShort();
         Message query = new Message(in.readNBytes(len));
         count(query);
-        if (silent) {
+        if (silent || modeOf(query) == Mode.SILENT) {
           continue;
         }
-        byte[] wire = answer(query).toWire();
+        byte[] wire = wire(query, 65535);
         out.writeShort(wire.length);
         out.write(wire);
         out.flush();

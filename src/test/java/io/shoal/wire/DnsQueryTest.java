@@ -16,9 +16,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 import org.xbill.DNS.DClass;
+import org.xbill.DNS.ExtendedFlags;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.OPTRecord;
@@ -74,16 +76,16 @@ class DnsQueryTest {
 
   @Test
   void keyCarriesQtypeAndQclass() throws Exception {
-    Message m = Message.newQuery(Record.newRecord(Messages.name("version.bind."), Type.TXT, DClass.CH));
+    Message m = Message.newQuery(Record.newRecord(Messages.name("printer.example."), Type.TXT, DClass.HS));
     DnsQuery q = DnsQuery.parse(wire(m));
 
     assertEquals(Type.TXT, q.qtype());
-    assertEquals(DClass.CH, q.qclass());
+    assertEquals(DClass.HS, q.qclass());
     assertEquals(Type.TXT, q.key().qtype());
-    assertEquals(DClass.CH, q.key().qclass());
+    assertEquals(DClass.HS, q.key().qclass());
     assertNotEquals(
-        DnsQuery.parse(wire(Messages.query(1, "version.bind.", Type.TXT))).key(), q.key(),
-        "class CH and class IN answers must not share a cache entry");
+        DnsQuery.parse(wire(Messages.query(1, "printer.example.", Type.TXT))).key(), q.key(),
+        "class HS and class IN answers must not share a cache entry");
   }
 
   @Test
@@ -141,11 +143,22 @@ class DnsQueryTest {
   }
 
   @Test
-  void udpLimitIsTheAdvertisedEdnsSize() throws Exception {
-    DnsQuery q = DnsQuery.parse(wire(Messages.ednsQuery(1, "example.com.", Type.A, 4096, false)));
+  void udpLimitIsTheAdvertisedEdnsSizeUpToTheCap() throws Exception {
+    ReplyPolicy cap4096 = new ReplyPolicy(4096, "", "");
+
+    assertEquals(4000, DnsQuery.parse(wire(Messages.ednsQuery(1, "example.com.", Type.A, 4000, false)), cap4096)
+        .udpLimit());
+    assertEquals(4096, DnsQuery.parse(wire(Messages.ednsQuery(1, "example.com.", Type.A, 65535, false)), cap4096)
+        .udpLimit());
+  }
+
+  @Test
+  void aClientAdvertising65535GetsAtMost1232ByDefault() throws Exception {
+    // A 43-byte query must not buy a 64 KB reply: the amplification cap.
+    DnsQuery q = DnsQuery.parse(wire(Messages.ednsQuery(1, "example.com.", Type.A, 65535, false)));
 
     assertTrue(q.edns());
-    assertEquals(4096, q.udpLimit());
+    assertEquals(1232, q.udpLimit());
   }
 
   @Test
@@ -349,5 +362,152 @@ class DnsQueryTest {
     byte[] full = wire(Messages.ednsQuery(0x3333, "example.com.", Type.A, 1232, false));
 
     assertFormerr(Arrays.copyOf(full, full.length - 3));
+  }
+
+  // --- EDNS version, and what replies shoal makes itself carry ---
+
+  private static Message ednsVersion(int version, boolean dnssecOk) {
+    Message m = Messages.query(0x5A5A, "Example.COM.", Type.A);
+    m.addRecord(new OPTRecord(4096, 0, version, dnssecOk ? ExtendedFlags.DO : 0), Section.ADDITIONAL);
+    return m;
+  }
+
+  @Test
+  void ednsVersion1GetsBadversWithAnOptOfVersion0AndNoAnswer() {
+    BadQuery bad = rejected(wire(ednsVersion(1, true)));
+
+    assertFalse(bad.dropped());
+    assertEquals("badvers", bad.reason());
+    assertEquals(OptionalInt.of(Rcode.BADVERS), bad.rcode());
+    Message reply = parse(bad.reply());
+    assertEquals(org.xbill.DNS.Rcode.BADVERS, reply.getRcode(), "extended rcode 16 across header and OPT");
+    assertEquals(0, reply.getHeader().getRcode() & 0x0F);
+    OPTRecord opt = reply.getOPT();
+    assertNotNull(opt);
+    assertEquals(0, opt.getVersion());
+    assertEquals(ExtendedFlags.DO, opt.getFlags() & ExtendedFlags.DO);
+    assertEquals(0, reply.getSection(Section.ANSWER).size());
+    assertEquals(Messages.name("example.com."), reply.getQuestion().getName());
+    assertEquals(Rcode.BADVERS, AnswerRenderer.rcode(bad.reply()), "the metric label sees BADVERS");
+  }
+
+  @Test
+  void ednsVersion0IsAccepted() throws Exception {
+    assertTrue(DnsQuery.parse(wire(ednsVersion(0, false))).edns());
+  }
+
+  @Test
+  void notimpCarriesTheQuestionAndAnOptWithTheClientsDo() {
+    Message m = Messages.ednsQuery(0x6B6B, "example.com.", Type.SOA, 1232, true);
+    m.getHeader().setOpcode(Opcode.NOTIFY);
+
+    Message reply = parse(rejected(wire(m)).reply());
+
+    assertEquals(Rcode.NOTIMP, reply.getRcode());
+    assertEquals(Messages.name("example.com."), reply.getQuestion().getName());
+    assertEquals(Type.SOA, reply.getQuestion().getType());
+    assertNotNull(reply.getOPT());
+    assertEquals(ExtendedFlags.DO, reply.getOPT().getFlags() & ExtendedFlags.DO);
+  }
+
+  @Test
+  void formerrAfterAReadableQuestionCarriesItAndAnOpt() {
+    // Question and OPT parse; the answer-section record after them is cut short.
+    Message m = Messages.ednsQuery(0x7C7C, "example.com.", Type.A, 1232, false);
+    byte[] good = wire(m);
+    byte[] packet = concat(good, bytes(0xC0, 12, 0, 1));
+    Wire.put16(packet, 6, 0);
+    Wire.put16(packet, 10, 2);
+
+    BadQuery bad = rejected(packet);
+
+    assertEquals("formerr", bad.reason());
+    Message reply = parse(bad.reply());
+    assertEquals(Rcode.FORMERR, reply.getRcode());
+    assertEquals(Messages.name("example.com."), reply.getQuestion().getName());
+    assertNotNull(reply.getOPT(), "the query had an OPT");
+  }
+
+  @Test
+  void formerrWithoutAReadableQuestionIsTheHeaderAlone() {
+    byte[] packet = concat(header(0x0506, 0x01, 0, 1, 0, 0, 0), bytes(7, 'e', 'x', 'a'));
+
+    byte[] reply = rejected(packet).reply();
+
+    assertEquals(12, reply.length);
+  }
+
+  @Test
+  void refusalAndServfailCopyDo() throws Exception {
+    Message axfr = Messages.ednsQuery(1, "example.com.", Type.AXFR, 1232, true);
+    OPTRecord refusedOpt = parse(rejected(wire(axfr)).reply()).getOPT();
+    assertEquals(ExtendedFlags.DO, refusedOpt.getFlags() & ExtendedFlags.DO);
+
+    DnsQuery q = DnsQuery.parse(wire(Messages.ednsQuery(1, "example.com.", Type.A, 1232, true)));
+    Message servfail = parse(q.servfail());
+    assertEquals(Rcode.SERVFAIL, servfail.getRcode());
+    assertEquals(Rcode.SERVFAIL, AnswerRenderer.rcode(q.servfail()));
+    assertEquals(ExtendedFlags.DO, servfail.getOPT().getFlags() & ExtendedFlags.DO);
+    assertEquals(0, parse(DnsQuery.parse(wire(Messages.ednsQuery(1, "example.com.", Type.A, 1232, false)))
+        .servfail()).getOPT().getFlags() & ExtendedFlags.DO);
+  }
+
+  // --- class CH ---
+
+  private static Message chaos(String name, int type) {
+    Message m = Message.newQuery(Record.newRecord(Messages.name(name), type, DClass.CH));
+    m.getHeader().setID(0x0C0C);
+    return m;
+  }
+
+  @Test
+  void classChIsRefusedByDefault() {
+    for (String name : new String[] {"version.bind.", "id.server.", "hostname.bind.", "version.server.", "x.example."}) {
+      BadQuery bad = rejected(wire(chaos(name, Type.TXT)));
+
+      assertEquals("chaos", bad.reason(), name);
+      Message reply = parse(bad.reply());
+      assertEquals(Rcode.REFUSED, reply.getRcode(), name);
+      assertEquals(Messages.name(name), reply.getQuestion().getName());
+      assertEquals(0, reply.getSection(Section.ANSWER).size());
+    }
+  }
+
+  @Test
+  void configuredIdentityAndVersionAreAnsweredAsTxtInClassCh() throws Exception {
+    ReplyPolicy policy = new ReplyPolicy(1232, "resolver-7.example", "shoal 1.0");
+
+    Message id = parse(assertThrows(BadQuery.class,
+        () -> DnsQuery.parse(wire(chaos("ID.Server.", Type.TXT)), policy)).reply());
+    Message host = parse(assertThrows(BadQuery.class,
+        () -> DnsQuery.parse(wire(chaos("hostname.bind.", Type.TXT)), policy)).reply());
+    Message version = parse(assertThrows(BadQuery.class,
+        () -> DnsQuery.parse(wire(chaos("version.bind.", Type.TXT)), policy)).reply());
+    Message other = parse(assertThrows(BadQuery.class,
+        () -> DnsQuery.parse(wire(chaos("authors.bind.", Type.TXT)), policy)).reply());
+
+    for (Message m : new Message[] {id, host}) {
+      assertEquals(Rcode.NOERROR, m.getRcode());
+      org.xbill.DNS.TXTRecord txt = (org.xbill.DNS.TXTRecord) m.getSection(Section.ANSWER).get(0);
+      assertEquals(DClass.CH, txt.getDClass());
+      assertEquals(List.of("resolver-7.example"), txt.getStrings());
+      assertEquals(0, txt.getTTL());
+    }
+    assertEquals("ID.Server.", id.getQuestion().getName().toString(), "the client's case");
+    assertEquals(List.of("shoal 1.0"),
+        ((org.xbill.DNS.TXTRecord) version.getSection(Section.ANSWER).get(0)).getStrings());
+    assertEquals(Rcode.REFUSED, other.getRcode());
+  }
+
+  @Test
+  void chaosAnswerToAnEdnsClientCarriesOpt() throws Exception {
+    Message m = chaos("id.server.", Type.TXT);
+    m.addRecord(new OPTRecord(1232, 0, 0, ExtendedFlags.DO), Section.ADDITIONAL);
+
+    Message reply = parse(assertThrows(BadQuery.class,
+        () -> DnsQuery.parse(wire(m), new ReplyPolicy(1232, "me", ""))).reply());
+
+    assertEquals(1, reply.getSection(Section.ANSWER).size());
+    assertEquals(ExtendedFlags.DO, reply.getOPT().getFlags() & ExtendedFlags.DO);
   }
 }

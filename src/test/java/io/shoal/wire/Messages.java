@@ -101,6 +101,13 @@ public final class Messages {
     return ((b[off] & 0xFF) << 8) | (b[off + 1] & 0xFF);
   }
 
+  public static void put32(byte[] b, int off, long v) {
+    b[off] = (byte) (v >>> 24);
+    b[off + 1] = (byte) (v >>> 16);
+    b[off + 2] = (byte) (v >>> 8);
+    b[off + 3] = (byte) v;
+  }
+
   public static long u32(byte[] b, int off) {
     return ((long) u16(b, off) << 16) | u16(b, off + 2);
   }

@@ -226,6 +226,160 @@ class ScannedAnswerTest {
     assertThrows(WireException.class, () -> ScannedAnswer.scan(new byte[11]));
   }
 
+  // --- fromUpstream(): what an upstream answer becomes before it is cached or forwarded ---
+
+  /** positive() with an AAAA for ns1 after the glue A: its owner is a pointer to the A's owner. */
+  private static Message optBeforeTwoGlueRecords() throws Exception {
+    Message m = positive();
+    m.addRecord(new org.xbill.DNS.AAAARecord(name("ns1.example.com."), DClass.IN, 120,
+        InetAddress.getByName("2001:db8::53")), Section.ADDITIONAL);
+    return m;
+  }
+
+  private static void assertNoOpt(byte[] w) throws Exception {
+    assertEquals(null, new Message(w).getOPT());
+  }
+
+  @Test
+  void anOptAtTheEndIsCutOff() throws Exception {
+    Message m = Messages.response(0x5151, "www.example.com.", Type.A, Rcode.NOERROR);
+    m.addRecord(a("www.example.com.", 300, "192.0.2.1"), Section.ANSWER);
+    byte[] plain = wire(m);
+    m.addRecord(new OPTRecord(4096, 0, 0, ExtendedFlags.DO), Section.ADDITIONAL);
+
+    ScannedAnswer s = ScannedAnswer.fromUpstream(wire(m));
+
+    assertArrayEquals(plain, s.wire());
+    assertEquals(-1, s.optStart());
+  }
+
+  @Test
+  void anOptBeforeOtherRecordsIsRemovedAndEveryPointerStillLeadsToItsName() throws Exception {
+    byte[] w = wire(optBeforeTwoGlueRecords());
+    ScannedAnswer raw = ScannedAnswer.scan(w);
+    assertTrue(raw.optEnd() < w.length);
+
+    ScannedAnswer s = ScannedAnswer.fromUpstream(w);
+
+    assertNoOpt(s.wire());
+    assertEquals(-1, s.optStart());
+    java.util.List<Record> additional = new Message(s.wire()).getSection(Section.ADDITIONAL);
+    assertEquals(2, additional.size());
+    for (Record r : additional) {
+      assertEquals(name("ns1.example.com."), r.getName());
+      assertEquals(120, r.getTTL());
+    }
+    assertEquals("2001:db8:0:0:0:0:0:53",
+        ((org.xbill.DNS.AAAARecord) additional.get(1)).getAddress().getHostAddress());
+    long[] ttls = Arrays.stream(s.ttlOffsets()).mapToLong(off -> u32(s.wire(), off)).toArray();
+    assertArrayEquals(new long[] {300, 60, 3600, 120, 120}, ttls, "offsets found again in the new layout");
+  }
+
+  @Test
+  void aTopBitTtlBecomesZero() throws Exception {
+    byte[] w = wire(positive());
+    int off = ScannedAnswer.scan(w).ttlOffsets()[0];
+    Messages.put32(w, off, 0x80000010L);
+
+    ScannedAnswer s = ScannedAnswer.fromUpstream(w);
+
+    assertEquals(0, s.minTtl());
+    assertEquals(0, new Message(s.wire()).getSection(Section.ANSWER).get(0).getTTL());
+  }
+
+  @Test
+  void bytesAfterTheLastRecordAreDropped() throws Exception {
+    Message m = Messages.response(1, "www.example.com.", Type.A, Rcode.NOERROR);
+    m.addRecord(a("www.example.com.", 30, "192.0.2.9"), Section.ANSWER);
+    byte[] w = wire(m);
+
+    assertArrayEquals(w, ScannedAnswer.fromUpstream(Messages.concat(w, Messages.bytes(1, 2, 3))).wire());
+  }
+
+  /** One answer record whose owner is {@code owner} (bytes placed right after the question). */
+  private static byte[] answerWithOwner(int... owner) {
+    return Messages.concat(
+        Messages.header(1, 0x81, 0x80, 1, 1, 0, 0), Messages.nameOfLabels(3, 7, 3), Messages.bytes(0, 1, 0, 1),
+        Messages.bytes(owner), Messages.bytes(0, 1, 0, 1, 0, 0, 0, 77, 0, 4, 192, 0, 2, 1));
+  }
+
+  @Test
+  void aPointerBackToTheQuestionIsAccepted() throws Exception {
+    assertEquals(77, ScannedAnswer.fromUpstream(answerWithOwner(0xC0, 12)).minTtl());
+  }
+
+  @Test
+  void aCompressionPointerToItselfIsRejected() {
+    // The owner starts at 12 + 17 + 4 = 33 and points at 33.
+    assertThrows(WireException.class, () -> ScannedAnswer.fromUpstream(answerWithOwner(0xC0, 33)));
+    assertThrows(WireException.class, () -> ScannedAnswer.scan(answerWithOwner(0xC0, 33)));
+  }
+
+  @Test
+  void aForwardPointerIsRejected() {
+    assertThrows(WireException.class, () -> ScannedAnswer.fromUpstream(answerWithOwner(0xC0, 40)));
+  }
+
+  @Test
+  void aPointerIntoTheHeaderIsRejected() {
+    assertThrows(WireException.class, () -> ScannedAnswer.fromUpstream(answerWithOwner(0xC0, 2)));
+  }
+
+  @Test
+  void aTwoPointerLoopIsRejected() {
+    // A label, then a pointer back to the label: "a.a.a.a..." for ever.
+    assertThrows(WireException.class, () -> ScannedAnswer.fromUpstream(answerWithOwner(1, 'a', 0xC0, 33)));
+  }
+
+  @Test
+  void aPointerInsideRdataThatLoopsIsRejected() throws Exception {
+    // A CNAME whose target is a pointer to itself: only a parse of the RDATA finds it.
+    byte[] w = Messages.concat(
+        Messages.header(1, 0x81, 0x80, 1, 1, 0, 0), Messages.nameOfLabels(3, 7, 3), Messages.bytes(0, 5, 0, 1),
+        Messages.bytes(0xC0, 12, 0, 5, 0, 1, 0, 0, 0, 77, 0, 2, 0xC0, 45));
+
+    assertThrows(WireException.class, () -> ScannedAnswer.fromUpstream(w));
+  }
+
+  @Test
+  void badRdataForItsTypeIsRejected() {
+    // An A record with three bytes of address.
+    byte[] w = Messages.concat(
+        Messages.header(1, 0x81, 0x80, 1, 1, 0, 0), Messages.nameOfLabels(3, 7, 3), Messages.bytes(0, 1, 0, 1),
+        Messages.bytes(0xC0, 12, 0, 1, 0, 1, 0, 0, 0, 77, 0, 3, 192, 0, 2));
+
+    assertThrows(WireException.class, () -> ScannedAnswer.fromUpstream(w));
+  }
+
+  @Test
+  void anOptInTheAnswerSectionOrTwoOptsAreRejected() throws Exception {
+    Message inAnswer = Messages.response(1, "www.example.com.", Type.A, Rcode.NOERROR);
+    inAnswer.addRecord(new OPTRecord(1232, 0, 0, 0), Section.ANSWER);
+    Message two = positive();
+    two.addRecord(new OPTRecord(1232, 0, 0, 0), Section.ADDITIONAL);
+
+    assertThrows(WireException.class, () -> ScannedAnswer.fromUpstream(wire(inAnswer)));
+    assertThrows(WireException.class, () -> ScannedAnswer.fromUpstream(wire(two)));
+  }
+
+  @Test
+  void anExtendedRcodeFromTheUpstreamIsRejected() throws Exception {
+    // BADCOOKIE (23): its upper bits live in the OPT, which is not forwarded.
+    Message m = Messages.response(1, "www.example.com.", Type.A, Rcode.NOERROR);
+    m.addRecord(new OPTRecord(1232, 1, 0, 0), Section.ADDITIONAL);
+
+    assertThrows(WireException.class, () -> ScannedAnswer.fromUpstream(wire(m)));
+  }
+
+  @Test
+  void withTtlsWithinClampsEveryRecord() throws Exception {
+    ScannedAnswer s = ScannedAnswer.fromUpstream(wire(positive())).withTtlsWithin(100, 200);
+
+    long[] ttls = Arrays.stream(s.ttlOffsets()).mapToLong(off -> u32(s.wire(), off)).toArray();
+    assertArrayEquals(new long[] {200, 100, 200, 120}, ttls);
+    assertEquals(100, s.minTtl());
+  }
+
   // --- answers(): is this the reply to our upstream query? ---
 
   private static final CacheKey KEY = CacheKey.of("www.example.com.", Type.A, DClass.IN, 0);
