@@ -31,10 +31,15 @@ public final class ClusterBoot {
     m.put("akka.cluster.split-brain-resolver.active-strategy", "keep-majority");
     m.put("akka.cluster.shutdown-after-unsuccessful-join-seed-nodes", "120s");
     m.put("akka.coordinated-shutdown.exit-jvm", "off");
+    // The node's own shutdown makes this system leave the cluster (ShoalServer's cluster-leave
+    // task); a JVM hook of its own would race with that.
+    m.put("akka.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
     m.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
     m.put("akka.management.http.hostname", c.managementHost());
     m.put("akka.management.http.port", c.managementPort());
-    m.put("akka.management.health-checks.readiness-checks.shoal-caches", CachesOpenCheck.class.getName());
+    // Readiness is "sockets bound, caches open, not stopping", not membership: see ReadinessCheck.
+    m.put("akka.management.health-checks.readiness-checks.cluster-membership", "");
+    m.put("akka.management.health-checks.readiness-checks.shoal", ReadinessCheck.class.getName());
     String boot = "akka.management.cluster.bootstrap.contact-point-discovery.";
     m.put(boot + "service-name", c.serviceName());
     m.put(boot + "required-contact-point-nr", c.requiredContactPoints());

@@ -37,6 +37,11 @@ public final class OwnerDirectory {
     ring.set(new Ring(hash, Map.copyOf(owners), self));
   }
 
+  /** Forgets every owner: this node answers every key itself (it is out of the cluster). */
+  void clear() {
+    ring.set(Ring.EMPTY);
+  }
+
   /** Number of nodes in the ring (this one included when registered). */
   public int size() {
     return ring.get().owners.size();

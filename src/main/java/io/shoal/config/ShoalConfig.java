@@ -33,6 +33,7 @@ public record ShoalConfig(
     String metricsHost,
     int metricsPort,
     Duration shutdownGrace,
+    Duration shutdownLameduck,
     ClusterSettings cluster,
     AdminSettings admin) {
 
@@ -129,8 +130,9 @@ public record ShoalConfig(
     int metricsPort = (int) prom.integer("port", 0, 65535);
 
     Section shutdown = shoal.section("shutdown");
-    shutdown.allowOnly("grace");
+    shutdown.allowOnly("grace", "lameduck");
     Duration grace = shutdown.duration("grace", Duration.ZERO, Duration.ofMinutes(5));
+    Duration lameduck = shutdown.duration("lameduck", Duration.ZERO, Duration.ofMinutes(5));
 
     Section adminSection = shoal.section("admin");
     adminSection.allowOnly("enabled", "host", "port");
@@ -139,7 +141,7 @@ public record ShoalConfig(
 
     return new ShoalConfig(
         udp, tcp, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
-        List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace,
+        List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         cluster(shoal.section("cluster")), admin);
   }
 

@@ -140,13 +140,18 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     ActorRef<PeerLookup> owner = owners.ownerOf(key);
     if (owner != null) {
-      getContext().ask(
-          PeerAnswer.class,
-          owner,
-          ownerTimeout,
-          replyTo -> new PeerLookup(r.query().packet(), replyTo),
-          (answer, failure) -> new OwnerDone(key, profile, answer));
-      return;
+      try {
+        getContext().ask(
+            PeerAnswer.class,
+            owner,
+            ownerTimeout,
+            replyTo -> new PeerLookup(r.query().packet(), replyTo),
+            (answer, failure) -> new OwnerDone(key, profile, answer));
+        return;
+      } catch (IllegalStateException e) {
+        // The owner's cluster system is shutting down (this node was downed): answer alone.
+        metrics.remoteLookup("timeout");
+      }
     }
     askUpstream(key, profile, r.query());
   }

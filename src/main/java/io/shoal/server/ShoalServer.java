@@ -9,15 +9,11 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import akka.actor.typed.pubsub.Topic;
 import io.shoal.admin.AdminEndpoint;
 import io.shoal.cache.AnswerCache;
-import io.shoal.cluster.CacheFlush;
-import io.shoal.cluster.ClusterBoot;
-import io.shoal.cluster.Membership;
+import io.shoal.cluster.ClusterNode;
 import io.shoal.cluster.NodeStatus;
 import io.shoal.cluster.OwnerDirectory;
-import io.shoal.cluster.OwnerEndpoint;
 import io.shoal.config.ClusterSettings;
 import io.shoal.cache.TtlRules;
 import io.shoal.cache.lmdb.CacheInUseException;
@@ -59,7 +55,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One running shoal node: the actor system with its workers and upstream clients, the caches,
  * and the UDP and TCP listeners, wired as in DESIGN.md, with an orderly shutdown through Akka's
- * CoordinatedShutdown (stop accepting, finish in-flight queries, close).
+ * CoordinatedShutdown (lameduck, stop accepting, finish in-flight queries, close). In cluster
+ * mode a {@link ClusterNode} holds the node's membership in an actor system of its own, so being
+ * downed never stops the DNS service.
  */
 public final class ShoalServer {
   private static final Logger log = LoggerFactory.getLogger(ShoalServer.class);
@@ -71,10 +69,14 @@ public final class ShoalServer {
   private final String metricsEndpoint;
   private final InetSocketAddress adminAddress;
   private final OwnerDirectory owners;
+  private final NodeStatus status;
+  private final ClusterNode clusterNode;
 
   private ShoalServer(
       ActorSystem<Void> system, UdpTransport udp, TcpTransport tcp, Ingress ingress, String metricsEndpoint,
-      InetSocketAddress adminAddress, OwnerDirectory owners) {
+      InetSocketAddress adminAddress, OwnerDirectory owners, NodeStatus status, ClusterNode clusterNode) {
+    this.status = status;
+    this.clusterNode = clusterNode;
     this.adminAddress = adminAddress;
     this.owners = owners;
     this.system = system;
@@ -85,18 +87,12 @@ public final class ShoalServer {
   }
 
   /** What the guardian built: the ingress and everything that must be closed at the end. */
-  private record Wiring(
-      Ingress ingress, List<AnswerCache> caches, ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic,
-      OwnerDirectory owners) {}
+  private record Wiring(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners) {}
 
   /** Starts a node; throws {@link StartupException} with an operator-readable message. */
   public static ShoalServer start(Config raw, ShoalConfig config, LongSupplier clock) {
-    Duration grace = config.shutdownGrace();
     ClusterSettings cluster = config.cluster();
-    Config akkaConfig = ConfigFactory.parseMap(Map.of(
-            "akka.coordinated-shutdown.phases.service-requests-done.timeout", (grace.toMillis() + 1000) + "ms"))
-        .withFallback(cluster.enabled() ? ClusterBoot.akkaConfig(cluster) : ConfigFactory.empty())
-        .withFallback(raw);
+    Config akkaConfig = shutdownPhases(config).withFallback(raw);
     String metricsEndpoint = PrometheusEndpoint.start(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
     String node = cluster.enabled() ? cluster.nodeLabel() : null;
@@ -122,33 +118,42 @@ public final class ShoalServer {
         akkaConfig);
     Wiring wiring = null;
     UdpTransport udp = null;
+    ClusterNode clusterNode = null;
+    NodeStatus status = new NodeStatus();
     String step = "start";
     try {
       wiring = wired.get(30, TimeUnit.SECONDS);
-      NodeStatus.get(system).cachesOpen(true);
+      status.cachesOpen(true);
       if (cluster.enabled()) {
-        step = "start cluster management on " + cluster.managementHost() + ":" + cluster.managementPort();
-        ClusterBoot.start(system);
+        step = "start the cluster (management " + cluster.managementHost() + ":" + cluster.managementPort()
+            + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
+        Ingress ingress = wiring.ingress();
+        clusterNode = ClusterNode.start(raw, cluster,
+            new ClusterNode.Services(ingress::resolveForPeer, wiring.caches(), wiring.owners(), status, node));
       }
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
         step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();
-        admin = startAdmin(system, config, wiring);
+        admin = startAdmin(system, config, wiring, clusterNode);
       }
       step = "listen on UDP " + config.udpListen();
       udp = UdpTransport.bind(system, config.udpListen(), wiring.ingress(), metrics);
       step = "listen on TCP " + config.tcpListen();
       TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), wiring.ingress(), metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
-      ShoalServer server = new ShoalServer(system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners());
-      server.registerShutdown(grace, wiring.caches(), udpExchange, tcpExchange);
-      log.info("shoal answering on udp {} and tcp {}; metrics at http://{}/metrics",
-          udp.localAddress(), tcp.localAddress(), metricsEndpoint);
+      status.socketsBound(true);
+      ShoalServer server = new ShoalServer(
+          system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners(), status, clusterNode);
+      server.registerShutdown(config, wiring.caches(), udpExchange, tcpExchange);
+      logStarted(udp.localAddress(), tcp.localAddress(), config.metricsEnabled() ? metricsEndpoint : null);
       return server;
     } catch (Exception e) {
       if (udp != null) {
         udp.stopReading();
         udp.close();
+      }
+      if (clusterNode != null) {
+        clusterNode.leave();
       }
       if (wiring != null) {
         // Release the caches' directories (LMDB cache locks) before the system goes.
@@ -164,6 +169,26 @@ public final class ShoalServer {
         throw se;
       }
       throw new StartupException("cannot " + step + ": " + cause.getMessage());
+    }
+  }
+
+  /**
+   * Timeouts of the shutdown phases that wait on purpose: the lameduck, the in-flight queries,
+   * and leaving the cluster (Akka's default of 5 s per phase would cut the first two short).
+   */
+  private static Config shutdownPhases(ShoalConfig config) {
+    String phases = "akka.coordinated-shutdown.phases.";
+    return ConfigFactory.parseMap(Map.of(
+        phases + "before-service-unbind.timeout", (config.shutdownLameduck().toMillis() + 1000) + "ms",
+        phases + "service-requests-done.timeout", (config.shutdownGrace().toMillis() + 1000) + "ms",
+        phases + "cluster-leave.timeout", "20s"));
+  }
+
+  private static void logStarted(InetSocketAddress udp, InetSocketAddress tcp, String metricsEndpoint) {
+    if (metricsEndpoint == null) {
+      log.info("shoal answering on udp {} and tcp {}; metrics off", udp, tcp);
+    } else {
+      log.info("shoal answering on udp {} and tcp {}; metrics at http://{}/metrics", udp, tcp, metricsEndpoint);
     }
   }
 
@@ -212,27 +237,20 @@ public final class ShoalServer {
     }
     Ingress ingress = new Ingress(workers, pending, config.maxPendingPerWorker(), metrics,
         ctx.getSystem().scheduler(), longest.plus(ownerTimeout).plusSeconds(1));
-    List<AnswerCache> cacheList = List.copyOf(caches.values());
-    ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic = ctx.spawn(CacheFlush.topic(), "cache-flush-topic");
-    ctx.spawn(CacheFlush.subscriber(flushTopic, cacheList), "cache-flush");
-    if (config.cluster().enabled()) {
-      ctx.spawn(OwnerEndpoint.create(ingress::resolveForPeer), "owner");
-      ctx.spawn(Membership.create(owners, node), "membership");
-    }
-    return new Wiring(ingress, cacheList, flushTopic, owners);
+    return new Wiring(ingress, List.copyOf(caches.values()), owners);
   }
 
   /** Flushes here at once (to report a count), and publishes to every other node in cluster mode. */
-  private static InetSocketAddress startAdmin(ActorSystem<Void> system, ShoalConfig config, Wiring wiring)
-      throws Exception {
-    boolean clustered = config.cluster().enabled();
+  private static InetSocketAddress startAdmin(
+      ActorSystem<Void> system, ShoalConfig config, Wiring wiring, ClusterNode clusterNode) throws Exception {
+    boolean clustered = clusterNode != null;
     return AdminEndpoint.start(system, config.admin(), (name, qtype) -> {
       CompletableFuture<Integer> removed = CompletableFuture.completedFuture(0);
       for (AnswerCache c : wiring.caches()) {
         removed = removed.thenCombine(c.flushName(name, qtype), Integer::sum);
       }
       if (clustered) {
-        wiring.flushTopic().tell(Topic.publish(new CacheFlush.Flush(name, qtype)));
+        clusterNode.publishFlush(name, qtype);
       }
       return removed.thenApply(n -> String.format(
           "{\"name\":\"%s\",\"type\":%d,\"removed_here\":%d,\"cluster\":%s}", name, qtype, n, clustered));
@@ -256,23 +274,43 @@ public final class ShoalServer {
     };
   }
 
+  /**
+   * SIGTERM's order: the lameduck (readiness fails, DNS still answered), stop reading, finish
+   * what is in flight, close the listeners, leave the cluster, close the caches.
+   */
   private void registerShutdown(
-      Duration grace, List<AnswerCache> caches, UdpExchange udpExchange, TcpExchange tcpExchange) {
+      ShoalConfig config, List<AnswerCache> caches, UdpExchange udpExchange, TcpExchange tcpExchange) {
     CoordinatedShutdown cs = CoordinatedShutdown.get(system);
+    cs.addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(), "lameduck", () -> lameduck(config.shutdownLameduck()));
     cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "stop-accepting", () ->
         udp.stopReading().thenCombine(tcp.unbind(), (a, b) -> Done.getInstance()));
-    cs.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "finish-in-flight", () -> drained(grace));
+    cs.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "finish-in-flight", () -> drained(config.shutdownGrace()));
     cs.addTask(CoordinatedShutdown.PhaseServiceStop(), "close-listeners", () -> {
       udpExchange.close();
       tcpExchange.close();
       return udp.close();
     });
+    if (clusterNode != null) {
+      cs.addTask(CoordinatedShutdown.PhaseClusterLeave(), "leave-cluster", clusterNode::leave);
+    }
     cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-caches", () -> {
       for (AnswerCache c : caches) {
         c.close();
       }
       return CompletableFuture.completedFuture(Done.getInstance());
     });
+  }
+
+  /** Fails readiness at once, then keeps answering for {@code lameduck} before the unbind. */
+  private CompletionStage<Done> lameduck(Duration lameduck) {
+    status.lameduck(true);
+    if (lameduck.isZero()) {
+      return CompletableFuture.completedFuture(Done.getInstance());
+    }
+    log.info("stopping: readiness fails now; still answering DNS for the lameduck of {} ms", lameduck.toMillis());
+    CompletableFuture<Done> over = new CompletableFuture<>();
+    system.scheduler().scheduleOnce(lameduck, () -> over.complete(Done.getInstance()), system.executionContext());
+    return over;
   }
 
   private CompletionStage<Done> drained(Duration grace) {
@@ -310,6 +348,11 @@ public final class ShoalServer {
   /** The admin HTTP endpoint's bound address, or null when it is disabled. */
   public InetSocketAddress adminAddress() {
     return adminAddress;
+  }
+
+  /** Whether the node takes traffic: what /ready reports in cluster mode. */
+  public boolean ready() {
+    return status.ready();
   }
 
   /** The node's actor system; tests reach a node's actors by path through it. */

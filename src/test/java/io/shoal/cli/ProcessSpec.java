@@ -4,6 +4,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 import io.shoal.testing.DnsClient;
+import io.shoal.testing.ShoalProcess;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
 import java.io.IOException;
@@ -28,23 +29,6 @@ import org.xbill.DNS.Type;
 /** shoal as an operator runs it: a separate JVM, exit codes, messages, signals. */
 public class ProcessSpec extends JUnitSuite {
 
-  private static Process launch(Path log, String... args) throws IOException {
-    List<String> cmd = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "-Xmx256m", "-Dshoal.admin.port=0", "-cp", System.getProperty("java.class.path"), "io.shoal.Main"));
-    cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-  }
-
-  private static int exit(Process p, int seconds) throws InterruptedException {
-    if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError("shoal did not exit within " + seconds + " s");
-    }
-    return p.exitValue();
-  }
-
   @Test
   public void badConfigurationNamesTheKeyAndExitsTwoBeforeBinding() throws Exception {
     int port = TestNode.freePort();
@@ -54,10 +38,9 @@ public class ProcessSpec extends JUnitSuite {
         "shoal.listen.tcp = \"127.0.0.1:" + port + "\"",
         "shoal.upstreams.default.servers = [\"127.0.0.1:9\"]",
         "shoal.caches.answers.when_full = lru"));
-    Path log = Files.createTempFile("shoal", ".log");
-    Process p = launch(log, "serve", "--config", conf.toString());
-    assertEquals(2, exit(p, 60));
-    String out = Files.readString(log, StandardCharsets.UTF_8);
+    ShoalProcess p = ShoalProcess.launch("serve", "--config", conf.toString());
+    assertEquals(2, p.exit(60));
+    String out = p.output();
     assertTrue(out, out.contains("shoal.caches.answers.when_full"));
     assertTrue(out, out.contains("allowed values: evict_one, sample"));
     assertTrue(out, !out.contains("answering on"));
@@ -65,19 +48,20 @@ public class ProcessSpec extends JUnitSuite {
 
   @Test
   public void missingConfigFileAndUnknownOptionExitTwo() throws Exception {
-    Path log = Files.createTempFile("shoal", ".log");
-    assertEquals(2, exit(launch(log, "serve", "--config", "/nonexistent/shoal.conf"), 60));
-    assertTrue(Files.readString(log).contains("no such file"));
-    assertEquals(2, exit(launch(log, "serve", "--bogus"), 60));
-    assertTrue(Files.readString(log).contains("Unknown option"));
+    ShoalProcess missing = ShoalProcess.launch("serve", "--config", "/nonexistent/shoal.conf");
+    assertEquals(2, missing.exit(60));
+    assertTrue(missing.output().contains("no such file"));
+    ShoalProcess bogus = ShoalProcess.launch("serve", "--bogus");
+    assertEquals(2, bogus.exit(60));
+    assertTrue(bogus.output().contains("Unknown option"));
   }
 
   @Test
   public void everyCommandHasHelp() throws Exception {
     for (String[] args : new String[][] {{"--help"}, {"serve", "--help"}, {"config", "--help"}}) {
-      Path log = Files.createTempFile("shoal", ".log");
-      assertEquals(0, exit(launch(log, args), 60));
-      String out = Files.readString(log);
+      ShoalProcess p = ShoalProcess.launch(args);
+      assertEquals(0, p.exit(60));
+      String out = p.output();
       assertTrue(out, out.contains("Usage: shoal"));
       assertTrue(out, out.contains("--help"));
     }
@@ -87,11 +71,10 @@ public class ProcessSpec extends JUnitSuite {
   public void portInUseExitsOneWithTheAddress() throws Exception {
     try (DatagramSocket taken = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
       String addr = "127.0.0.1:" + taken.getLocalPort();
-      Path log = Files.createTempFile("shoal", ".log");
-      Process p = launch(log, "serve", "-Dshoal.listen.udp=" + addr, "-Dshoal.listen.tcp=127.0.0.1:0",
+      ShoalProcess p = ShoalProcess.launch("serve", "-Dshoal.listen.udp=" + addr, "-Dshoal.listen.tcp=127.0.0.1:0",
           "-Dshoal.upstreams.default.servers.0=127.0.0.1:9", "-Dshoal.metrics.enabled=off");
-      assertEquals(1, exit(p, 60));
-      String out = Files.readString(log);
+      assertEquals(1, p.exit(60));
+      String out = p.output();
       assertTrue(out, out.contains("cannot listen on UDP") && out.contains(String.valueOf(taken.getLocalPort())));
     }
   }
@@ -122,7 +105,7 @@ public class ProcessSpec extends JUnitSuite {
         assertTrue(metrics, metrics.contains("shoal_cache_misses_total"));
       } finally {
         p.destroy();
-        assertEquals(0, exit(p, 30));
+        assertEquals(0, ShoalProcess.exit(p, 30));
       }
     }
   }
@@ -141,11 +124,12 @@ public class ProcessSpec extends JUnitSuite {
       auth.add(new ARecord(TestAuthServer.name("slow.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.5")));
       auth.delay(1500);
       int port = TestNode.freePort();
-      Path log = Files.createTempFile("shoal", ".log");
-      Process p = launch(log, "serve",
+      ShoalProcess shoal = ShoalProcess.launch("serve",
           "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
           "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(),
           "-Dshoal.metrics.prometheus.port=" + TestNode.freePort());
+      Process p = shoal.process;
+      Path log = shoal.log;
       InetSocketAddress server = new InetSocketAddress("127.0.0.1", port);
       awaitLog(p, log, "answering on");
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -164,7 +148,7 @@ public class ProcessSpec extends JUnitSuite {
       byte[] reply = inFlight.get(20, TimeUnit.SECONDS);
       assertTrue("the query in flight at SIGTERM is answered", reply != null);
       assertEquals(Rcode.NOERROR, new Message(reply).getRcode());
-      assertEquals(Files.readString(log), 0, exit(p, 30));
+      assertEquals(Files.readString(log), 0, ShoalProcess.exit(p, 30));
     }
   }
 }
