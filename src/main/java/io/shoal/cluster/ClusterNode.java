@@ -15,6 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import kamon.Kamon;
+import kamon.metric.Counter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +45,7 @@ public final class ClusterNode {
 
   private final Config akkaConfig;
   private final Services services;
+  private final Counter rejoins;
   private volatile Incarnation current;
   private volatile boolean leaving;
   private Duration nextRetry = FIRST_RETRY;
@@ -50,6 +53,9 @@ public final class ClusterNode {
   private ClusterNode(Config akkaConfig, Services services) {
     this.akkaConfig = akkaConfig;
     this.services = services;
+    this.rejoins = Kamon.counter("shoal.cluster.rejoins",
+        "Times this node's cluster membership was started again after it was downed or could not join")
+        .withTag("node", services.nodeLabel());
   }
 
   /**
@@ -115,6 +121,7 @@ public final class ClusterNode {
     }
     try {
       current = incarnate();
+      rejoins.increment();
       nextRetry = FIRST_RETRY;
       log.info("cluster membership restarted; bootstrapping to join again");
     } catch (RuntimeException e) {

@@ -355,6 +355,11 @@ public final class ShoalServer {
     return status.ready();
   }
 
+  /** The actor system of the node's cluster membership now (null when cluster mode is off). */
+  public ActorSystem<Void> clusterSystem() {
+    return clusterNode == null ? null : clusterNode.system();
+  }
+
   /** The node's actor system; tests reach a node's actors by path through it. */
   public ActorSystem<Void> system() {
     return system;

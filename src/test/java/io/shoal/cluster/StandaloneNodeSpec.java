@@ -22,8 +22,8 @@ import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
 
 /**
- * Cluster-mode nodes as separate processes, the way Kubernetes runs them: a node without a
- * cluster serves and is ready, SIGTERM has a lameduck, and a node whose peers die keeps serving.
+ * A cluster-mode node as a separate process, the way Kubernetes runs it: without a cluster it
+ * serves and is ready, and SIGTERM gives it a lameduck before it stops.
  */
 public class StandaloneNodeSpec extends JUnitSuite {
   private static TestAuthServer auth;
