@@ -35,6 +35,8 @@ public final class ClusterBoot {
     // task); a JVM hook of its own would race with that.
     m.put("akka.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
     m.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
+    // A flush written to every node reaches its caches within this (Akka's default is 500 ms).
+    m.put("akka.cluster.distributed-data.notify-subscribers-interval", "100ms");
     m.put("akka.management.http.hostname", c.managementHost());
     m.put("akka.management.http.port", c.managementPort());
     // Readiness is "sockets bound, caches open, not stopping", not membership: see ReadinessCheck.

@@ -5,7 +5,7 @@ import akka.actor.CoordinatedShutdown;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
-import akka.actor.typed.pubsub.Topic;
+import akka.actor.typed.javadsl.AskPattern;
 import com.typesafe.config.Config;
 import io.shoal.cache.AnswerCache;
 import io.shoal.wire.DnsQuery;
@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
 /**
  * This node's membership of the cluster. It runs in an actor system of its own, apart from the
  * one that answers DNS: that system joins through Cluster Bootstrap and hosts the owner endpoint,
- * the membership tracker and the flushes. When it is downed (the split-brain resolver on the
+ * the membership tracker and the record of flushes. When it is downed (the split-brain resolver on the
  * minority side, a failed join) it terminates; the node then serves on its own, owner lookups
  * off, and a fresh system joins again after a back-off. DNS is answered throughout.
  */
@@ -38,20 +38,23 @@ public final class ClusterNode {
       List<AnswerCache> caches,
       OwnerDirectory owners,
       NodeStatus status,
-      String nodeLabel) {}
+      String nodeLabel,
+      Duration flushRetention) {}
 
-  /** One incarnation: its actor system and the flush topic in it. */
-  private record Incarnation(ActorSystem<Void> system, ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic) {}
+  /** One incarnation: its actor system and the flush record in it. */
+  private record Incarnation(ActorSystem<Void> system, ActorRef<FlushRecord.Command> flushes) {}
 
   private final Config akkaConfig;
   private final Services services;
+  private final Duration joinWait;
   private final Counter rejoins;
   private volatile Incarnation current;
   private volatile boolean leaving;
   private Duration nextRetry = FIRST_RETRY;
 
-  private ClusterNode(Config akkaConfig, Services services) {
+  private ClusterNode(Config akkaConfig, Services services, Duration joinWait) {
     this.akkaConfig = akkaConfig;
+    this.joinWait = joinWait;
     this.services = services;
     this.rejoins = Kamon.counter("shoal.cluster.rejoins",
         "Times this node's cluster membership was started again after it was downed or could not join")
@@ -63,20 +66,24 @@ public final class ClusterNode {
    * management port is taken), so a node that cannot cluster at all fails its start.
    */
   public static ClusterNode start(Config raw, io.shoal.config.ClusterSettings settings, Services services) {
-    ClusterNode node = new ClusterNode(ClusterBoot.akkaConfig(settings).withFallback(raw), services);
-    node.current = node.incarnate();
+    ClusterNode node = new ClusterNode(ClusterBoot.akkaConfig(settings).withFallback(raw), services, settings.joinWait());
+    node.current = node.incarnate(node.joinWait);
     return node;
   }
 
-  private Incarnation incarnate() {
-    CompletableFuture<ActorRef<Topic.Command<CacheFlush.Flush>>> topic = new CompletableFuture<>();
+  /**
+   * @param joinWait how long readiness waits for joining and catching up on flushes: the node's
+   *     start only; a node that was downed was serving already and stays ready while it rejoins
+   */
+  private Incarnation incarnate(Duration joinWait) {
+    CompletableFuture<ActorRef<FlushRecord.Command>> flushes = new CompletableFuture<>();
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
-          ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic = ctx.spawn(CacheFlush.topic(), "cache-flush-topic");
-          ctx.spawn(CacheFlush.subscriber(flushTopic, services.caches()), "cache-flush");
+          flushes.complete(ctx.spawn(
+              FlushRecord.create(services.caches(), services.status(), services.flushRetention(), joinWait),
+              "flush-record"));
           ctx.spawn(OwnerEndpoint.create(services.resolveForPeer()), "owner");
           ctx.spawn(Membership.create(services.owners(), services.nodeLabel()), "membership");
-          topic.complete(flushTopic);
           return Behaviors.empty();
         }),
         "shoal",
@@ -92,7 +99,7 @@ public final class ClusterNode {
           });
       system.getWhenTerminated().thenRun(() -> onTerminated(system));
       ClusterBoot.start(system);
-      return new Incarnation(system, topic.get(30, TimeUnit.SECONDS));
+      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS));
     } catch (Exception e) {
       system.terminate();
       throw new IllegalStateException(e.getMessage(), e);
@@ -101,6 +108,8 @@ public final class ClusterNode {
 
   private void onTerminated(ActorSystem<Void> system) {
     services.owners().clear();
+    // A flush catch-up cut short by the downing must not keep the node out of service.
+    services.status().flushesPending(false);
     if (leaving || current == null || current.system() != system) {
       return;
     }
@@ -120,7 +129,7 @@ public final class ClusterNode {
       return;
     }
     try {
-      current = incarnate();
+      current = incarnate(Duration.ZERO);
       rejoins.increment();
       nextRetry = FIRST_RETRY;
       log.info("cluster membership restarted; bootstrapping to join again");
@@ -130,9 +139,16 @@ public final class ClusterNode {
     }
   }
 
-  /** Publishes a flush to every node of the cluster. */
-  public void publishFlush(String name, int qtype) {
-    current.flushTopic().tell(Topic.publish(new CacheFlush.Flush(name, qtype)));
+  /**
+   * Adds a flush made now to the cluster's record; completes when it is written on every
+   * reachable node (true) or on this one only so far (false).
+   */
+  public CompletionStage<Boolean> recordFlush(String name, int qtype) {
+    ActorSystem<Void> system = current.system();
+    long now = System.currentTimeMillis();
+    return AskPattern.<FlushRecord.Command, FlushRecord.Recorded>ask(current.flushes(),
+            replyTo -> new FlushRecord.Record(name, qtype, now, replyTo), Duration.ofSeconds(5), system.scheduler())
+        .handle((recorded, failure) -> recorded != null && recorded.everywhere());
   }
 
   /** Leaves the cluster for good (the node is stopping); completes when the system is gone. */

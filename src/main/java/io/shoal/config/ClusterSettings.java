@@ -17,7 +17,8 @@ public record ClusterSettings(
     List<InetSocketAddress> contactPoints,
     int requiredContactPoints,
     String podLabelSelector,
-    Duration ownerTimeout) {
+    Duration ownerTimeout,
+    Duration joinWait) {
 
   /** How a node finds the others. */
   public enum Discovery {

@@ -146,7 +146,7 @@ public record ShoalConfig(
   }
 
   private static ClusterSettings cluster(Section c) {
-    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout");
+    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "join_wait");
     Section remoting = c.section("remoting");
     remoting.allowOnly("host", "port");
     Section management = c.section("management");
@@ -181,7 +181,8 @@ public record ShoalConfig(
         List.copyOf(contactPoints),
         (int) d.integer("required_contact_points", 1, 100),
         d.string("pod_label_selector"),
-        c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)));
+        c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)),
+        c.duration("join_wait", Duration.ZERO, Duration.ofMinutes(10)));
   }
 
   private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {

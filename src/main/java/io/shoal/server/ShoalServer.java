@@ -129,7 +129,8 @@ public final class ShoalServer {
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
         Ingress ingress = wiring.ingress();
         clusterNode = ClusterNode.start(raw, cluster,
-            new ClusterNode.Services(ingress::resolveForPeer, wiring.caches(), wiring.owners(), status, node));
+            new ClusterNode.Services(ingress::resolveForPeer, wiring.caches(), wiring.owners(), status, node,
+                longestMaxTtl(config)));
       }
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
@@ -182,6 +183,15 @@ public final class ShoalServer {
         phases + "before-service-unbind.timeout", (config.shutdownLameduck().toMillis() + 1000) + "ms",
         phases + "service-requests-done.timeout", (config.shutdownGrace().toMillis() + 1000) + "ms",
         phases + "cluster-leave.timeout", "20s"));
+  }
+
+  /** How long a flush must be remembered: no answer outlives the longest max_ttl. */
+  private static Duration longestMaxTtl(ShoalConfig config) {
+    Duration longest = Duration.ZERO;
+    for (CacheSettings c : config.caches().values()) {
+      longest = c.maxTtl().compareTo(longest) > 0 ? c.maxTtl() : longest;
+    }
+    return longest;
   }
 
   private static void logStarted(InetSocketAddress udp, InetSocketAddress tcp, String metricsEndpoint) {
@@ -240,20 +250,22 @@ public final class ShoalServer {
     return new Wiring(ingress, List.copyOf(caches.values()), owners);
   }
 
-  /** Flushes here at once (to report a count), and publishes to every other node in cluster mode. */
+  /**
+   * Flushes here at once (to report a count) and, in cluster mode, adds the flush to the
+   * cluster's record, which every node applies (now, or when it is back if it is away).
+   */
   private static InetSocketAddress startAdmin(
       ActorSystem<Void> system, ShoalConfig config, Wiring wiring, ClusterNode clusterNode) throws Exception {
-    boolean clustered = clusterNode != null;
     return AdminEndpoint.start(system, config.admin(), (name, qtype) -> {
       CompletableFuture<Integer> removed = CompletableFuture.completedFuture(0);
       for (AnswerCache c : wiring.caches()) {
         removed = removed.thenCombine(c.flushName(name, qtype), Integer::sum);
       }
-      if (clustered) {
-        clusterNode.publishFlush(name, qtype);
-      }
-      return removed.thenApply(n -> String.format(
-          "{\"name\":\"%s\",\"type\":%d,\"removed_here\":%d,\"cluster\":%s}", name, qtype, n, clustered));
+      CompletionStage<String> cluster = clusterNode == null
+          ? CompletableFuture.completedFuture("false")
+          : clusterNode.recordFlush(name, qtype).thenApply(all -> "true,\"recorded_on_every_node\":" + all);
+      return removed.thenCombine(cluster, (n, c) -> String.format(
+          "{\"name\":\"%s\",\"type\":%d,\"removed_here\":%d,\"cluster\":%s}", name, qtype, n, c));
     }).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
