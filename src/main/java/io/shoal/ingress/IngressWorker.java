@@ -25,6 +25,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import org.slf4j.LoggerFactory;
@@ -59,7 +62,14 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
 
   private record OwnerDone(CacheKey key, Profile profile, PeerAnswer answer) implements Command {}
 
-  private record FillDone(CacheKey key, CachedAnswer answer) implements Command {}
+  /** A write-through fill ended: {@code failure} is null when the cache stored the answer. */
+  private record FillDone(CacheKey key, Profile profile, CachedAnswer answer, Throwable failure) implements Command {}
+
+  /**
+   * The longest a write-through reply waits for its fill. A commit takes milliseconds; a shard
+   * that is down and restarting with back-off takes seconds, and clients must not wait for that.
+   */
+  static final Duration FILL_WAIT = Duration.ofSeconds(1);
 
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(IngressWorker.class), 10);
 
@@ -253,8 +263,11 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       }
       CachedAnswer answer = CachedAnswer.of(scan, now, now + seconds * 1000);
       if (fillMode == FillMode.WRITE_THROUGH) {
-        getContext().pipeToSelf(done.profile().cache().fill(done.key(), answer),
-            (ok, failure) -> new FillDone(done.key(), answer));
+        // A copy, so the bound times out this wait only, never the cache's own fill.
+        CompletableFuture<Boolean> stored = done.profile().cache().fill(done.key(), answer).toCompletableFuture()
+            .copy().orTimeout(FILL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        getContext().pipeToSelf(stored, (ok, failure) -> new FillDone(done.key(), done.profile(), answer,
+            failure != null || Boolean.TRUE.equals(ok) ? failure : new IllegalStateException("not stored")));
       } else {
         done.profile().cache().fillBehind(done.key(), answer);
         answerAll(done.key(), answer, true);
@@ -268,6 +281,13 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   private Behavior<Command> onFillDone(FillDone done) {
+    if (done.failure() != null) {
+      // The answer still goes out (it is right); it is just not in the cache.
+      boolean late = done.failure() instanceof TimeoutException;
+      done.profile().cacheMetrics().fillFailed(late ? "timeout" : "failed");
+      failures.warn("write-through fill of " + done.key() + (late ? " not committed within " + FILL_WAIT.toMillis()
+          + " ms; answered anyway" : " failed; answered uncached"), done.failure());
+    }
     answerAll(done.key(), done.answer(), true);
     return this;
   }
