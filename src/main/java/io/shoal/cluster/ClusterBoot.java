@@ -8,6 +8,8 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.config.ClusterSettings;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -64,6 +66,23 @@ public final class ClusterBoot {
       m.put("akka.discovery.kubernetes-api.pod-label-selector", c.podLabelSelector());
     }
     return ConfigFactory.parseMap(m);
+  }
+
+  /**
+   * Fails with a message an operator can act on when kubernetes-api discovery cannot work
+   * because the pod has no service account token (Akka's own error names the CA file instead).
+   */
+  public static void requireServiceAccount(Config akkaConfig) {
+    String k8s = "akka.discovery.kubernetes-api.";
+    for (String file : new String[] {"api-token-path", "api-ca-path"}) {
+      Path path = Path.of(akkaConfig.getString(k8s + file));
+      if (!Files.isReadable(path)) {
+        throw new IllegalStateException("shoal.cluster.discovery.method = kubernetes-api needs the pod's service"
+            + " account token and CA certificate, but " + path + " is missing: this pod has no service account"
+            + " token mounted (give the pod a serviceAccountName and do not set automountServiceAccountToken: false;"
+            + " see docs/kubernetes.md), or use discovery.method = config outside Kubernetes");
+      }
+    }
   }
 
   /** Starts Akka Management (health, bootstrap routes) and Cluster Bootstrap. */

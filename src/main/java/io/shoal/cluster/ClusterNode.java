@@ -66,7 +66,11 @@ public final class ClusterNode {
    * management port is taken), so a node that cannot cluster at all fails its start.
    */
   public static ClusterNode start(Config raw, io.shoal.config.ClusterSettings settings, Services services) {
-    ClusterNode node = new ClusterNode(ClusterBoot.akkaConfig(settings).withFallback(raw), services, settings.joinWait());
+    Config akkaConfig = ClusterBoot.akkaConfig(settings).withFallback(raw);
+    if (settings.discovery() == io.shoal.config.ClusterSettings.Discovery.KUBERNETES_API) {
+      ClusterBoot.requireServiceAccount(akkaConfig);
+    }
+    ClusterNode node = new ClusterNode(akkaConfig, services, settings.joinWait());
     node.current = node.incarnate(node.joinWait);
     return node;
   }

@@ -127,11 +127,13 @@ public class ProcessSpec extends JUnitSuite {
       ShoalProcess shoal = ShoalProcess.launch("serve",
           "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
           "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(),
-          "-Dshoal.metrics.prometheus.port=" + TestNode.freePort());
+          "-Dshoal.metrics.enabled=off");
       Process p = shoal.process;
       Path log = shoal.log;
       InetSocketAddress server = new InetSocketAddress("127.0.0.1", port);
       awaitLog(p, log, "answering on");
+      assertTrue("no metrics endpoint is claimed when metrics are off: " + shoal.output(),
+          shoal.output().contains("metrics off") && !shoal.output().contains("metrics at"));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 
       CompletableFuture<byte[]> inFlight = CompletableFuture.supplyAsync(() -> {

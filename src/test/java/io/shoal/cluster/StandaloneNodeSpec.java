@@ -113,4 +113,21 @@ public class StandaloneNodeSpec extends JUnitSuite {
       assertTrue(p.output(), p.output().contains("lameduck"));
     }
   }
+
+  @Test
+  public void kubernetesDiscoveryWithoutAServiceAccountTokenSaysSo() throws Exception {
+    java.nio.file.Path missing = java.nio.file.Files.createTempDirectory("no-service-account").resolve("token");
+    try {
+      TestNode.start(auth.hostPort(), String.join("\n",
+          "shoal.cluster.enabled = on",
+          "shoal.cluster.remoting.port = 0",
+          "shoal.cluster.management.port = 0",
+          "shoal.cluster.discovery.method = kubernetes-api",
+          "akka.discovery.kubernetes-api.api-token-path = \"" + missing + "\"")).close();
+      throw new AssertionError("a node with kubernetes-api discovery and no token started");
+    } catch (io.shoal.server.StartupException e) {
+      assertTrue(e.getMessage(), e.getMessage().contains("no service account token"));
+      assertTrue(e.getMessage(), e.getMessage().contains(missing.toString()));
+    }
+  }
 }
