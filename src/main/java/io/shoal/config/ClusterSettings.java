@@ -18,7 +18,8 @@ public record ClusterSettings(
     int requiredContactPoints,
     String podLabelSelector,
     Duration ownerTimeout,
-    Duration joinWait) {
+    Duration joinWait,
+    long nearCacheMaxEntries) {
 
   /** How a node finds the others. */
   public enum Discovery {

@@ -146,7 +146,10 @@ public record ShoalConfig(
   }
 
   private static ClusterSettings cluster(Section c) {
-    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "join_wait");
+    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "join_wait",
+        "near_cache");
+    Section near = c.section("near_cache");
+    near.allowOnly("max_entries");
     Section remoting = c.section("remoting");
     remoting.allowOnly("host", "port");
     Section management = c.section("management");
@@ -182,7 +185,8 @@ public record ShoalConfig(
         (int) d.integer("required_contact_points", 1, 100),
         d.string("pod_label_selector"),
         c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)),
-        c.duration("join_wait", Duration.ZERO, Duration.ofMinutes(10)));
+        c.duration("join_wait", Duration.ZERO, Duration.ofMinutes(10)),
+        near.integer("max_entries", 0, 1L << 31));
   }
 
   private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {

@@ -145,10 +145,15 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       return;
     }
     profile.cacheMetrics().miss();
+    ActorRef<PeerLookup> owner = owners.ownerOf(key);
+    CachedAnswer copy = owner == null ? null : owners.nearCopy(key, now);
+    if (copy != null) {
+      reply(r, copy.render(r.query(), now, r.protocol().sizeLimit(r.query())));
+      return;
+    }
     if (!await(key, r)) {
       return;
     }
-    ActorRef<PeerLookup> owner = owners.ownerOf(key);
     if (owner != null) {
       try {
         getContext().ask(
@@ -219,8 +224,9 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     CachedAnswer copy = answer.decode();
     if (answer.cacheable && !copy.expiredAt(clock.getAsLong())) {
-      // Keep a local copy until its TTL ends, so repeat queries stay on this node.
-      done.profile().cache().fillBehind(done.key(), copy);
+      // A copy in the near cache, not in the profile's cache: that one holds what this node
+      // owns, and the cluster's capacity is the sum of the nodes' caches only if copies stay out.
+      owners.keepCopy(done.key(), copy);
     }
     answerAll(done.key(), copy, answer.cacheable);
     return this;

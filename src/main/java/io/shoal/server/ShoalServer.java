@@ -16,6 +16,7 @@ import io.shoal.cluster.NodeStatus;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ClusterSettings;
 import io.shoal.cache.TtlRules;
+import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.CacheInUseException;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
@@ -61,6 +62,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ShoalServer {
   private static final Logger log = LoggerFactory.getLogger(ShoalServer.class);
+  /** The cache label of the near cache (copies of answers other cluster nodes own). */
+  private static final String NEAR_CACHE = "near";
 
   private final ActorSystem<Void> system;
   private final UdpTransport udp;
@@ -237,6 +240,15 @@ public final class ShoalServer {
       longest = g.deadline().compareTo(longest) > 0 ? g.deadline() : longest;
     }
     OwnerDirectory owners = new OwnerDirectory();
+    List<AnswerCache> cacheList = new ArrayList<>(caches.values());
+    long nearEntries = config.cluster().nearCacheMaxEntries();
+    if (config.cluster().enabled() && nearEntries > 0) {
+      CacheMetrics nearMetrics = new CacheMetrics(NEAR_CACHE, "memory", node);
+      MemoryAnswerCache near = new MemoryAnswerCache(NEAR_CACHE, nearEntries, WhenFull.EVICT_ONE, nearMetrics);
+      // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
+      cacheList.add(near);
+      owners = new OwnerDirectory(near, nearMetrics);
+    }
     Duration ownerTimeout = config.cluster().ownerTimeout();
     for (int i = 0; i < config.workers(); i++) {
       pending[i] = new AtomicInteger();
@@ -247,7 +259,7 @@ public final class ShoalServer {
     }
     Ingress ingress = new Ingress(workers, pending, config.maxPendingPerWorker(), metrics,
         ctx.getSystem().scheduler(), longest.plus(ownerTimeout).plusSeconds(1));
-    return new Wiring(ingress, List.copyOf(caches.values()), owners);
+    return new Wiring(ingress, List.copyOf(cacheList), owners);
   }
 
   /**
