@@ -5,6 +5,7 @@ import static org.junit.Assert.assertTrue;
 
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.TestAuthServer;
+import io.shoal.testing.TestCluster;
 import io.shoal.testing.TestNode;
 import java.net.InetAddress;
 import java.net.URI;
@@ -42,13 +43,7 @@ public class FlushRecordSpec extends JUnitSuite {
   }
 
   private static void awaitRing(List<TestNode> which, int size) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-    while (System.nanoTime() < deadline && !which.stream().allMatch(n -> n.server.ownerRingSize() == size)) {
-      Thread.sleep(200);
-    }
-    for (TestNode n : which) {
-      assertEquals("owner ring", size, n.server.ownerRingSize());
-    }
+    TestCluster.awaitRing(which, size, 120);
   }
 
   @Test
@@ -58,26 +53,15 @@ public class FlushRecordSpec extends JUnitSuite {
       for (int i = 0; i < NAMES; i++) {
         auth.add(new ARecord(TestAuthServer.name(name(i)), DClass.IN, 300, InetAddress.getByName("192.0.2.1")));
       }
-      List<String> contactPoints = new ArrayList<>();
-      int[] management = new int[NODES];
-      for (int i = 0; i < NODES; i++) {
-        management[i] = TestNode.freePort();
-        contactPoints.add("\"127.0.0.1:" + management[i] + "\"");
-      }
+      TestCluster cluster = TestCluster.of(NODES);
       List<String> conf = new ArrayList<>();
       for (int i = 0; i < NODES; i++) {
         Path lmdb = Files.createTempDirectory("shoal-flush").resolve("answers");
         conf.add(String.join("\n",
-            "shoal.cluster.enabled = on",
-            "shoal.cluster.node_name = flush-" + i,
-            "shoal.cluster.remoting.port = " + TestNode.freePort(),
-            "shoal.cluster.management.port = " + management[i],
-            "shoal.cluster.discovery.contact_points = [" + String.join(", ", contactPoints) + "]",
-            "shoal.cluster.discovery.required_contact_points = " + NODES,
+            cluster.node(i, "flush-" + i),
             "shoal.cluster.owner_timeout = 1s",
             // Ready means joined and caught up: no falling back to "ready alone" in this test.
             "shoal.cluster.join_wait = 120s",
-            "shoal.upstreams.default.timeout = 2s",
             "shoal.caches.answers.backend = lmdb",
             "shoal.caches.answers.lmdb.path = \"" + lmdb + "\"",
             "shoal.caches.answers.lmdb.shard_count = 2",

@@ -11,6 +11,7 @@ import akka.remote.RARP$;
 import akka.remote.transport.ThrottlerTransportAdapter;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.TestAuthServer;
+import io.shoal.testing.TestCluster;
 import io.shoal.testing.TestNode;
 import java.net.InetAddress;
 import java.util.ArrayList;
@@ -45,22 +46,11 @@ public class PartitionSpec extends JUnitSuite {
       auth.add(new ARecord(TestAuthServer.name("p" + i + ".example.test."), DClass.IN, 300,
           InetAddress.getByName("192.0.2." + (i % 250 + 1))));
     }
-    List<String> contactPoints = new ArrayList<>();
-    int[] management = new int[NODES];
-    for (int i = 0; i < NODES; i++) {
-      management[i] = TestNode.freePort();
-      contactPoints.add("\"127.0.0.1:" + management[i] + "\"");
-    }
+    TestCluster cluster = TestCluster.of(NODES);
     for (int i = 0; i < NODES; i++) {
       nodes.add(TestNode.start(auth.hostPort(), String.join("\n",
-          "shoal.cluster.enabled = on",
-          "shoal.cluster.node_name = part-" + i,
-          "shoal.cluster.remoting.port = " + TestNode.freePort(),
-          "shoal.cluster.management.port = " + management[i],
-          "shoal.cluster.discovery.contact_points = [" + String.join(", ", contactPoints) + "]",
-          "shoal.cluster.discovery.required_contact_points = " + NODES,
+          cluster.node(i, "part-" + i),
           "shoal.cluster.owner_timeout = 300ms",
-          "shoal.upstreams.default.timeout = 2s",
           // Short enough for a test: the resolver decides 3 s after the partition is seen.
           "akka.cluster.split-brain-resolver.stable-after = 3s",
           "akka.remote.artery.advanced.test-mode = on")));
@@ -77,13 +67,7 @@ public class PartitionSpec extends JUnitSuite {
   }
 
   private static void awaitRing(List<TestNode> which, int size, int seconds) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (System.nanoTime() < deadline && !which.stream().allMatch(n -> n.server.ownerRingSize() == size)) {
-      Thread.sleep(200);
-    }
-    for (TestNode n : which) {
-      assertEquals("owner ring of every node", size, n.server.ownerRingSize());
-    }
+    TestCluster.awaitRing(which, size, seconds);
   }
 
   private static Address selfAddress(TestNode n) {

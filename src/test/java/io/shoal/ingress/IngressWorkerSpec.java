@@ -72,7 +72,7 @@ public class IngressWorkerSpec extends JUnitSuite {
   }
 
   /** What the upstream would answer to {@code forward}: one A record, TTL 120. */
-  private static UpstreamClient.Answered answerTo(UpstreamClient.Forward forward) throws Exception {
+  static UpstreamClient.Answered answerTo(UpstreamClient.Forward forward) throws Exception {
     Message q = new Message(forward.query().upstreamQuery(777));
     Message r = new Message(777);
     r.getHeader().setFlag(Flags.QR);

@@ -20,7 +20,6 @@ import io.shoal.upstream.UpstreamClient;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
@@ -33,12 +32,8 @@ import kamon.metric.Counter;
 import org.junit.AfterClass;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
-import org.xbill.DNS.ARecord;
-import org.xbill.DNS.DClass;
-import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
-import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
 /**
@@ -114,13 +109,7 @@ public class WriteThroughFailureSpec extends JUnitSuite {
     worker.tell(new IngressWorker.Resolve(DnsQuery.parse(DnsClient.query(7, "w.example.test.", Type.A, null).toWire()),
         CLIENT, Protocol.UDP, client.getRef()));
     UpstreamClient.Forward forward = upstream.expectMessageClass(UpstreamClient.Forward.class);
-    Message q = new Message(forward.query().upstreamQuery(778));
-    Message r = new Message(778);
-    r.getHeader().setFlag(Flags.QR);
-    r.addRecord(q.getQuestion(), Section.QUESTION);
-    r.addRecord(new ARecord(q.getQuestion().getName(), DClass.IN, 120, InetAddress.getByName("192.0.2.45")),
-        Section.ANSWER);
-    forward.replyTo().tell(new UpstreamClient.Answered(r.toWire(), "probe"));
+    forward.replyTo().tell(IngressWorkerSpec.answerTo(forward));
     // Well past the bound on the wait, well short of a shard's restart back-off.
     Message reply = new Message(client.expectMessageClass(Reply.class, IngressWorker.FILL_WAIT.plusSeconds(3)).wire());
     assertEquals(0, pending.get());
