@@ -32,6 +32,7 @@ import kamon.metric.Counter;
 import org.junit.AfterClass;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
+import org.xbill.DNS.DClass;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
