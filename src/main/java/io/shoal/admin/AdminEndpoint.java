@@ -30,7 +30,11 @@ public final class AdminEndpoint extends AllDirectives {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** What a flush did on this node. */
-  public record Flushed(int removedHere, boolean cluster) {}
+  /**
+   * What a flush did: answers removed here, whether the node is in a cluster, and there whether
+   * every node has the flush recorded (null outside a cluster).
+   */
+  public record Flushed(int removedHere, boolean cluster, Boolean recordedOnEveryNode) {}
 
   /** What a flush does on this node: flush locally, or publish to the whole cluster. */
   public interface Flusher {
@@ -97,6 +101,9 @@ public final class AdminEndpoint extends AllDirectives {
           .put("type", asked)
           .put("removed_here", flushed.removedHere())
           .put("cluster", flushed.cluster());
+      if (flushed.recordedOnEveryNode() != null) {
+        body.put("recorded_on_every_node", flushed.recordedOnEveryNode());
+      }
       return complete(StatusCodes.OK, HttpEntities.create(ContentTypes.APPLICATION_JSON, body + "\n"));
     });
   }

@@ -37,6 +37,16 @@ public interface AnswerCache extends AutoCloseable {
    */
   CompletionStage<Integer> flushName(String name, int qtype);
 
+  /**
+   * Removes as {@link #flushName}, but only answers stored before {@code storedBeforeMillis}, so
+   * a flush applied late (by a node that was away when it was issued) keeps what was fetched
+   * since. A backend that cannot tell removes them all: that costs a refetch, never a stale
+   * answer.
+   */
+  default CompletionStage<Integer> flushNameStoredBefore(String name, int qtype, long storedBeforeMillis) {
+    return flushName(name, qtype);
+  }
+
   /** Number of entries held, expired ones included until they are found. */
   long size();
 

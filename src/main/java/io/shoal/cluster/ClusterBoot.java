@@ -8,6 +8,8 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.config.ClusterSettings;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -31,10 +33,17 @@ public final class ClusterBoot {
     m.put("akka.cluster.split-brain-resolver.active-strategy", "keep-majority");
     m.put("akka.cluster.shutdown-after-unsuccessful-join-seed-nodes", "120s");
     m.put("akka.coordinated-shutdown.exit-jvm", "off");
+    // The node's own shutdown makes this system leave the cluster (ShoalServer's cluster-leave
+    // task); a JVM hook of its own would race with that.
+    m.put("akka.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
     m.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
+    // A flush written to every node reaches its caches within this (Akka's default is 500 ms).
+    m.put("akka.cluster.distributed-data.notify-subscribers-interval", "100ms");
     m.put("akka.management.http.hostname", c.managementHost());
     m.put("akka.management.http.port", c.managementPort());
-    m.put("akka.management.health-checks.readiness-checks.shoal-caches", CachesOpenCheck.class.getName());
+    // Readiness is "sockets bound, caches open, not stopping", not membership: see ReadinessCheck.
+    m.put("akka.management.health-checks.readiness-checks.cluster-membership", "");
+    m.put("akka.management.health-checks.readiness-checks.shoal", ReadinessCheck.class.getName());
     String boot = "akka.management.cluster.bootstrap.contact-point-discovery.";
     m.put(boot + "service-name", c.serviceName());
     m.put(boot + "required-contact-point-nr", c.requiredContactPoints());
@@ -57,6 +66,23 @@ public final class ClusterBoot {
       m.put("akka.discovery.kubernetes-api.pod-label-selector", c.podLabelSelector());
     }
     return ConfigFactory.parseMap(m);
+  }
+
+  /**
+   * Fails with a message an operator can act on when kubernetes-api discovery cannot work
+   * because the pod has no service account token (Akka's own error names the CA file instead).
+   */
+  public static void requireServiceAccount(Config akkaConfig) {
+    String k8s = "akka.discovery.kubernetes-api.";
+    for (String file : new String[] {"api-token-path", "api-ca-path"}) {
+      Path path = Path.of(akkaConfig.getString(k8s + file));
+      if (!Files.isReadable(path)) {
+        throw new IllegalStateException("shoal.cluster.discovery.method = kubernetes-api needs the pod's service"
+            + " account token and CA certificate, but " + path + " is missing: this pod has no service account"
+            + " token mounted (give the pod a serviceAccountName and do not set automountServiceAccountToken: false;"
+            + " see docs/kubernetes.md), or use discovery.method = config outside Kubernetes");
+      }
+    }
   }
 
   /** Starts Akka Management (health, bootstrap routes) and Cluster Bootstrap. */

@@ -17,7 +17,9 @@ public record ClusterSettings(
     List<InetSocketAddress> contactPoints,
     int requiredContactPoints,
     String podLabelSelector,
-    Duration ownerTimeout) {
+    Duration ownerTimeout,
+    Duration joinWait,
+    long nearCacheMaxEntries) {
 
   /** How a node finds the others. */
   public enum Discovery {

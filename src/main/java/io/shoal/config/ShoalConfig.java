@@ -36,6 +36,7 @@ public record ShoalConfig(
     String metricsHost,
     int metricsPort,
     Duration shutdownGrace,
+    Duration shutdownLameduck,
     ClusterSettings cluster,
     AdminSettings admin,
     TcpSettings tcp,
@@ -175,8 +176,9 @@ public record ShoalConfig(
     int metricsPort = (int) prom.integer("port", 0, 65535);
 
     Section shutdown = shoal.section("shutdown");
-    shutdown.allowOnly("grace");
+    shutdown.allowOnly("grace", "lameduck");
     Duration grace = shutdown.duration("grace", Duration.ZERO, Duration.ofMinutes(5));
+    Duration lameduck = shutdown.duration("lameduck", Duration.ZERO, Duration.ofMinutes(5));
 
     Section adminSection = shoal.section("admin");
     adminSection.allowOnly("enabled", "host", "port", "token_file");
@@ -189,7 +191,7 @@ public record ShoalConfig(
 
     return new ShoalConfig(
         udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
-        List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace,
+        List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies);
   }
 
@@ -203,7 +205,10 @@ public record ShoalConfig(
   }
 
   private static ClusterSettings cluster(Section c) {
-    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout");
+    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "join_wait",
+        "near_cache");
+    Section near = c.section("near_cache");
+    near.allowOnly("max_entries");
     Section remoting = c.section("remoting");
     remoting.allowOnly("host", "port");
     Section management = c.section("management");
@@ -238,7 +243,9 @@ public record ShoalConfig(
         List.copyOf(contactPoints),
         (int) d.integer("required_contact_points", 1, 100),
         d.string("pod_label_selector"),
-        c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)));
+        c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)),
+        c.duration("join_wait", Duration.ZERO, Duration.ofMinutes(10)),
+        near.integer("max_entries", 0, 1L << 31));
   }
 
   private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {

@@ -25,6 +25,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import org.slf4j.LoggerFactory;
@@ -60,7 +63,14 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
 
   private record OwnerDone(CacheKey key, Profile profile, PeerAnswer answer) implements Command {}
 
-  private record FillDone(CacheKey key, CachedAnswer answer) implements Command {}
+  /** A write-through fill ended: {@code failure} is null when the cache stored the answer. */
+  private record FillDone(CacheKey key, Profile profile, CachedAnswer answer, Throwable failure) implements Command {}
+
+  /**
+   * The longest a write-through reply waits for its fill. A commit takes milliseconds; a shard
+   * that is down and restarting with back-off takes seconds, and clients must not wait for that.
+   */
+  static final Duration FILL_WAIT = Duration.ofSeconds(1);
 
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(IngressWorker.class), 10);
 
@@ -136,18 +146,28 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       reply(r, filled.render(r.query(), now, r.protocol().sizeLimit(r.query())));
       return;
     }
+    ActorRef<PeerLookup> owner = owners.ownerOf(key);
+    CachedAnswer copy = owner == null ? null : owners.nearCopy(key, now);
+    if (copy != null) {
+      reply(r, copy.render(r.query(), now, r.protocol().sizeLimit(r.query())));
+      return;
+    }
     if (!await(key, r)) {
       return;
     }
-    ActorRef<PeerLookup> owner = owners.ownerOf(key);
     if (owner != null) {
-      getContext().ask(
-          PeerAnswer.class,
-          owner,
-          ownerTimeout,
-          replyTo -> new PeerLookup(r.query().packet(), replyTo),
-          (answer, failure) -> new OwnerDone(key, profile, answer));
-      return;
+      try {
+        getContext().ask(
+            PeerAnswer.class,
+            owner,
+            ownerTimeout,
+            replyTo -> new PeerLookup(r.query().packet(), replyTo),
+            (answer, failure) -> new OwnerDone(key, profile, answer));
+        return;
+      } catch (IllegalStateException e) {
+        // The owner's cluster system is shutting down (this node was downed): answer alone.
+        metrics.remoteLookup("timeout");
+      }
     }
     askUpstream(key, profile, r.query());
   }
@@ -205,8 +225,9 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     CachedAnswer copy = answer.decode();
     if (answer.cacheable && !copy.expiredAt(clock.getAsLong())) {
-      // Keep a local copy until its TTL ends, so repeat queries stay on this node.
-      done.profile().cache().fillBehind(done.key(), copy);
+      // A copy in the near cache, not in the profile's cache: that one holds what this node
+      // owns, and the cluster's capacity is the sum of the nodes' caches only if copies stay out.
+      owners.keepCopy(done.key(), copy);
     }
     answerAll(done.key(), copy, answer.cacheable);
     return this;
@@ -245,8 +266,11 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       }
       CachedAnswer answer = done.profile().ttlRules().cachedAnswer(scan, now, seconds);
       if (fillMode == FillMode.WRITE_THROUGH) {
-        getContext().pipeToSelf(done.profile().cache().fill(done.key(), answer),
-            (ok, failure) -> new FillDone(done.key(), answer));
+        // A copy, so the bound times out this wait only, never the cache's own fill.
+        CompletableFuture<Boolean> stored = done.profile().cache().fill(done.key(), answer).toCompletableFuture()
+            .copy().orTimeout(FILL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        getContext().pipeToSelf(stored, (ok, failure) -> new FillDone(done.key(), done.profile(), answer,
+            failure != null || Boolean.TRUE.equals(ok) ? failure : new IllegalStateException("not stored")));
       } else {
         done.profile().cache().fillBehind(done.key(), answer);
         answerAll(done.key(), answer, true);
@@ -260,6 +284,13 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   private Behavior<Command> onFillDone(FillDone done) {
+    if (done.failure() != null) {
+      // The answer still goes out (it is right); it is just not in the cache.
+      boolean late = done.failure() instanceof TimeoutException;
+      done.profile().cacheMetrics().fillFailed(late ? "timeout" : "failed");
+      failures.warn("write-through fill of " + done.key() + (late ? " not committed within " + FILL_WAIT.toMillis()
+          + " ms; answered anyway" : " failed; answered uncached"), done.failure());
+    }
     answerAll(done.key(), done.answer(), true);
     return this;
   }

@@ -14,6 +14,7 @@ public final class CacheMetrics {
   private final Counter misses;
   private final Timer fill;
   private final Timer eviction;
+  private final ConcurrentHashMap<String, Counter> fillFailures = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<Integer, Gauge> entries = new ConcurrentHashMap<>();
 
   public CacheMetrics(String cache, String backend) {
@@ -40,6 +41,18 @@ public final class CacheMetrics {
 
   public void fillNanos(long nanos) {
     fill.record(nanos);
+  }
+
+  /**
+   * Counts a write-through fill that was not stored ({@code failed}) or not committed in time
+   * ({@code timeout}); its answer went out anyway.
+   */
+  public void fillFailed(String reason) {
+    fillFailures
+        .computeIfAbsent(reason, r -> Kamon.counter("shoal.cache.fill.failures",
+            "Write-through fills not stored (failed) or not committed in time (timeout); answered anyway")
+            .withTags(tags.withTag("reason", r)))
+        .increment();
   }
 
   public void evictionNanos(long nanos) {

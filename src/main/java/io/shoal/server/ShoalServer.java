@@ -9,18 +9,15 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import akka.actor.typed.pubsub.Topic;
 import io.shoal.access.AccessControl;
 import io.shoal.admin.AdminEndpoint;
 import io.shoal.cache.AnswerCache;
-import io.shoal.cluster.CacheFlush;
-import io.shoal.cluster.ClusterBoot;
-import io.shoal.cluster.Membership;
+import io.shoal.cluster.ClusterNode;
 import io.shoal.cluster.NodeStatus;
 import io.shoal.cluster.OwnerDirectory;
-import io.shoal.cluster.OwnerEndpoint;
 import io.shoal.config.ClusterSettings;
 import io.shoal.cache.TtlRules;
+import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.CacheInUseException;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
@@ -61,10 +58,14 @@ import org.slf4j.LoggerFactory;
 /**
  * One running shoal node: the actor system with its workers and upstream clients, the caches,
  * and the UDP and TCP listeners, wired as in DESIGN.md, with an orderly shutdown through Akka's
- * CoordinatedShutdown (stop accepting, finish in-flight queries, close).
+ * CoordinatedShutdown (lameduck, stop accepting, finish in-flight queries, close). In cluster
+ * mode a {@link ClusterNode} holds the node's membership in an actor system of its own, so being
+ * downed never stops the DNS service.
  */
 public final class ShoalServer {
   private static final Logger log = LoggerFactory.getLogger(ShoalServer.class);
+  /** The cache label of the near cache (copies of answers other cluster nodes own). */
+  private static final String NEAR_CACHE = "near";
 
   private final ActorSystem<Void> system;
   private final UdpTransport udp;
@@ -73,10 +74,14 @@ public final class ShoalServer {
   private final String metricsEndpoint;
   private final InetSocketAddress adminAddress;
   private final OwnerDirectory owners;
+  private final NodeStatus status;
+  private final ClusterNode clusterNode;
 
   private ShoalServer(
       ActorSystem<Void> system, UdpTransport udp, TcpTransport tcp, Ingress ingress, String metricsEndpoint,
-      InetSocketAddress adminAddress, OwnerDirectory owners) {
+      InetSocketAddress adminAddress, OwnerDirectory owners, NodeStatus status, ClusterNode clusterNode) {
+    this.status = status;
+    this.clusterNode = clusterNode;
     this.adminAddress = adminAddress;
     this.owners = owners;
     this.system = system;
@@ -87,18 +92,13 @@ public final class ShoalServer {
   }
 
   /** What the guardian built: the ingress and everything that must be closed at the end. */
-  private record Wiring(
-      Ingress ingress, List<AnswerCache> caches, ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic,
-      OwnerDirectory owners) {}
+  private record Wiring(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners) {}
 
   /** Starts a node; throws {@link StartupException} with an operator-readable message. */
   public static ShoalServer start(Config raw, ShoalConfig config, LongSupplier clock) {
-    Duration grace = config.shutdownGrace();
     ClusterSettings cluster = config.cluster();
-    Config akkaConfig = ConfigFactory.parseMap(Map.of(
-            "akka.coordinated-shutdown.phases.service-requests-done.timeout", (grace.toMillis() + 1000) + "ms"))
+    Config akkaConfig = shutdownPhases(config)
         .withFallback(UdpTransport.readerDispatcher(config.udpSockets()))
-        .withFallback(cluster.enabled() ? ClusterBoot.akkaConfig(cluster) : ConfigFactory.empty())
         .withFallback(raw);
     String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
@@ -133,34 +133,43 @@ public final class ShoalServer {
         "shoal",
         akkaConfig);
     Wiring wiring = null;
+    ClusterNode clusterNode = null;
+    NodeStatus status = new NodeStatus();
     String step = "start";
     try {
       wiring = wired.get(30, TimeUnit.SECONDS);
+      status.cachesOpen(true);
       step = "listen on TCP " + config.tcpListen();
       TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), config.tcp(), wiring.ingress(), metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
       udp.serve(system, wiring.ingress());
+      status.socketsBound(true);
+      if (cluster.enabled()) {
+        step = "start the cluster (management " + cluster.managementHost() + ":" + cluster.managementPort()
+            + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
+        Ingress ingress = wiring.ingress();
+        clusterNode = ClusterNode.start(raw, cluster,
+            new ClusterNode.Services(ingress::resolveForPeer, wiring.caches(), wiring.owners(), status, node,
+                longestMaxTtl(config)));
+      }
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
         step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();
-        admin = startAdmin(system, config, wiring);
-      }
-      NodeStatus.get(system).cachesOpen(true);
-      if (cluster.enabled()) {
-        step = "start cluster management on " + cluster.managementHost() + ":" + cluster.managementPort();
-        ClusterBoot.start(system);
+        admin = startAdmin(system, config, wiring, clusterNode);
       }
       step = "serve metrics on " + config.metricsHost() + ":" + config.metricsPort();
       PrometheusEndpoint.serve();
-      ShoalServer server = new ShoalServer(system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners());
-      server.registerShutdown(grace, wiring.caches(), upstreamSockets);
-      log.info("shoal answering on udp {} ({} sockets) and tcp {}; {}",
-          udp.localAddress(), udp.socketCount(), tcp.localAddress(),
-          config.metricsEnabled() ? "metrics at http://" + metricsEndpoint + "/metrics" : "metrics off");
+      ShoalServer server = new ShoalServer(
+          system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners(), status, clusterNode);
+      server.registerShutdown(config, wiring.caches(), upstreamSockets);
+      logStarted(udp, tcp.localAddress(), config.metricsEnabled() ? metricsEndpoint : null);
       return server;
     } catch (Exception e) {
       udp.stopReading();
       udp.close();
+      if (clusterNode != null) {
+        clusterNode.leave();
+      }
       if (wiring != null) {
         // Release the caches' directories (LMDB cache locks) before the system goes.
         for (AnswerCache c : wiring.caches()) {
@@ -175,6 +184,32 @@ public final class ShoalServer {
       }
       throw new StartupException("cannot " + step + ": " + cause.getMessage());
     }
+  }
+
+  /**
+   * Timeouts of the shutdown phases that wait on purpose: the lameduck, the in-flight queries,
+   * and leaving the cluster (Akka's default of 5 s per phase would cut the first two short).
+   */
+  private static Config shutdownPhases(ShoalConfig config) {
+    String phases = "akka.coordinated-shutdown.phases.";
+    return ConfigFactory.parseMap(Map.of(
+        phases + "before-service-unbind.timeout", (config.shutdownLameduck().toMillis() + 1000) + "ms",
+        phases + "service-requests-done.timeout", (config.shutdownGrace().toMillis() + 1000) + "ms",
+        phases + "cluster-leave.timeout", "20s"));
+  }
+
+  /** How long a flush must be remembered: no answer outlives the longest max_ttl. */
+  private static Duration longestMaxTtl(ShoalConfig config) {
+    Duration longest = Duration.ZERO;
+    for (CacheSettings c : config.caches().values()) {
+      longest = c.maxTtl().compareTo(longest) > 0 ? c.maxTtl() : longest;
+    }
+    return longest;
+  }
+
+  private static void logStarted(UdpTransport udp, InetSocketAddress tcp, String metricsEndpoint) {
+    log.info("shoal answering on udp {} ({} sockets) and tcp {}; {}", udp.localAddress(), udp.socketCount(), tcp,
+        metricsEndpoint == null ? "metrics off" : "metrics at http://" + metricsEndpoint + "/metrics");
   }
 
   private static Wiring wire(
@@ -209,6 +244,15 @@ public final class ShoalServer {
       longest = g.deadline().compareTo(longest) > 0 ? g.deadline() : longest;
     }
     OwnerDirectory owners = new OwnerDirectory();
+    List<AnswerCache> cacheList = new ArrayList<>(caches.values());
+    long nearEntries = config.cluster().nearCacheMaxEntries();
+    if (config.cluster().enabled() && nearEntries > 0) {
+      CacheMetrics nearMetrics = new CacheMetrics(NEAR_CACHE, "memory", node);
+      MemoryAnswerCache near = new MemoryAnswerCache(NEAR_CACHE, nearEntries, WhenFull.EVICT_ONE, nearMetrics);
+      // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
+      cacheList.add(near);
+      owners = new OwnerDirectory(near, nearMetrics);
+    }
     Duration ownerTimeout = config.cluster().ownerTimeout();
     for (int i = 0; i < config.workers(); i++) {
       pending[i] = new AtomicInteger();
@@ -219,29 +263,24 @@ public final class ShoalServer {
     }
     Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
         longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies());
-    List<AnswerCache> cacheList = List.copyOf(caches.values());
-    ActorRef<Topic.Command<CacheFlush.Flush>> flushTopic = ctx.spawn(CacheFlush.topic(), "cache-flush-topic");
-    ctx.spawn(CacheFlush.subscriber(flushTopic, cacheList), "cache-flush");
-    if (config.cluster().enabled()) {
-      ctx.spawn(OwnerEndpoint.create(ingress::resolveForPeer), "owner");
-      ctx.spawn(Membership.create(owners, node), "membership");
-    }
-    return new Wiring(ingress, cacheList, flushTopic, owners);
+    return new Wiring(ingress, List.copyOf(cacheList), owners);
   }
 
-  /** Flushes here at once (to report a count), and publishes to every other node in cluster mode. */
-  private static InetSocketAddress startAdmin(ActorSystem<Void> system, ShoalConfig config, Wiring wiring)
-      throws Exception {
-    boolean clustered = config.cluster().enabled();
+  /**
+   * Flushes here at once (to report a count) and, in cluster mode, adds the flush to the
+   * cluster's record, which every node applies (now, or when it is back if it is away).
+   */
+  private static InetSocketAddress startAdmin(
+      ActorSystem<Void> system, ShoalConfig config, Wiring wiring, ClusterNode clusterNode) throws Exception {
     return AdminEndpoint.start(system, config.admin(), (name, qtype) -> {
       CompletableFuture<Integer> removed = CompletableFuture.completedFuture(0);
       for (AnswerCache c : wiring.caches()) {
         removed = removed.thenCombine(c.flushName(name, qtype), Integer::sum);
       }
-      if (clustered) {
-        wiring.flushTopic().tell(Topic.publish(new CacheFlush.Flush(name, qtype)));
-      }
-      return removed.thenApply(n -> new AdminEndpoint.Flushed(n, clustered));
+      CompletionStage<Boolean> everyNode = clusterNode == null
+          ? CompletableFuture.completedFuture(null)
+          : clusterNode.recordFlush(name, qtype);
+      return removed.thenCombine(everyNode, (n, all) -> new AdminEndpoint.Flushed(n, clusterNode != null, all));
     }).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
@@ -262,21 +301,41 @@ public final class ShoalServer {
     };
   }
 
-  private void registerShutdown(Duration grace, List<AnswerCache> caches, UpstreamSelector upstreamSockets) {
+  /**
+   * SIGTERM's order: the lameduck (readiness fails, DNS still answered), stop reading, finish
+   * what is in flight, close the listeners, leave the cluster, close the caches.
+   */
+  private void registerShutdown(ShoalConfig config, List<AnswerCache> caches, UpstreamSelector upstreamSockets) {
     CoordinatedShutdown cs = CoordinatedShutdown.get(system);
+    cs.addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(), "lameduck", () -> lameduck(config.shutdownLameduck()));
     cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "stop-accepting", () ->
         udp.stopReading().thenCombine(tcp.unbind(), (a, b) -> Done.getInstance()));
-    cs.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "finish-in-flight", () -> drained(grace));
+    cs.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "finish-in-flight", () -> drained(config.shutdownGrace()));
     cs.addTask(CoordinatedShutdown.PhaseServiceStop(), "close-listeners", () -> {
       upstreamSockets.close();
       return udp.close();
     });
+    if (clusterNode != null) {
+      cs.addTask(CoordinatedShutdown.PhaseClusterLeave(), "leave-cluster", clusterNode::leave);
+    }
     cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-caches", () -> {
       for (AnswerCache c : caches) {
         c.close();
       }
       return CompletableFuture.completedFuture(Done.getInstance());
     });
+  }
+
+  /** Fails readiness at once, then keeps answering for {@code lameduck} before the unbind. */
+  private CompletionStage<Done> lameduck(Duration lameduck) {
+    status.lameduck(true);
+    if (lameduck.isZero()) {
+      return CompletableFuture.completedFuture(Done.getInstance());
+    }
+    log.info("stopping: readiness fails now; still answering DNS for the lameduck of {} ms", lameduck.toMillis());
+    CompletableFuture<Done> over = new CompletableFuture<>();
+    system.scheduler().scheduleOnce(lameduck, () -> over.complete(Done.getInstance()), system.executionContext());
+    return over;
   }
 
   private CompletionStage<Done> drained(Duration grace) {
@@ -314,6 +373,16 @@ public final class ShoalServer {
   /** The admin HTTP endpoint's bound address, or null when it is disabled. */
   public InetSocketAddress adminAddress() {
     return adminAddress;
+  }
+
+  /** Whether the node takes traffic: what /ready reports in cluster mode. */
+  public boolean ready() {
+    return status.ready();
+  }
+
+  /** The actor system of the node's cluster membership now (null when cluster mode is off). */
+  public ActorSystem<Void> clusterSystem() {
+    return clusterNode == null ? null : clusterNode.system();
   }
 
   /** The node's actor system; tests reach a node's actors by path through it. */

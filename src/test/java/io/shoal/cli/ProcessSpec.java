@@ -4,6 +4,7 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 import io.shoal.testing.DnsClient;
+import io.shoal.testing.ShoalProcess;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
 import java.io.IOException;
@@ -28,23 +29,6 @@ import org.xbill.DNS.Type;
 /** shoal as an operator runs it: a separate JVM, exit codes, messages, signals. */
 public class ProcessSpec extends JUnitSuite {
 
-  private static Process launch(Path log, String... args) throws IOException {
-    List<String> cmd = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "-Xmx256m", "-Dshoal.admin.port=0", "-cp", System.getProperty("java.class.path"), "io.shoal.Main"));
-    cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-  }
-
-  private static int exit(Process p, int seconds) throws InterruptedException {
-    if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError("shoal did not exit within " + seconds + " s");
-    }
-    return p.exitValue();
-  }
-
   @Test
   public void badConfigurationNamesTheKeyAndExitsTwoBeforeBinding() throws Exception {
     int port = TestNode.freePort();
@@ -54,10 +38,9 @@ public class ProcessSpec extends JUnitSuite {
         "shoal.listen.tcp = \"127.0.0.1:" + port + "\"",
         "shoal.upstreams.default.servers = [\"127.0.0.1:9\"]",
         "shoal.caches.answers.when_full = lru"));
-    Path log = Files.createTempFile("shoal", ".log");
-    Process p = launch(log, "serve", "--config", conf.toString());
-    assertEquals(2, exit(p, 60));
-    String out = Files.readString(log, StandardCharsets.UTF_8);
+    ShoalProcess p = ShoalProcess.launch("serve", "--config", conf.toString());
+    assertEquals(2, p.exit(60));
+    String out = p.output();
     assertTrue(out, out.contains("shoal.caches.answers.when_full"));
     assertTrue(out, out.contains("allowed values: evict_one, sample"));
     assertTrue(out, !out.contains("answering on"));
@@ -65,19 +48,20 @@ public class ProcessSpec extends JUnitSuite {
 
   @Test
   public void missingConfigFileAndUnknownOptionExitTwo() throws Exception {
-    Path log = Files.createTempFile("shoal", ".log");
-    assertEquals(2, exit(launch(log, "serve", "--config", "/nonexistent/shoal.conf"), 60));
-    assertTrue(Files.readString(log).contains("no such file"));
-    assertEquals(2, exit(launch(log, "serve", "--bogus"), 60));
-    assertTrue(Files.readString(log).contains("Unknown option"));
+    ShoalProcess missing = ShoalProcess.launch("serve", "--config", "/nonexistent/shoal.conf");
+    assertEquals(2, missing.exit(60));
+    assertTrue(missing.output().contains("no such file"));
+    ShoalProcess bogus = ShoalProcess.launch("serve", "--bogus");
+    assertEquals(2, bogus.exit(60));
+    assertTrue(bogus.output().contains("Unknown option"));
   }
 
   @Test
   public void everyCommandHasHelp() throws Exception {
     for (String[] args : new String[][] {{"--help"}, {"serve", "--help"}, {"config", "--help"}}) {
-      Path log = Files.createTempFile("shoal", ".log");
-      assertEquals(0, exit(launch(log, args), 60));
-      String out = Files.readString(log);
+      ShoalProcess p = ShoalProcess.launch(args);
+      assertEquals(0, p.exit(60));
+      String out = p.output();
       assertTrue(out, out.contains("Usage: shoal"));
       assertTrue(out, out.contains("--help"));
     }
@@ -86,14 +70,13 @@ public class ProcessSpec extends JUnitSuite {
   @Test
   public void lmdbMapsLargerThanTheAddressSpaceExitTwoNamingTheKeys() throws Exception {
     Path data = Files.createTempDirectory("shoal-maps").resolve("answers");
-    Path log = Files.createTempFile("shoal", ".log");
     // 256 x 1 TiB: more than the 128 TiB a 64-bit Linux process can map at all.
-    Process p = launch(log, "serve", "-Dshoal.listen.udp=127.0.0.1:0", "-Dshoal.listen.tcp=127.0.0.1:0",
+    ShoalProcess p = ShoalProcess.launch("serve", "-Dshoal.listen.udp=127.0.0.1:0", "-Dshoal.listen.tcp=127.0.0.1:0",
         "-Dshoal.upstreams.default.servers.0=127.0.0.1:9", "-Dshoal.metrics.enabled=off",
         "-Dshoal.caches.answers.backend=lmdb", "-Dshoal.caches.answers.lmdb.path=" + data,
         "-Dshoal.caches.answers.lmdb.map_size=1TiB", "-Dshoal.caches.answers.lmdb.shard_count=256");
-    assertEquals(2, exit(p, 60));
-    String out = Files.readString(log);
+    assertEquals(2, p.exit(60));
+    String out = p.output();
     assertTrue(out, out.contains("shoal.caches.answers.lmdb.map_size") && out.contains("shoal.caches.answers.lmdb.shard_count"));
     assertTrue(out, !out.contains("answering on"));
     assertTrue("no shard was opened", !Files.exists(data));
@@ -103,11 +86,10 @@ public class ProcessSpec extends JUnitSuite {
   public void portInUseExitsOneWithTheAddress() throws Exception {
     try (DatagramSocket taken = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
       String addr = "127.0.0.1:" + taken.getLocalPort();
-      Path log = Files.createTempFile("shoal", ".log");
-      Process p = launch(log, "serve", "-Dshoal.listen.udp=" + addr, "-Dshoal.listen.tcp=127.0.0.1:0",
+      ShoalProcess p = ShoalProcess.launch("serve", "-Dshoal.listen.udp=" + addr, "-Dshoal.listen.tcp=127.0.0.1:0",
           "-Dshoal.upstreams.default.servers.0=127.0.0.1:9", "-Dshoal.metrics.enabled=off");
-      assertEquals(1, exit(p, 60));
-      String out = Files.readString(log);
+      assertEquals(1, p.exit(60));
+      String out = p.output();
       assertTrue(out, out.contains("cannot listen on UDP") && out.contains(String.valueOf(taken.getLocalPort())));
     }
   }
@@ -138,7 +120,7 @@ public class ProcessSpec extends JUnitSuite {
         assertTrue(metrics, metrics.contains("shoal_cache_misses_total"));
       } finally {
         p.destroy();
-        assertEquals(0, exit(p, 30));
+        assertEquals(0, ShoalProcess.exit(p, 30));
       }
     }
   }
@@ -155,13 +137,13 @@ public class ProcessSpec extends JUnitSuite {
   public void metricsAnswerOnlyOnceTheDnsSocketsServe() throws Exception {
     int port = TestNode.freePort();
     int metricsPort = TestNode.freePort();
-    Path log = Files.createTempFile("shoal", ".log");
-    Process p = launch(log, "serve", "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
-        "-Dshoal.upstreams.default.servers.0=127.0.0.1:9", "-Dshoal.metrics.prometheus.port=" + metricsPort);
+    ShoalProcess p = ShoalProcess.launch("serve", "-Dshoal.listen.udp=127.0.0.1:" + port,
+        "-Dshoal.listen.tcp=127.0.0.1:" + port, "-Dshoal.upstreams.default.servers.0=127.0.0.1:9",
+        "-Dshoal.metrics.prometheus.port=" + metricsPort);
     try {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       boolean metricsUp = false;
-      while (!metricsUp && p.isAlive() && System.nanoTime() < deadline) {
+      while (!metricsUp && p.process.isAlive() && System.nanoTime() < deadline) {
         try (java.net.Socket s = new java.net.Socket()) {
           s.connect(new InetSocketAddress("127.0.0.1", metricsPort), 200);
           metricsUp = true;
@@ -169,7 +151,7 @@ public class ProcessSpec extends JUnitSuite {
           Thread.sleep(10);
         }
       }
-      assertTrue(Files.readString(log), metricsUp);
+      assertTrue(p.output(), metricsUp);
       // The node says it is up: a query sent now must be answered (here with REFUSED for a zone
       // transfer, which needs no upstream), not lost to a socket that is not served yet.
       Message axfr = DnsClient.query(7, "example.test.", Type.AXFR, null);
@@ -177,8 +159,8 @@ public class ProcessSpec extends JUnitSuite {
       assertTrue("a query sent as soon as /metrics answers is answered", reply != null);
       assertEquals(7, new Message(reply).getHeader().getID());
     } finally {
-      p.destroy();
-      assertEquals(0, exit(p, 30));
+      p.process.destroy();
+      assertEquals(0, p.exit(30));
     }
   }
 
@@ -188,13 +170,16 @@ public class ProcessSpec extends JUnitSuite {
       auth.add(new ARecord(TestAuthServer.name("slow.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.5")));
       auth.delay(1500);
       int port = TestNode.freePort();
-      Path log = Files.createTempFile("shoal", ".log");
-      Process p = launch(log, "serve",
+      ShoalProcess shoal = ShoalProcess.launch("serve",
           "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
           "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(),
-          "-Dshoal.metrics.prometheus.port=" + TestNode.freePort());
+          "-Dshoal.metrics.enabled=off");
+      Process p = shoal.process;
+      Path log = shoal.log;
       InetSocketAddress server = new InetSocketAddress("127.0.0.1", port);
       awaitLog(p, log, "answering on");
+      assertTrue("no metrics endpoint is claimed when metrics are off: " + shoal.output(),
+          shoal.output().contains("metrics off") && !shoal.output().contains("metrics at"));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 
       CompletableFuture<byte[]> inFlight = CompletableFuture.supplyAsync(() -> {
@@ -211,7 +196,7 @@ public class ProcessSpec extends JUnitSuite {
       byte[] reply = inFlight.get(20, TimeUnit.SECONDS);
       assertTrue("the query in flight at SIGTERM is answered", reply != null);
       assertEquals(Rcode.NOERROR, new Message(reply).getRcode());
-      assertEquals(Files.readString(log), 0, exit(p, 30));
+      assertEquals(Files.readString(log), 0, ShoalProcess.exit(p, 30));
     }
   }
 }

@@ -30,6 +30,7 @@ import org.xbill.DNS.Type;
  */
 public class ClusterSpec extends JUnitSuite {
   private static final int NODES = 3;
+  private static final int NEAR_ENTRIES = 8;
   private static TestAuthServer auth;
   private static final List<TestNode> nodes = new ArrayList<>();
   private static final List<String> labels = new ArrayList<>();
@@ -39,6 +40,8 @@ public class ClusterSpec extends JUnitSuite {
     auth = new TestAuthServer();
     for (int i = 0; i < 60; i++) {
       auth.add(new ARecord(TestAuthServer.name("c" + i + ".example.test."), DClass.IN, 300,
+          InetAddress.getByName("192.0.2." + (i + 1))));
+      auth.add(new ARecord(TestAuthServer.name("k" + i + ".cap.example.test."), DClass.IN, 300,
           InetAddress.getByName("192.0.2." + (i + 1))));
     }
     int[] management = new int[NODES];
@@ -62,7 +65,10 @@ public class ClusterSpec extends JUnitSuite {
           "shoal.upstreams.default.timeout = 2s",
           "shoal.cluster.owner_timeout = 1s",
           "shoal.caches.clustered = ${shoal.caches.answers}",
-          "shoal.profiles.default.cache = clustered")));
+          "shoal.profiles.default.cache = clustered",
+          "shoal.caches.capacity = ${shoal.caches.answers}",
+          "shoal.profiles.capacity { match = [\"cap.example.test.\"], cache = capacity, upstreams = default }",
+          "shoal.cluster.near_cache.max_entries = " + NEAR_ENTRIES)));
     }
     long deadline = System.nanoTime() + 90_000_000_000L;
     while (System.nanoTime() < deadline && !nodes.stream().allMatch(n -> n.server.ownerRingSize() == NODES)) {
@@ -182,6 +188,24 @@ public class ClusterSpec extends JUnitSuite {
     assertEquals("the ring dropped the node that left", NODES - 1, nodes.get(0).server.ownerRingSize());
     for (int k = 0; k < 20; k++) {
       assertEquals(Rcode.NOERROR, ask(nodes.get(k % 2), 7000 + k, "c" + (40 + k) + ".example.test.").getRcode());
+    }
+  }
+
+  @Test
+  public void eachAnswerIsHeldOnceInTheClusterAndCopiesOnlyInTheNearCache() throws Exception {
+    int names = 30;
+    // Through nodes 0 and 1 only: another test may have stopped node 2.
+    for (int i = 0; i < names; i++) {
+      for (int k = 0; k < 2; k++) {
+        assertEquals(Rcode.NOERROR, ask(nodes.get(k), 8000 + 10 * i + k, "k" + i + ".cap.example.test.").getRcode());
+      }
+    }
+    Metrics metrics = nodes.get(0).metrics();
+    double held = metrics.await(v -> v == names, "shoal_cache_entries", "cache=\"capacity\"");
+    assertEquals("each answer in the cache of its owner only, not one per node", names, held, 0.0);
+    for (int k = 0; k < 2; k++) {
+      double near = metrics.value("shoal_cache_entries", "cache=\"near\"", "node=\"" + labels.get(k) + "\"");
+      assertTrue(labels.get(k) + " keeps copies within its near cache: " + near, near > 0 && near <= NEAR_ENTRIES);
     }
   }
 }

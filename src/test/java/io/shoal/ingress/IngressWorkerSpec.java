@@ -41,10 +41,24 @@ public class IngressWorkerSpec extends JUnitSuite {
   private static final InetSocketAddress CLIENT = new InetSocketAddress("127.0.0.1", 40000);
 
   /** A question the worker forwarded, and the stage the test completes as the upstream. */
-  private record Forward(DnsQuery query, CompletableFuture<Upstream.Outcome> outcome) {}
+  record Forward(DnsQuery query, CompletableFuture<Upstream.Outcome> outcome) {}
 
   /** A reply the worker sent through the client's socket. */
-  private record Reply(byte[] wire, InetSocketAddress client) {}
+  record Reply(byte[] wire, InetSocketAddress client) {}
+
+  /** An upstream group that hands each forwarded question to {@code probe} to answer. */
+  static Upstream forwardingTo(TestProbe<Forward> probe) {
+    return query -> {
+      CompletableFuture<Upstream.Outcome> outcome = new CompletableFuture<>();
+      probe.getRef().tell(new Forward(query, outcome));
+      return outcome;
+    };
+  }
+
+  /** A client socket whose replies arrive at {@code probe}. */
+  static ReplyPath socketTo(TestProbe<Reply> probe) {
+    return (wire, to) -> probe.getRef().tell(new Reply(wire, to));
+  }
 
   private TestProbe<Forward> upstream;
   private TestProbe<Reply> client;
@@ -64,13 +78,7 @@ public class IngressWorkerSpec extends JUnitSuite {
     client = testKit.createTestProbe();
     CacheMetrics metrics = new CacheMetrics("worker-spec", "memory");
     cache = new MemoryAnswerCache("worker-spec", 100, WhenFull.EVICT_ONE, metrics);
-    TestProbe<Forward> forwards = upstream;
-    Upstream group = query -> {
-      CompletableFuture<Upstream.Outcome> outcome = new CompletableFuture<>();
-      forwards.getRef().tell(new Forward(query, outcome));
-      return outcome;
-    };
-    Profile profile = new Profile("default", cache, metrics, new TtlRules(0, 86400, 900, 5), group);
+    Profile profile = new Profile("default", cache, metrics, new TtlRules(0, 86400, 900, 5), forwardingTo(upstream));
     clock = new AtomicLong(1_700_000_000_000L);
     pending = new AtomicInteger();
     worker = testKit.spawn(IngressWorker.create(new ProfileTable(Map.of(".", profile)), FillMode.WRITE_BEHIND,
@@ -80,12 +88,11 @@ public class IngressWorkerSpec extends JUnitSuite {
   private IngressWorker.Resolve resolve(int id, String name) throws Exception {
     pending.incrementAndGet();
     DnsQuery q = DnsQuery.parse(DnsClient.query(id, name, Type.A, null).toWire());
-    TestProbe<Reply> socket = client;
-    return new IngressWorker.Resolve(q, CLIENT, Protocol.UDP, (wire, to) -> socket.getRef().tell(new Reply(wire, to)));
+    return new IngressWorker.Resolve(q, CLIENT, Protocol.UDP, socketTo(client));
   }
 
   /** What the upstream would answer to {@code forward}: one A record, TTL 120. */
-  private static Upstream.Answered answerTo(Forward forward) throws Exception {
+  static Upstream.Answered answerTo(Forward forward) throws Exception {
     Message q = new Message(forward.query().upstreamQuery(777));
     Message r = new Message(777);
     r.getHeader().setFlag(Flags.QR);

@@ -38,8 +38,12 @@ import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
-import io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
@@ -94,7 +98,8 @@ class K8sManifestsTest {
       "apps/v1/StatefulSet", StatefulSet.class,
       "rbac.authorization.k8s.io/v1/Role", Role.class,
       "rbac.authorization.k8s.io/v1/RoleBinding", RoleBinding.class,
-      "policy/v1/PodDisruptionBudget", PodDisruptionBudget.class);
+      "policy/v1/PodDisruptionBudget", PodDisruptionBudget.class,
+      "networking.k8s.io/v1/NetworkPolicy", NetworkPolicy.class);
 
   private static final ObjectMapper STRICT = strictMapper();
 
@@ -136,7 +141,7 @@ class K8sManifestsTest {
       assertTrue(extra.isEmpty(), "fields the Kubernetes model does not know: " + extra);
     }
     assertEquals(
-        new TreeSet<>(Set.of("ConfigMap", "PodDisruptionBudget", "Role", "RoleBinding", "Service",
+        new TreeSet<>(Set.of("ConfigMap", "NetworkPolicy", "PodDisruptionBudget", "Role", "RoleBinding", "Service",
             "ServiceAccount", "StatefulSet")),
         kinds);
     assertEquals(2, all(Service.class).size(), "the DNS Service and the headless Service");
@@ -316,11 +321,136 @@ class K8sManifestsTest {
       assertEquals(selector, s.getSpec().getSelector(), "selector of Service " + s.getMetadata().getName());
     }
     assertEquals(selector, matchLabelsOnly(only(PodDisruptionBudget.class).getSpec().getSelector()));
-    List<WeightedPodAffinityTerm> spread = pod.getAffinity().getPodAntiAffinity()
-        .getPreferredDuringSchedulingIgnoredDuringExecution();
-    assertEquals(1, spread.size());
-    assertEquals("kubernetes.io/hostname", spread.get(0).getPodAffinityTerm().getTopologyKey());
-    assertEquals(selector, matchLabelsOnly(spread.get(0).getPodAffinityTerm().getLabelSelector()));
+    assertEquals(selector, matchLabelsOnly(only(NetworkPolicy.class).getSpec().getPodSelector()));
+  }
+
+  @Test
+  void podsSpreadOverZonesThenMachinesWithoutRefusingToSchedule() {
+    Map<String, String> selector = parseSelector(shoalConf.getString("shoal.cluster.discovery.pod_label_selector"));
+    List<String> keys = new ArrayList<>();
+    for (TopologySpreadConstraint c : pod.getTopologySpreadConstraints()) {
+      keys.add(c.getTopologyKey());
+      assertEquals(1, c.getMaxSkew(), c.getTopologyKey());
+      assertEquals("ScheduleAnyway", c.getWhenUnsatisfiable(), "a small or single-zone cluster still runs every replica");
+      assertEquals(selector, matchLabelsOnly(c.getLabelSelector()), c.getTopologyKey());
+    }
+    assertEquals(List.of("topology.kubernetes.io/zone", "kubernetes.io/hostname"), keys);
+  }
+
+  @Test
+  void cpuIsRequestedButNeverLimited() {
+    assertNotNull(container.getResources().getRequests().get("cpu"), "a CPU request, for scheduling");
+    assertNull(container.getResources().getLimits().get("cpu"), "a CPU limit throttles a DNS server into latency spikes");
+    assertEquals(container.getResources().getRequests().get("memory"), container.getResources().getLimits().get("memory"));
+  }
+
+  @Test
+  void networkPolicyAdmitsRemotingAndManagementOnlyFromShoalPodsAndDnsFromTheCluster() {
+    NetworkPolicy policy = only(NetworkPolicy.class);
+    assertEquals(List.of("Ingress"), policy.getSpec().getPolicyTypes());
+    Map<String, String> shoalPods = matchLabelsOnly(policy.getSpec().getPodSelector());
+    Map<String, List<NetworkPolicyPeer>> fromByPort = new LinkedHashMap<>();
+    for (NetworkPolicyIngressRule rule : policy.getSpec().getIngress()) {
+      assertFalse(rule.getFrom().isEmpty(), "every rule names its sources (an empty from admits the world)");
+      for (NetworkPolicyPort port : rule.getPorts()) {
+        fromByPort.computeIfAbsent(port.getPort().getIntVal() + "/" + port.getProtocol(), k -> new ArrayList<>())
+            .addAll(rule.getFrom());
+      }
+    }
+    for (String internal : List.of(containerPort("TCP", shoalConf.getInt("shoal.cluster.remoting.port")).getContainerPort()
+        + "/TCP", shoalConf.getInt("shoal.cluster.management.port") + "/TCP")) {
+      List<NetworkPolicyPeer> from = fromByPort.get(internal);
+      assertNotNull(from, internal + " is admitted from the other shoal pods");
+      for (NetworkPolicyPeer peer : from) {
+        assertNull(peer.getNamespaceSelector(), internal + ": only this namespace");
+        assertNull(peer.getIpBlock(), internal + ": no address ranges");
+        assertEquals(shoalPods, matchLabelsOnly(peer.getPodSelector()), internal + ": only shoal pods");
+      }
+    }
+    for (String dns : List.of("5353/UDP", "5353/TCP")) {
+      List<NetworkPolicyPeer> from = fromByPort.get(dns);
+      assertNotNull(from, dns + " is admitted");
+      assertTrue(from.stream().anyMatch(p -> p.getNamespaceSelector() != null && p.getPodSelector() == null
+              && (p.getNamespaceSelector().getMatchLabels() == null || p.getNamespaceSelector().getMatchLabels().isEmpty())
+              && (p.getNamespaceSelector().getMatchExpressions() == null
+                  || p.getNamespaceSelector().getMatchExpressions().isEmpty())),
+          dns + " from every pod of the cluster");
+    }
+    Set<String> covered = new TreeSet<>(fromByPort.keySet());
+    Set<String> exposed = container.getPorts().stream()
+        .map(p -> p.getContainerPort() + "/" + p.getProtocol())
+        .collect(Collectors.toCollection(TreeSet::new));
+    assertEquals(exposed, covered, "every container port has a rule, and no rule opens another port");
+  }
+
+  @Test
+  void remotingIsPlainTcpUnlessTheTlsOptionSetsItsVariables() {
+    assertEquals("tcp", shoalConf.getString("akka.remote.artery.transport"));
+  }
+
+  @Test
+  void imageIsWhatTheLocalBuildNamesAndIsPulledOnlyWhenAbsent() throws Exception {
+    Document pom = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(Path.of("pom.xml").toFile());
+    String version = texts(pom, "/project/version").get(0);
+    assertEquals(pomProperty("jib.to.image").replace("${project.version}", version), container.getImage(),
+        "the image jib:buildTar / jib:dockerBuild names by default");
+    assertEquals("IfNotPresent", container.getImagePullPolicy());
+    assertTrue(pomProperty("jib.from.image").matches("[a-z0-9./-]+:[0-9a-z.-]+@sha256:[0-9a-f]{64}"),
+        "the base image is pinned by digest: " + pomProperty("jib.from.image"));
+    assertEquals(List.of("${jib.from.image}"),
+        texts(pom, "/project/build/plugins/plugin[artifactId='jib-maven-plugin']/configuration/from/image"));
+  }
+
+  @Test
+  void theOptionsRenderWithKustomize(@TempDir Path overlay) throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(onPath("kubectl"), "kubectl renders kustomizations");
+    // kustomize takes relative paths only.
+    Path k8s = overlay.toAbsolutePath().relativize(K8S.toAbsolutePath());
+    Files.writeString(overlay.resolve("kustomization.yaml"), String.join("\n",
+        "apiVersion: kustomize.config.k8s.io/v1beta1",
+        "kind: Kustomization",
+        "resources: [\"" + k8s + "\"]",
+        "components:",
+        "  - " + k8s.resolve("options/critical-priority"),
+        "  - " + k8s.resolve("options/fixed-cluster-ip"),
+        "  - " + k8s.resolve("options/artery-tls"), ""));
+    Process p = new ProcessBuilder("kubectl", "kustomize", overlay.toString()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "kubectl kustomize finished");
+    assertEquals(0, p.exitValue(), out);
+    List<HasMetadata> rendered = parse("kubectl kustomize", out);
+    StatefulSet sts = rendered.stream().filter(StatefulSet.class::isInstance).map(StatefulSet.class::cast)
+        .findFirst().orElseThrow();
+    PodSpec spec = sts.getSpec().getTemplate().getSpec();
+    assertEquals("system-cluster-critical", spec.getPriorityClassName());
+    Service dns = rendered.stream().filter(Service.class::isInstance).map(Service.class::cast)
+        .filter(s -> s.getMetadata().getName().equals("shoal-dns")).findFirst().orElseThrow();
+    assertTrue(dns.getSpec().getClusterIP().matches("\\d+\\.\\d+\\.\\d+\\.\\d+"), dns.getSpec().getClusterIP());
+
+    Volume tls = spec.getVolumes().stream().filter(v -> v.getSecret() != null).findFirst().orElseThrow();
+    assertEquals("shoal-artery-tls", tls.getSecret().getSecretName());
+    Container c = spec.getContainers().get(0);
+    VolumeMount mount = c.getVolumeMounts().stream().filter(m -> m.getName().equals(tls.getName())).findFirst().orElseThrow();
+    Config reference = com.typesafe.config.ConfigFactory.defaultReference();
+    assertEquals(reference.getString("akka.remote.artery.ssl.rotating-keys-engine.secret-mount-point"), mount.getMountPath(),
+        "Akka's rotating-keys engine reads tls.key, tls.crt and ca.crt there");
+    Map<String, String> env = new LinkedHashMap<>();
+    c.getEnv().forEach(e -> env.put(e.getName(), e.getValue()));
+    assertEquals("tls-tcp", env.get("ARTERY_TRANSPORT"));
+    Class.forName(env.get("ARTERY_SSL_ENGINE_PROVIDER")); // a class Akka 2.6 has
+    String conf = rendered.stream().filter(ConfigMap.class::isInstance).map(ConfigMap.class::cast)
+        .findFirst().orElseThrow().getData().get("shoal.conf");
+    assertTrue(conf.contains("akka.remote.artery.transport = ${?ARTERY_TRANSPORT}"), conf);
+    assertTrue(conf.contains("akka.remote.artery.ssl.ssl-engine-provider = ${?ARTERY_SSL_ENGINE_PROVIDER}"), conf);
+  }
+
+  private static boolean onPath(String tool) {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+      if (Files.isExecutable(Path.of(dir, tool))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Test

@@ -149,6 +149,14 @@ public final class TestAuthServer implements AutoCloseable {
     return modes.get(lower(query.getQuestion().getName()));
   }
 
+  /** Replaces every record of {@code r}'s name and type with {@code r}: the zone was edited. */
+  public TestAuthServer replace(Record r) {
+    List<Record> list = records.computeIfAbsent(r.getName(), n -> new CopyOnWriteArrayList<>());
+    list.removeIf(old -> old.getType() == r.getType());
+    list.add(r);
+    return this;
+  }
+
   public void silent(boolean on) {
     silent = on;
   }

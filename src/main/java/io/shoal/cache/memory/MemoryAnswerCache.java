@@ -137,12 +137,18 @@ public final class MemoryAnswerCache implements AnswerCache {
 
   @Override
   public CompletionStage<Integer> flushName(String flushed, int qtype) {
+    return flushNameStoredBefore(flushed, qtype, Long.MAX_VALUE);
+  }
+
+  @Override
+  public CompletionStage<Integer> flushNameStoredBefore(String flushed, int qtype, long storedBeforeMillis) {
     String target = CacheKey.of(flushed, 1, 1, 0).name();
     int removed = 0;
     writeLock.lock();
     try {
       for (Slot s : new ArrayList<>(map.values())) {
-        if (s.key.name().equals(target) && (qtype == 0 || s.key.qtype() == qtype)) {
+        if (s.key.name().equals(target) && (qtype == 0 || s.key.qtype() == qtype)
+            && s.answer.storedAtMillis() < storedBeforeMillis) {
           map.remove(s.key);
           unlink(s);
           removed++;

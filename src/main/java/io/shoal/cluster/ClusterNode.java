@@ -1,0 +1,170 @@
+package io.shoal.cluster;
+
+import akka.Done;
+import akka.actor.CoordinatedShutdown;
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.actor.typed.javadsl.AskPattern;
+import com.typesafe.config.Config;
+import io.shoal.cache.AnswerCache;
+import io.shoal.wire.DnsQuery;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import kamon.Kamon;
+import kamon.metric.Counter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This node's membership of the cluster. It runs in an actor system of its own, apart from the
+ * one that answers DNS: that system joins through Cluster Bootstrap and hosts the owner endpoint,
+ * the membership tracker and the record of flushes. When it is downed (the split-brain resolver on the
+ * minority side, a failed join) it terminates; the node then serves on its own, owner lookups
+ * off, and a fresh system joins again after a back-off. DNS is answered throughout.
+ */
+public final class ClusterNode {
+  private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
+  private static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+  private static final Duration LONGEST_RETRY = Duration.ofSeconds(30);
+
+  /** What the cluster side needs from the node it belongs to. */
+  public record Services(
+      BiConsumer<DnsQuery, ActorRef<PeerAnswer>> resolveForPeer,
+      List<AnswerCache> caches,
+      OwnerDirectory owners,
+      NodeStatus status,
+      String nodeLabel,
+      Duration flushRetention) {}
+
+  /** One incarnation: its actor system and the flush record in it. */
+  private record Incarnation(ActorSystem<Void> system, ActorRef<FlushRecord.Command> flushes) {}
+
+  private final Config akkaConfig;
+  private final Services services;
+  private final Duration joinWait;
+  private final Counter rejoins;
+  private volatile Incarnation current;
+  private volatile boolean leaving;
+  private Duration nextRetry = FIRST_RETRY;
+
+  private ClusterNode(Config akkaConfig, Services services, Duration joinWait) {
+    this.akkaConfig = akkaConfig;
+    this.joinWait = joinWait;
+    this.services = services;
+    this.rejoins = Kamon.counter("shoal.cluster.rejoins",
+        "Times this node's cluster membership was started again after it was downed or could not join")
+        .withTag("node", services.nodeLabel());
+  }
+
+  /**
+   * Starts the first incarnation; throws what Akka throws when it cannot (e.g. the remoting or
+   * management port is taken), so a node that cannot cluster at all fails its start.
+   */
+  public static ClusterNode start(Config raw, io.shoal.config.ClusterSettings settings, Services services) {
+    Config akkaConfig = ClusterBoot.akkaConfig(settings).withFallback(raw);
+    if (settings.discovery() == io.shoal.config.ClusterSettings.Discovery.KUBERNETES_API) {
+      ClusterBoot.requireServiceAccount(akkaConfig);
+    }
+    ClusterNode node = new ClusterNode(akkaConfig, services, settings.joinWait());
+    node.current = node.incarnate(node.joinWait);
+    return node;
+  }
+
+  /**
+   * @param joinWait how long readiness waits for joining and catching up on flushes: the node's
+   *     start only; a node that was downed was serving already and stays ready while it rejoins
+   */
+  private Incarnation incarnate(Duration joinWait) {
+    CompletableFuture<ActorRef<FlushRecord.Command>> flushes = new CompletableFuture<>();
+    ActorSystem<Void> system = ActorSystem.create(
+        Behaviors.setup(ctx -> {
+          flushes.complete(ctx.spawn(
+              FlushRecord.create(services.caches(), services.status(), services.flushRetention(), joinWait),
+              "flush-record"));
+          ctx.spawn(OwnerEndpoint.create(services.resolveForPeer()), "owner");
+          ctx.spawn(Membership.create(services.owners(), services.nodeLabel()), "membership");
+          return Behaviors.empty();
+        }),
+        "shoal",
+        akkaConfig);
+    try {
+      NodeStatus.attach(system, services.status());
+      // Owner lookups stop before the system does: a lookup sent through a stopping system
+      // would wait for its owner timeout for nothing.
+      CoordinatedShutdown.get(system).addTask(
+          CoordinatedShutdown.PhaseBeforeServiceUnbind(), "owner-lookups-off", () -> {
+            services.owners().clear();
+            return CompletableFuture.completedFuture(Done.getInstance());
+          });
+      system.getWhenTerminated().thenRun(() -> onTerminated(system));
+      ClusterBoot.start(system);
+      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS));
+    } catch (Exception e) {
+      system.terminate();
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+  }
+
+  private void onTerminated(ActorSystem<Void> system) {
+    services.owners().clear();
+    // A flush catch-up cut short by the downing must not keep the node out of service.
+    services.status().flushesPending(false);
+    if (leaving || current == null || current.system() != system) {
+      return;
+    }
+    log.warn("this node is out of the cluster (downed, or it could not join); serving DNS on its own"
+        + " with owner lookups off, joining again in {} ms", nextRetry.toMillis());
+    retryAfter(nextRetry);
+  }
+
+  private void retryAfter(Duration delay) {
+    nextRetry = delay.multipliedBy(2).compareTo(LONGEST_RETRY) > 0 ? LONGEST_RETRY : delay.multipliedBy(2);
+    CompletableFuture.runAsync(this::rejoin,
+        CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS));
+  }
+
+  private synchronized void rejoin() {
+    if (leaving) {
+      return;
+    }
+    try {
+      current = incarnate(Duration.ZERO);
+      rejoins.increment();
+      nextRetry = FIRST_RETRY;
+      log.info("cluster membership restarted; bootstrapping to join again");
+    } catch (RuntimeException e) {
+      log.warn("cannot restart cluster membership ({}); trying again in {} ms", e.getMessage(), nextRetry.toMillis());
+      retryAfter(nextRetry);
+    }
+  }
+
+  /**
+   * Adds a flush made now to the cluster's record; completes when it is written on every
+   * reachable node (true) or on this one only so far (false).
+   */
+  public CompletionStage<Boolean> recordFlush(String name, int qtype) {
+    ActorSystem<Void> system = current.system();
+    long now = System.currentTimeMillis();
+    return AskPattern.<FlushRecord.Command, FlushRecord.Recorded>ask(current.flushes(),
+            replyTo -> new FlushRecord.Record(name, qtype, now, replyTo), Duration.ofSeconds(5), system.scheduler())
+        .handle((recorded, failure) -> recorded != null && recorded.everywhere());
+  }
+
+  /** Leaves the cluster for good (the node is stopping); completes when the system is gone. */
+  public synchronized CompletionStage<Done> leave() {
+    leaving = true;
+    ActorSystem<Void> system = current.system();
+    return CoordinatedShutdown.get(system).runAll(CoordinatedShutdown.unknownReason())
+        .thenCompose(d -> system.getWhenTerminated());
+  }
+
+  /** The actor system of the current incarnation (tests reach cluster actors through it). */
+  public ActorSystem<Void> system() {
+    return current.system();
+  }
+}

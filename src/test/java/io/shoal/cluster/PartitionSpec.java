@@ -1,0 +1,123 @@
+package io.shoal.cluster;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertTrue;
+
+import akka.actor.Address;
+import akka.cluster.typed.Cluster;
+import akka.remote.RARP$;
+import akka.remote.transport.ThrottlerTransportAdapter;
+import io.shoal.testing.DnsClient;
+import io.shoal.testing.TestAuthServer;
+import io.shoal.testing.TestCluster;
+import io.shoal.testing.TestNode;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.scalatestplus.junit.JUnitSuite;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+import scala.concurrent.Await;
+import scala.concurrent.duration.FiniteDuration;
+
+/**
+ * A node cut off from both of its peers, as when they die: the split-brain resolver downs it (it
+ * is the minority), it keeps answering DNS on its own throughout, and its membership starts over
+ * and joins the others again. Three nodes in one JVM; the cut is Artery's test blackhole.
+ */
+public class PartitionSpec extends JUnitSuite {
+  private static final int NODES = 3;
+  private static TestAuthServer auth;
+  private static final List<TestNode> nodes = new ArrayList<>();
+
+  @BeforeClass
+  public static void formCluster() throws Exception {
+    auth = new TestAuthServer();
+    for (int i = 0; i < 300; i++) {
+      auth.add(new ARecord(TestAuthServer.name("p" + i + ".example.test."), DClass.IN, 300,
+          InetAddress.getByName("192.0.2." + (i % 250 + 1))));
+    }
+    TestCluster cluster = TestCluster.of(NODES);
+    for (int i = 0; i < NODES; i++) {
+      nodes.add(TestNode.start(auth.hostPort(), String.join("\n",
+          cluster.node(i, "part-" + i),
+          "shoal.cluster.owner_timeout = 300ms",
+          // Short enough for a test: the resolver decides 3 s after the partition is seen.
+          "akka.cluster.split-brain-resolver.stable-after = 3s",
+          "akka.remote.artery.advanced.test-mode = on")));
+    }
+    awaitRing(nodes, NODES, 120);
+  }
+
+  @AfterClass
+  public static void stop() throws Exception {
+    for (TestNode n : nodes) {
+      n.close();
+    }
+    auth.close();
+  }
+
+  private static void awaitRing(List<TestNode> which, int size, int seconds) throws InterruptedException {
+    TestCluster.awaitRing(which, size, seconds);
+  }
+
+  private static Address selfAddress(TestNode n) {
+    return Cluster.get(n.server.clusterSystem()).selfMember().address();
+  }
+
+  private static void blackhole(TestNode from, TestNode to) throws Exception {
+    Await.result(((akka.remote.RARP) RARP$.MODULE$.apply(from.server.clusterSystem().classicSystem())).provider().transport()
+        .managementCommand(new ThrottlerTransportAdapter.SetThrottle(selfAddress(to),
+            ThrottlerTransportAdapter.bothDirection(), ThrottlerTransportAdapter.blackholeThrottleMode())),
+        FiniteDuration.create(5, TimeUnit.SECONDS));
+  }
+
+  @Test
+  public void aNodeCutOffFromItsPeersKeepsAnsweringAndJoinsThemAgain() throws Exception {
+    TestNode survivor = nodes.get(0);
+    akka.actor.typed.ActorSystem<Void> before = survivor.server.clusterSystem();
+    long uidBefore = Cluster.get(before).selfMember().uniqueAddress().longUid();
+    blackhole(survivor, nodes.get(1));
+    blackhole(survivor, nodes.get(2));
+
+    // Until its membership has been downed and started over, every query is answered.
+    List<Integer> rcodes = new ArrayList<>();
+    long start = System.nanoTime();
+    int i = 0;
+    while (survivor.server.clusterSystem() == before && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(60)) {
+      Message m = DnsClient.udp(survivor.udp(), DnsClient.query(1000 + i, "p" + (i % 200) + ".example.test.", Type.A, null));
+      rcodes.add(m.getRcode());
+      i++;
+      Thread.sleep(20);
+    }
+    assertTrue("the survivor's membership was downed and started over", survivor.server.clusterSystem() != before);
+    assertTrue("the old membership is gone", before.whenTerminated().isCompleted());
+    assertFalse("the node itself did not stop", survivor.server.whenTerminated().toCompletableFuture().isDone());
+    assertTrue("queries were sent: " + rcodes.size(), rcodes.size() > 20);
+    assertTrue("every query answered while cut off: " + rcodes, rcodes.stream().allMatch(rc -> rc == Rcode.NOERROR));
+    long readyBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!survivor.server.ready() && System.nanoTime() < readyBy) {
+      Thread.sleep(100);
+    }
+    assertTrue("ready after starting over", survivor.server.ready());
+    double rejoins = survivor.metrics().await(v -> v >= 1, "shoal_cluster_rejoins_total", "node=\"part-0\"");
+    assertEquals(1, rejoins, 0.0);
+
+    // The new membership finds the other two through bootstrap and joins their cluster.
+    awaitRing(nodes, NODES, 90);
+    assertNotEquals(uidBefore, Cluster.get(survivor.server.clusterSystem()).selfMember().uniqueAddress().longUid());
+    for (int k = 0; k < 30; k++) {
+      assertEquals(Rcode.NOERROR, DnsClient.udp(survivor.udp(),
+          DnsClient.query(5000 + k, "p" + (200 + k) + ".example.test.", Type.A, null)).getRcode());
+    }
+  }
+}

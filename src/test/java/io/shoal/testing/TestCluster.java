@@ -1,0 +1,51 @@
+package io.shoal.testing;
+
+import static org.junit.Assert.assertEquals;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Cluster-mode settings for test nodes in one JVM, and waiting for their owner ring. */
+public final class TestCluster {
+  private final int[] management;
+
+  private TestCluster(int nodes) {
+    management = new int[nodes];
+    for (int i = 0; i < nodes; i++) {
+      management[i] = TestNode.freePort();
+    }
+  }
+
+  /** Free management ports for {@code nodes} nodes, each node's contact points listing all. */
+  public static TestCluster of(int nodes) {
+    return new TestCluster(nodes);
+  }
+
+  /** HOCON for node {@code i}: cluster mode, its name and ports, config discovery of every node. */
+  public String node(int i, String name) {
+    List<String> contactPoints = new ArrayList<>();
+    for (int port : management) {
+      contactPoints.add("\"127.0.0.1:" + port + "\"");
+    }
+    return String.join("\n",
+        "shoal.cluster.enabled = on",
+        "shoal.cluster.node_name = " + name,
+        "shoal.cluster.remoting.port = " + TestNode.freePort(),
+        "shoal.cluster.management.port = " + management[i],
+        "shoal.cluster.discovery.contact_points = [" + String.join(", ", contactPoints) + "]",
+        "shoal.cluster.discovery.required_contact_points = " + management.length,
+        "shoal.upstreams.default.timeout = 2s");
+  }
+
+  /** Waits (at most {@code seconds}) until every node's owner ring has {@code size} nodes. */
+  public static void awaitRing(List<TestNode> nodes, int size, int seconds) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (System.nanoTime() < deadline && !nodes.stream().allMatch(n -> n.server.ownerRingSize() == size)) {
+      Thread.sleep(200);
+    }
+    for (TestNode n : nodes) {
+      assertEquals("owner ring of every node", size, n.server.ownerRingSize());
+    }
+  }
+}
