@@ -29,7 +29,9 @@ public record ScannedAnswer(
    * checked (compression pointers must point back, so loops are impossible), counts and record
    * bounds checked, one question, the upstream's OPT removed (EDNS is per hop, RFC 6891 section
    * 6.1.1: its options, UDP size and flags are not for our clients), and TTLs with the top bit set
-   * made 0 (RFC 2181 section 8). The answer must then parse with dnsjava, which knows the RDATA
+   * made 0 (RFC 2181 section 8). An answer whose OPT is last (or absent) and whose every pointer
+   * leads to a name already read ({@link PointerCheck}) is kept as it is. Any other must parse
+   * with dnsjava, which knows the RDATA
    * of every type, names inside RDATA included, and dnsjava writes it again, compressing afresh:
    * every pointer of the result leads to a name, never into a TTL or other data that shoal
    * patches on the way out, and nothing after the OPT or the last record is left to break.
@@ -48,7 +50,13 @@ public record ScannedAnswer(
         throw new WireException("extended rcode " + ((extendedRcode << 4) | raw.rcode) + " from upstream");
       }
     }
-    Message parsed = dnsjavaParse(raw.withoutOpt());
+    byte[] withoutOpt = raw.withoutOpt();
+    if ((raw.optStart < 0 || raw.optEnd == raw.end) && PointerCheck.pointsOnlyToNames(withoutOpt)) {
+      // The common answer (OPT last or absent, every pointer to a name, types whose data is
+      // understood): valid as it is, without the cost of parsing and writing it again.
+      return zeroTopBitTtls(scan(withoutOpt));
+    }
+    Message parsed = dnsjavaParse(withoutOpt);
     if (parsed.getOPT() != null) {
       parsed.removeRecord(parsed.getOPT(), Section.ADDITIONAL);
     }
@@ -56,10 +64,14 @@ public record ScannedAnswer(
     if (wire.length > 65535) {
       throw new WireException("answer of " + wire.length + " bytes once decompressed names are written again");
     }
-    ScannedAnswer clean = scan(wire);
+    return zeroTopBitTtls(scan(wire));
+  }
+
+  /** RFC 2181 section 8: a TTL with the top bit set is zero, written so in the bytes we keep. */
+  private static ScannedAnswer zeroTopBitTtls(ScannedAnswer clean) {
     for (int off : clean.ttlOffsets) {
-      if (Wire.u32(wire, off) > 0x7FFFFFFFL) {
-        Wire.put32(wire, off, 0);
+      if (Wire.u32(clean.wire, off) > 0x7FFFFFFFL) {
+        Wire.put32(clean.wire, off, 0);
       }
     }
     return clean;

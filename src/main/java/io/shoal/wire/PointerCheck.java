@@ -1,0 +1,162 @@
+package io.shoal.wire;
+
+/**
+ * The cheap half of validating an upstream answer: proves, in one walk over raw bytes, that every
+ * compression pointer (in the question, the owner names and the names inside the RDATA of the
+ * types that carry them) leads to the start of a label that was already read as part of a name.
+ * Such an answer can be cached as it is: no pointer leads into a TTL or other data that shoal
+ * patches on the way out. Anything this walk does not know (a type whose RDATA might hold a name
+ * it does not parse, a pointer elsewhere) is left to the full check, which rewrites the answer.
+ * Types it knows: A, AAAA, TXT, and NS, CNAME, SOA, PTR, MX, SRV, DNAME with their names.
+ */
+final class PointerCheck {
+  private static final int TYPE_A = 1;
+  private static final int TYPE_NS = 2;
+  private static final int TYPE_CNAME = 5;
+  private static final int TYPE_SOA = 6;
+  private static final int TYPE_PTR = 12;
+  private static final int TYPE_MX = 15;
+  private static final int TYPE_TXT = 16;
+  private static final int TYPE_AAAA = 28;
+  private static final int TYPE_SRV = 33;
+  private static final int TYPE_DNAME = 39;
+
+  private PointerCheck() {}
+
+  /**
+   * True when {@code wire} (already walked by {@link ScannedAnswer#scan}, without an OPT record)
+   * has only pointers to label starts and only record types whose names are understood here.
+   */
+  static boolean pointsOnlyToNames(byte[] wire) {
+    int len = wire.length;
+    Names names = new Names(len);
+    int pos = Wire.HEADER;
+    int records = Wire.u16(wire, 6) + Wire.u16(wire, 8) + Wire.u16(wire, 10);
+    pos = name(wire, pos, len, names);
+    if (pos < 0 || pos + 4 > len) {
+      return false;
+    }
+    pos += 4;
+    for (int i = 0; i < records; i++) {
+      pos = name(wire, pos, len, names);
+      if (pos < 0 || pos + 10 > len) {
+        return false;
+      }
+      int type = Wire.u16(wire, pos);
+      int rdata = pos + 10;
+      int end = rdata + Wire.u16(wire, pos + 8);
+      if (end > len || !rdata(wire, type, rdata, end, names)) {
+        return false;
+      }
+      pos = end;
+    }
+    return pos == len;
+  }
+
+  /**
+   * Checks one record's data: its names, or its exact shape for A, AAAA and TXT; false for any
+   * other type, which the full check parses.
+   */
+  private static boolean rdata(byte[] wire, int type, int start, int end, Names names) {
+    switch (type) {
+      case TYPE_NS, TYPE_CNAME, TYPE_PTR, TYPE_DNAME:
+        return name(wire, start, end, names) == end;
+      case TYPE_MX:
+        return start + 2 < end && name(wire, start + 2, end, names) == end;
+      case TYPE_SRV:
+        return start + 6 < end && name(wire, start + 6, end, names) == end;
+      case TYPE_SOA: {
+        int next = name(wire, start, end, names);
+        next = next < 0 ? -1 : name(wire, next, end, names);
+        return next >= 0 && next + 20 == end;
+      }
+      case TYPE_A:
+        return end - start == 4;
+      case TYPE_AAAA:
+        return end - start == 16;
+      case TYPE_TXT:
+        return strings(wire, start, end);
+      default:
+        // Anything else (DNSSEC records, SVCB, CAA...) is parsed in full by the other check.
+        return false;
+    }
+  }
+
+  /** TXT data: one or more length-prefixed strings that fill it exactly. */
+  private static boolean strings(byte[] wire, int start, int end) {
+    int pos = start;
+    while (pos < end) {
+      pos += 1 + (wire[pos] & 0xFF);
+    }
+    return pos == end && end > start;
+  }
+
+  /**
+   * Names read so far: for each offset where a label starts, the length in octets of the name
+   * from that label to its end (0: no label starts there); and room for one name's labels.
+   */
+  private static final class Names {
+    final int[] suffix;
+    final int[] starts = new int[128];
+    final int[] before = new int[128];
+
+    Names(int length) {
+      suffix = new int[length];
+    }
+  }
+
+  /**
+   * Walks one name from {@code off}; returns the offset after it, or -1 when the name is bad or a
+   * pointer leads anywhere but the start of a label of a name read before (so never into other
+   * data, never into the name itself). Records the name's labels once the name is complete.
+   */
+  private static int name(byte[] wire, int off, int end, Names names) {
+    int pos = off;
+    int length = 0;
+    int count = 0;
+    int tail;
+    int after;
+    while (true) {
+      if (pos >= end) {
+        return -1;
+      }
+      int len = wire[pos] & 0xFF;
+      if ((len & 0xC0) == 0xC0) {
+        if (pos + 2 > end) {
+          return -1;
+        }
+        int target = ((len & 0x3F) << 8) | (wire[pos + 1] & 0xFF);
+        if (target >= pos || names.suffix[target] == 0) {
+          return -1;
+        }
+        tail = names.suffix[target];
+        after = pos + 2;
+        break;
+      }
+      if ((len & 0xC0) != 0) {
+        return -1;
+      }
+      if (len == 0) {
+        names.suffix[pos] = 1;
+        tail = 1;
+        after = pos + 1;
+        break;
+      }
+      if (count == names.starts.length) {
+        return -1;
+      }
+      names.starts[count] = pos;
+      names.before[count++] = length;
+      length += len + 1;
+      pos += len + 1;
+    }
+    int total = length + tail;
+    if (total > 255) {
+      return -1;
+    }
+    for (int i = 0; i < count; i++) {
+      names.suffix[names.starts[i]] = total - names.before[i];
+    }
+    return after;
+  }
+}
