@@ -88,6 +88,7 @@ public class FlushRecordSpec extends JUnitSuite {
         auth.replace(new ARecord(TestAuthServer.name(name(i)), DClass.IN, 300, InetAddress.getByName("192.0.2.2")));
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
                 + nodes.get(0).server.adminAddress().getPort() + "/cache/flush?name=" + name(i)))
+            .header(io.shoal.admin.AdminToken.HEADER, nodes.get(0).adminToken())
             .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(r.body(), 200, r.statusCode());
         assertTrue(r.body(), r.body().contains("\"recorded_on_every_node\":true"));
