@@ -235,8 +235,13 @@ public final class CacheDirectory implements AutoCloseable {
     if (!Files.isDirectory(dir)) {
       return Shard.failed(index, dir, "missing");
     }
-    if (!Files.isRegularFile(dir.resolve("data.mdb"))) {
-      return Shard.failed(index, dir, "has no data.mdb");
+    if (!Files.exists(dir.resolve(DataFileCheck.DATA_FILE)) && Files.isReadable(dir)) {
+      return Shard.failed(index, dir, "has no " + DataFileCheck.DATA_FILE);
+    }
+    // Before LMDB maps it: a truncated file would be a SIGBUS, not an error.
+    String damage = DataFileCheck.damage(dir);
+    if (damage != null) {
+      return Shard.failed(index, dir, damage);
     }
     Env<ByteBuffer> env = null;
     try {

@@ -35,6 +35,7 @@ import org.lmdbjava.Txn;
  * from the shard's actor, one at a time.
  */
 final class ShardEnvironment implements AutoCloseable {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ShardEnvironment.class);
   /** Database names; they also mark a directory as a shoal cache shard for offline tools. */
   static final String ANSWERS = "answers";
   static final String EXPIRY = "expiry";
@@ -153,6 +154,7 @@ final class ShardEnvironment implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create " + dir, e);
     }
+    setAsideIfDamaged(settings, metrics);
     Env<ByteBuffer> env = Env.create(ByteBufferProxy.PROXY_OPTIMAL)
         .setMapSize(settings.mapSize())
         .setMaxDbs(2)
@@ -180,6 +182,27 @@ final class ShardEnvironment implements AutoCloseable {
     } catch (RuntimeException e) {
       env.close();
       throw e;
+    }
+  }
+
+  /**
+   * Moves the shard's files aside when its data file fails {@link DataFileCheck}: LMDB would
+   * die of SIGBUS on it, taking the node with it on every start. The shard starts empty (cold),
+   * which costs upstream queries, never answers.
+   */
+  private static void setAsideIfDamaged(ShardSettings settings, CacheMetrics metrics) {
+    Path dir = settings.directory();
+    String damage = DataFileCheck.damage(dir);
+    if (damage == null) {
+      return;
+    }
+    try {
+      Path aside = DataFileCheck.setAside(dir, java.time.Instant.now());
+      log.error("LMDB shard {} of cache {} is damaged ({}); its files were moved to {} and the shard starts empty",
+          settings.shard(), settings.cache(), damage, aside);
+      metrics.lmdbShard(settings.shard()).damaged();
+    } catch (IOException e) {
+      throw new UncheckedIOException("shard " + dir + " is damaged (" + damage + ") and cannot be moved aside", e);
     }
   }
 

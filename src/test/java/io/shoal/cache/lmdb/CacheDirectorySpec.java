@@ -181,6 +181,31 @@ public class CacheDirectorySpec extends JUnitSuite {
   }
 
   @Test
+  public void damagedDataFilesAreReportedBeforeLmdbMapsThem() throws Exception {
+    Path path = tmp.newFolder().toPath().resolve("answers");
+    long now = System.currentTimeMillis();
+    StoredAnswers.fill(testKit, StoredAnswers.settings("dir-truncated", path, 3, SyncMode.FULL), sample(now));
+    Path truncated = LmdbAnswerCache.shardDirectory(path, 0).resolve("data.mdb");
+    long size = Files.size(truncated);
+    try (var channel = java.nio.channels.FileChannel.open(truncated, java.nio.file.StandardOpenOption.WRITE)) {
+      channel.truncate(size / 2);
+    }
+    Files.write(LmdbAnswerCache.shardDirectory(path, 1).resolve("data.mdb"), new byte[0]);
+
+    // Mapped as it is, shard-00 would be a SIGBUS that kills this JVM; here it is a problem listed.
+    try (CacheDirectory dir = CacheDirectory.open(path, CacheDirectory.Access.EXCLUSIVE_READ)) {
+      CacheDirectory.CheckReport report = dir.check(now);
+      String all = String.join("\n", report.problems());
+      assertContains(all, "shard-00: data.mdb is " + size / 2 + " bytes but its meta page says");
+      assertContains(all, "truncated");
+      assertContains(all, "shard-01: data.mdb is empty (0 bytes): not an LMDB file");
+      assertEquals(all, 2, report.problems().size());
+      assertTrue("the intact shard was read", report.entries() > 0);
+      assertContains(dir.stat(now).get(0).error(), "truncated");
+    }
+  }
+
+  @Test
   public void flushRemovesANameOrEverythingAndTheCacheOpensAfterwards() throws Exception {
     Path path = tmp.newFolder().toPath().resolve("answers");
     long now = System.currentTimeMillis();

@@ -98,6 +98,48 @@ public class LmdbNodeSpec extends JUnitSuite {
   }
 
   @Test
+  public void aTruncatedShardStartsColdWithItsFilesSetAsideAndTheNodeServes() throws Exception {
+    try (TestAuthServer auth = new TestAuthServer()) {
+      String[] inShard = new String[2];
+      for (int i = 0; inShard[0] == null || inShard[1] == null; i++) {
+        String name = "cut" + i + ".example.test.";
+        auth.add(new ARecord(TestAuthServer.name(name), DClass.IN, 300, InetAddress.getByName("192.0.2." + (i + 1))));
+        inShard[LmdbAnswerCache.shardOf(CacheKey.of(name, Type.A, DClass.IN, 0), 2)] = name;
+      }
+      Path path = tmp.newFolder().toPath().resolve("answers");
+      String conf = lmdb(path, "write-through");
+      try (TestNode first = TestNode.start(auth.hostPort(), conf)) {
+        for (String name : inShard) {
+          assertEquals(Rcode.NOERROR, ask(first, name, Type.A).getRcode());
+        }
+      }
+      Path data = LmdbAnswerCache.shardDirectory(path, 1).resolve("data.mdb");
+      long size = java.nio.file.Files.size(data);
+      try (var channel = java.nio.channels.FileChannel.open(data, java.nio.file.StandardOpenOption.WRITE)) {
+        channel.truncate(size / 2);
+      }
+
+      try (TestNode second = TestNode.start(auth.hostPort(), conf)) {
+        awaitHit(second, auth, inShard[0]);
+        assertEquals("the intact shard stayed warm", 1, auth.queries(inShard[0], Type.A));
+        awaitHit(second, auth, inShard[1]);
+        assertEquals("the damaged shard started cold: its name went upstream again", 2, auth.queries(inShard[1], Type.A));
+        try (var siblings = java.nio.file.Files.list(path)) {
+          Path aside = siblings.filter(p -> p.getFileName().toString().startsWith("shard-01.damaged-"))
+              .findFirst().orElseThrow(() -> new AssertionError("no shard-01.damaged-* directory in " + path));
+          assertEquals("the damaged file was kept as it was", size / 2, java.nio.file.Files.size(aside.resolve("data.mdb")));
+        }
+        double damaged = io.shoal.testing.Metrics.value(second.metrics().settled(),
+            "shoal_lmdb_damaged_shards_total", "cache=\"answers\"", "shard=\"1\"");
+        assertTrue("counted: " + damaged, damaged >= 1);
+      }
+      try (CacheDirectory dir = CacheDirectory.open(path, CacheDirectory.Access.EXCLUSIVE_READ)) {
+        assertTrue("the shard's new files are sound", dir.check(System.currentTimeMillis()).clean());
+      }
+    }
+  }
+
+  @Test
   public void whileAShardIsDownItsNamesAreMissesNotErrors() throws Exception {
     try (TestAuthServer auth = new TestAuthServer()) {
       String down = null;
