@@ -1,6 +1,5 @@
 package io.shoal.cache.lmdb;
 
-import static java.nio.ByteOrder.BIG_ENDIAN;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
@@ -311,14 +310,12 @@ public class CacheDirectorySpec extends JUnitSuite {
 
     RawShard(Path dir) {
       env = Env.create(ByteBufferProxy.PROXY_OPTIMAL).setMapSize(0).setMaxDbs(2).open(dir.toFile());
-      answers = env.openDbi(ShardEnvironment.ANSWERS);
-      expiry = env.openDbi(ShardEnvironment.EXPIRY);
+      answers = env.openDbi(AnswerCodec.ANSWERS);
+      expiry = env.openDbi(AnswerCodec.EXPIRY);
     }
 
     void put(byte[] key, CachedAnswer answer) {
-      ByteBuffer v = ByteBuffer.allocate(answer.encodedSize());
-      answer.encode(v);
-      putRaw(key, v.array(), answer.expiresAtMillis());
+      putRaw(key, AnswerCodec.bytes(AnswerCodec.encode(answer, ByteBuffer.allocateDirect(0))), answer.expiresAtMillis());
     }
 
     void putRaw(byte[] key, byte[] value, long indexedExpiry) {
@@ -344,15 +341,11 @@ public class CacheDirectorySpec extends JUnitSuite {
     }
 
     private static ByteBuffer indexKey(long expiresAt, byte[] key) {
-      ByteBuffer b = ByteBuffer.allocateDirect(8 + key.length).order(BIG_ENDIAN);
-      b.putLong(expiresAt).put(key).flip();
-      return b;
+      return AnswerCodec.indexKey(ByteBuffer.allocateDirect(8 + key.length), expiresAt, key);
     }
 
     private static ByteBuffer direct(byte[] bytes) {
-      ByteBuffer b = ByteBuffer.allocateDirect(bytes.length);
-      b.put(bytes).flip();
-      return b;
+      return AnswerCodec.direct(bytes);
     }
 
     @Override

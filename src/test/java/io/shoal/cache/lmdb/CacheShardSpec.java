@@ -5,7 +5,10 @@ import static io.shoal.cache.lmdb.CacheFixture.answer;
 import static io.shoal.cache.lmdb.CacheFixture.await;
 import static io.shoal.cache.lmdb.CacheFixture.awaitAll;
 import static io.shoal.cache.lmdb.CacheFixture.key;
+import static io.shoal.cache.lmdb.CacheFixture.commitsHeldUntil;
+import static io.shoal.cache.lmdb.CacheFixture.commitsHeldWhile;
 import static io.shoal.cache.lmdb.CacheFixture.open;
+import static io.shoal.cache.lmdb.CacheFixture.openingHeldUntil;
 import static io.shoal.cache.lmdb.CacheFixture.settings;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
@@ -28,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.AfterClass;
 import org.junit.Rule;
 import org.junit.Test;
@@ -74,10 +78,9 @@ public class CacheShardSpec extends JUnitSuite {
   @Test
   public void fillsWaitingInTheMailboxShareOneTransaction() throws Exception {
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
-    try (LmdbAnswerCache cache = open(testKit, settings("batch", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE), events)) {
-      awaitShardOpen(cache, 0);
-      CountDownLatch release = new CountDownLatch(1);
-      cache.writer(0).tell(new CacheShard.Hold(release));
+    CountDownLatch release = new CountDownLatch(1);
+    try (LmdbAnswerCache cache = open(testKit, settings("batch", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE),
+        events, 4096, Duration.ofMillis(200), openingHeldUntil(release))) {
       long now = System.currentTimeMillis();
       List<CompletionStage<Boolean>> fills = new ArrayList<>();
       for (int i = 0; i < 250; i++) {
@@ -121,10 +124,10 @@ public class CacheShardSpec extends JUnitSuite {
   @Test
   public void aFillIsAHitBeforeItsCommitAndStaysOneAfter() throws Exception {
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
-    try (LmdbAnswerCache cache = open(testKit, settings("overlay", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE), events)) {
+    CountDownLatch release = new CountDownLatch(1);
+    try (LmdbAnswerCache cache = open(testKit, settings("overlay", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE),
+        events, 4096, Duration.ofMillis(200), commitsHeldUntil(release))) {
       awaitShardOpen(cache, 0);
-      CountDownLatch release = new CountDownLatch(1);
-      cache.writer(0).tell(new CacheShard.Hold(release));
       long now = System.currentTimeMillis();
       CompletionStage<Boolean> fill = cache.fill(key("early.example."), answer(100, (byte) 7, now + 60_000));
       assertFalse("the shard is held: nothing is committed yet", fill.toCompletableFuture().isDone());

@@ -165,7 +165,7 @@ public class LmdbNodeSpec extends JUnitSuite {
         // Queued answers are served until their commit, even while their shard is down: flush a
         // name that is not cached, which commits everything queued before it, so that the
         // answer is in the environment that is about to fail.
-        assertEquals(0, flushUncached(node, shard));
+        assertEquals(0, flushUncached(node));
         // One failure: the shard is down for its restart back-off.
         shard.tell(new CacheShard.InjectedFailure("injected by LmdbNodeSpec"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -185,7 +185,7 @@ public class LmdbNodeSpec extends JUnitSuite {
 
         // Answers are served from the moment they are filled, so a hit alone does not prove the
         // shard is back: a flush is answered only once it has reopened.
-        assertEquals(0, flushUncached(node, shard));
+        assertEquals(0, flushUncached(node));
         // Once the shard is back, its names are hits again.
         awaitHit(node, auth, down);
       }
@@ -208,11 +208,19 @@ public class LmdbNodeSpec extends JUnitSuite {
     throw new AssertionError(name + " never became a hit");
   }
 
-  /** Asks {@code shard} to flush a name never cached; answered once the shard is up and has committed its queue. */
-  private static int flushUncached(TestNode node, ActorRef<CacheShard.Command> shard) throws Exception {
-    return akka.actor.typed.javadsl.AskPattern.<CacheShard.Command, Integer>ask(shard,
-            replyTo -> new CacheShard.FlushName(CacheKey.nameToWire("not-cached.example.test."), 0, replyTo),
-            Duration.ofSeconds(20), node.server.system().scheduler())
-        .toCompletableFuture().get(25, TimeUnit.SECONDS);
+  /**
+   * Flushes a name never cached through the node's admin endpoint: answered once every shard is
+   * up and has committed what was queued before the flush.
+   */
+  private static int flushUncached(TestNode node) throws Exception {
+    var admin = node.server.adminAddress();
+    var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + admin.getPort()
+            + "/cache/flush?name=not-cached.example.test."))
+        .timeout(Duration.ofSeconds(25)).POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build();
+    var response = java.net.http.HttpClient.newHttpClient().send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(response.body(), 200, response.statusCode());
+    var removed = java.util.regex.Pattern.compile("\"removed_here\":(\\d+)").matcher(response.body());
+    assertTrue(response.body(), removed.find());
+    return Integer.parseInt(removed.group(1));
   }
 }
