@@ -1,6 +1,8 @@
 package io.shoal.config;
 
+import io.shoal.cache.CacheSettings;
 import io.shoal.cache.WhenFull;
+import io.shoal.cache.lmdb.LmdbSettings;
 import io.shoal.cache.lmdb.SyncMode;
 import io.shoal.ingress.FillMode;
 import com.typesafe.config.Config;

@@ -23,7 +23,7 @@ import io.shoal.cache.TtlRules;
 import io.shoal.cache.lmdb.CacheInUseException;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
-import io.shoal.config.CacheSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.config.ProfileSettings;
 import io.shoal.config.ShoalConfig;
 import io.shoal.config.UpstreamGroupSettings;
@@ -58,7 +58,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running shoal node: the actor system with its workers and upstream clients, the caches,
- * and the UDP and TCP listeners, wired as in DESIGN.md, with an orderly shutdown through Akka's
+ * and the UDP and TCP listeners, wired as README.md's "What shoal does with a query" describes, with an
+ * orderly shutdown through Akka's
  * CoordinatedShutdown (stop accepting, finish in-flight queries, close).
  */
 public final class ShoalServer {

@@ -9,7 +9,7 @@ import com.typesafe.config.ConfigFactory;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.lmdb.SyncMode;
-import io.shoal.config.CacheSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.testing.StoredAnswers;
 import io.shoal.wire.CacheKey;
 import java.io.PrintWriter;

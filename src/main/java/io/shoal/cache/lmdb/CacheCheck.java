@@ -29,13 +29,13 @@ final class CacheCheck {
   private static final int DNS_HEADER = 12;
 
   private final int shardCount;
-  private final List<CacheDirectory.Shard> shards;
+  private final List<OfflineShards.Shard> shards;
   private final List<Integer> strays;
   private final List<String> notes = new ArrayList<>();
   private final List<String> problems = new ArrayList<>();
   private long unlisted;
 
-  CacheCheck(int shardCount, List<CacheDirectory.Shard> shards, List<Integer> strays) {
+  CacheCheck(int shardCount, List<OfflineShards.Shard> shards, List<Integer> strays) {
     this.shardCount = shardCount;
     this.shards = shards;
     this.strays = strays;
@@ -47,7 +47,7 @@ final class CacheCheck {
     for (int stray : strays) {
       problem(String.format("shard-%02d: a shard directory beyond shard_count %d", stray, shardCount));
     }
-    for (CacheDirectory.Shard s : shards) {
+    for (OfflineShards.Shard s : shards) {
       if (s.error() != null) {
         problem(s.label() + ": " + s.error());
         continue;
@@ -111,7 +111,7 @@ final class CacheCheck {
   }
 
   /** Every index entry must point at an answer with the same expiry. */
-  private void checkIndex(CacheDirectory.Shard s, Txn<ByteBuffer> txn) {
+  private void checkIndex(OfflineShards.Shard s, Txn<ByteBuffer> txn) {
     try (CursorIterable<ByteBuffer> all = s.databases().expiry().iterate(txn)) {
       for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
         byte[] indexKey = AnswerCodec.bytes(kv.key());

@@ -4,36 +4,23 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
 
 import io.shoal.cache.CachedAnswer;
 import io.shoal.wire.CacheKey;
-import io.shoal.wire.ScannedAnswer;
-import io.shoal.wire.WireException;
 import java.io.IOException;
-import java.io.Reader;
-import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeSet;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
-import org.lmdbjava.ByteBufferProxy;
 import org.lmdbjava.Cursor;
 import org.lmdbjava.CursorIterable;
-import org.lmdbjava.Dbi;
 import org.lmdbjava.Env;
-import org.lmdbjava.EnvFlags;
 import org.lmdbjava.EnvInfo;
 import org.lmdbjava.GetOp;
 import org.lmdbjava.LmdbException;
 import org.lmdbjava.Txn;
-import org.xbill.DNS.DClass;
-import org.xbill.DNS.Type;
 
 /**
  * A cache directory as the offline operator tools see it ({@code shoal cache stat|dump|check|flush
@@ -83,26 +70,14 @@ public final class CacheDirectory implements AutoCloseable {
   private final Path path;
   private final Properties layout;
   private final int shardCount;
-  private final List<Shard> shards;
+  private final List<OfflineShards.Shard> shards;
   private final List<Integer> strays;
   private final CacheLock lock;
   private final CacheInUseException inUse;
   private final Access access;
 
-  /** One shard environment opened by a tool, or why it could not be (then env and databases are null). */
-  record Shard(int index, Path directory, Env<ByteBuffer> env, ShardDatabases databases, String error) {
-
-    static Shard failed(int index, Path directory, String error) {
-      return new Shard(index, directory, null, null, error);
-    }
-
-    String label() {
-      return directory.getFileName().toString();
-    }
-  }
-
   private CacheDirectory(
-      Path path, Properties layout, int shardCount, List<Shard> shards, List<Integer> strays, CacheLock lock,
+      Path path, Properties layout, int shardCount, List<OfflineShards.Shard> shards, List<Integer> strays, CacheLock lock,
       CacheInUseException inUse, Access access) {
     this.path = path;
     this.layout = layout;
@@ -126,9 +101,9 @@ public final class CacheDirectory implements AutoCloseable {
     if (!Files.isDirectory(path)) {
       throw new CacheDirectoryException("not a directory: " + path);
     }
-    Properties layout = readLayout(path);
-    int shardCount = shardCount(path, layout);
-    TreeSet<Integer> present = shardDirectories(path);
+    Properties layout = OfflineShards.readLayout(path);
+    int shardCount = OfflineShards.shardCount(path, layout);
+    TreeSet<Integer> present = OfflineShards.shardDirectories(path);
     if (present.isEmpty()) {
       throw new CacheDirectoryException(path + " is not a shoal cache: it has no shard-NN directories");
     }
@@ -149,10 +124,10 @@ public final class CacheDirectory implements AutoCloseable {
     } catch (IOException e) {
       throw new CacheDirectoryException("cannot lock " + path + ": " + e);
     }
-    List<Shard> shards = new ArrayList<>();
+    List<OfflineShards.Shard> shards = new ArrayList<>();
     try {
       for (int i = 0; i < shardCount; i++) {
-        shards.add(openShard(i, AnswerCodec.shardDirectory(path, i), access == Access.EXCLUSIVE_WRITE));
+        shards.add(OfflineShards.open(i, AnswerCodec.shardDirectory(path, i), access == Access.EXCLUSIVE_WRITE));
       }
     } catch (RuntimeException e) {
       closeAll(shards, lock);
@@ -160,97 +135,6 @@ public final class CacheDirectory implements AutoCloseable {
     }
     List<Integer> strays = List.copyOf(present.tailSet(shardCount));
     return new CacheDirectory(path, layout, shardCount, shards, strays, lock, inUse, access);
-  }
-
-  private static Properties readLayout(Path path) throws CacheDirectoryException {
-    Path file = path.resolve(AnswerCodec.LAYOUT_FILE);
-    if (!Files.isRegularFile(file)) {
-      throw new CacheDirectoryException(path + " is not a shoal cache: it has no " + AnswerCodec.LAYOUT_FILE);
-    }
-    Properties layout;
-    try {
-      layout = AnswerCodec.readLayout(file);
-    } catch (IOException | IllegalArgumentException e) {
-      throw new CacheDirectoryException("cannot read " + file + ": " + e.getMessage());
-    }
-    String format = layout.getProperty("format");
-    String hash = layout.getProperty("key_hash");
-    if (!AnswerCodec.LAYOUT_FORMAT.equals(format) || !AnswerCodec.KEY_HASH.equals(hash)) {
-      throw new CacheDirectoryException(path + " was written by an incompatible shoal (format=" + format
-          + ", key_hash=" + hash + "; this shoal reads format=" + AnswerCodec.LAYOUT_FORMAT
-          + ", key_hash=" + AnswerCodec.KEY_HASH + ")");
-    }
-    return layout;
-  }
-
-  private static int shardCount(Path path, Properties layout) throws CacheDirectoryException {
-    String value = layout.getProperty("shard_count");
-    try {
-      int n = Integer.parseInt(value == null ? "" : value.trim());
-      if (n > 0) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw new CacheDirectoryException(path.resolve(AnswerCodec.LAYOUT_FILE)
-        + " is damaged: shard_count=" + value);
-  }
-
-  private static TreeSet<Integer> shardDirectories(Path path) throws CacheDirectoryException {
-    TreeSet<Integer> found = new TreeSet<>();
-    try (Stream<Path> entries = Files.list(path)) {
-      entries.filter(Files::isDirectory)
-          .map(p -> p.getFileName().toString())
-          .filter(AnswerCodec::isShardDirectory)
-          .forEach(n -> found.add(Integer.parseInt(n.substring("shard-".length()))));
-    } catch (IOException e) {
-      throw new CacheDirectoryException("cannot list " + path + ": " + e);
-    }
-    return found;
-  }
-
-  private static Shard openShard(int index, Path dir, boolean write) {
-    if (!Files.isDirectory(dir)) {
-      return Shard.failed(index, dir, "missing");
-    }
-    if (!Files.exists(dir.resolve(DataFileCheck.DATA_FILE)) && Files.isReadable(dir)) {
-      return Shard.failed(index, dir, "has no " + DataFileCheck.DATA_FILE);
-    }
-    // Before LMDB maps it: a truncated file would be a SIGBUS, not an error.
-    String damage = DataFileCheck.damage(dir);
-    if (damage != null) {
-      return Shard.failed(index, dir, damage);
-    }
-    Env<ByteBuffer> env = null;
-    try {
-      // Map size 0: LMDB uses the size the node last committed, so the whole file is mapped.
-      env = Env.create(ByteBufferProxy.PROXY_OPTIMAL)
-          .setMapSize(0)
-          .setMaxDbs(2)
-          .open(dir.toFile(), write ? new EnvFlags[0] : new EnvFlags[] {EnvFlags.MDB_RDONLY_ENV});
-      Dbi<ByteBuffer> answers = openDbi(env, AnswerCodec.ANSWERS);
-      Dbi<ByteBuffer> expiry = openDbi(env, AnswerCodec.EXPIRY);
-      if (answers == null || expiry == null) {
-        env.close();
-        return Shard.failed(index, dir, "has no '" + (answers == null ? AnswerCodec.ANSWERS : AnswerCodec.EXPIRY)
-            + "' database: not a shoal cache shard");
-      }
-      return new Shard(index, dir, env, new ShardDatabases(answers, expiry), null);
-    } catch (LmdbException | IllegalArgumentException e) {
-      if (env != null) {
-        env.close();
-      }
-      return Shard.failed(index, dir, "cannot open: " + e.getMessage());
-    }
-  }
-
-  private static Dbi<ByteBuffer> openDbi(Env<ByteBuffer> env, String name) {
-    try {
-      return env.openDbi(name);
-    } catch (Dbi.KeyNotFoundException e) {
-      return null;
-    }
   }
 
   public Path path() {
@@ -278,7 +162,7 @@ public final class CacheDirectory implements AutoCloseable {
   /** Per-shard figures as of one read snapshot each; a shard that could not be read says why. */
   public List<ShardStat> stat(long nowMillis) {
     List<ShardStat> out = new ArrayList<>();
-    for (Shard s : shards) {
+    for (OfflineShards.Shard s : shards) {
       if (s.error() != null) {
         out.add(new ShardStat(s.index(), s.directory(), s.error(), 0, 0, 0, 0, 0, 0, 0));
         continue;
@@ -319,7 +203,7 @@ public final class CacheDirectory implements AutoCloseable {
   public long dump(String name, long limit, Consumer<Entry> sink) throws CacheDirectoryException {
     byte[] prefix = name == null ? null : AnswerCodec.nameWire(name);
     long emitted = 0;
-    for (Shard s : shards) {
+    for (OfflineShards.Shard s : shards) {
       if (s.error() != null || emitted >= limit) {
         continue;
       }
@@ -344,7 +228,7 @@ public final class CacheDirectory implements AutoCloseable {
 
   /** The answer stored under {@code key}, expired or not, or null. */
   public CachedAnswer answer(CacheKey key) throws CacheDirectoryException {
-    Shard s = shards.get(AnswerCodec.shardOf(key, shardCount));
+    OfflineShards.Shard s = shards.get(AnswerCodec.shardOf(key, shardCount));
     if (s.error() != null) {
       throw new CacheDirectoryException(s.label() + ": " + s.error());
     }
@@ -370,7 +254,7 @@ public final class CacheDirectory implements AutoCloseable {
     byte[] prefix = AnswerCodec.nameWire(name);
     requireWritable();
     int removed = 0;
-    for (Shard s : shards) {
+    for (OfflineShards.Shard s : shards) {
       removed += write(s, txn -> s.databases().removeName(txn, prefix, qtype));
     }
     return removed;
@@ -380,7 +264,7 @@ public final class CacheDirectory implements AutoCloseable {
   public long flushAll() throws CacheDirectoryException {
     requireWritable();
     long removed = 0;
-    for (Shard s : shards) {
+    for (OfflineShards.Shard s : shards) {
       removed += write(s, txn -> {
         long n = s.databases().answers().stat(txn).entries;
         s.databases().answers().drop(txn);
@@ -396,7 +280,7 @@ public final class CacheDirectory implements AutoCloseable {
     if (access != Access.EXCLUSIVE_WRITE) {
       throw new IllegalStateException("opened " + access + ", not for writing");
     }
-    for (Shard s : shards) {
+    for (OfflineShards.Shard s : shards) {
       if (s.error() != null) {
         throw new CacheDirectoryException(s.label() + ": " + s.error() + "; nothing was removed (shoal cache check tells more)");
       }
@@ -407,7 +291,7 @@ public final class CacheDirectory implements AutoCloseable {
     int apply(Txn<ByteBuffer> txn);
   }
 
-  private static int write(Shard s, ShardWrite work) throws CacheDirectoryException {
+  private static int write(OfflineShards.Shard s, ShardWrite work) throws CacheDirectoryException {
     for (int attempt = 0; ; attempt++) {
       try (Txn<ByteBuffer> txn = s.env().txnWrite()) {
         int n = work.apply(txn);
@@ -446,8 +330,8 @@ public final class CacheDirectory implements AutoCloseable {
     closeAll(shards, lock);
   }
 
-  private static void closeAll(List<Shard> shards, CacheLock lock) {
-    for (Shard s : shards) {
+  private static void closeAll(List<OfflineShards.Shard> shards, CacheLock lock) {
+    for (OfflineShards.Shard s : shards) {
       if (s.env() != null && !s.env().isClosed()) {
         s.env().close();
       }

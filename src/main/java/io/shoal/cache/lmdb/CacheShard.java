@@ -10,8 +10,6 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.LmdbShardMetrics;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -192,6 +190,11 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
   /** A flush that throws stays at the head of the queue, to run again after the restart. */
   private Behavior<Command> onFlushesQueued() {
+    if (state.flushes.isEmpty()) {
+      // A second wake-up for flushes already run (one from the caller, one from the open): it
+      // must not end a commit window that fills queued since then have opened.
+      return this;
+    }
     // Fills queued before a flush belong before it.
     onCommitNow();
     for (ShardState.Flush flush = state.flushes.peek(); flush != null; flush = state.flushes.peek()) {

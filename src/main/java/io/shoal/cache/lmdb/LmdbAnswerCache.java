@@ -10,28 +10,23 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.AskPattern;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
-import io.shoal.config.CacheSettings;
-import io.shoal.config.LmdbSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.logging.FailureLog;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.wire.CacheKey;
-import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -114,7 +109,7 @@ public final class LmdbAnswerCache implements AnswerCache {
       Spawner spawner, ActorSystem<?> system, CacheSettings settings, CacheMetrics metrics, Tuning tuning) {
     LmdbSettings lmdb = settings.lmdb();
     int n = lmdb.shardCount();
-    CacheLock lock = prepareDirectory(lmdb.path(), n);
+    CacheLock lock = ShardFiles.prepareDirectory(lmdb.path(), n);
     try {
       return open(spawner, system, settings, metrics, tuning, lock);
     } catch (RuntimeException e) {
@@ -156,68 +151,6 @@ public final class LmdbAnswerCache implements AnswerCache {
     return AnswerCodec.shardDirectory(path, shard);
   }
 
-  /**
-   * Creates {@code path} (0700), locks it for as long as the cache is open, and checks its layout file.
-   * The lock comes first: it keeps a second node, or an offline tool that writes, out of a
-   * directory this node uses, and the layout check below may discard its answers. Answers stored
-   * under another shard count sit in the wrong shards for the new key mapping, so they are
-   * discarded: a cold cache is correct, a half-visible one is not.
-   */
-  private static CacheLock prepareDirectory(Path path, int shardCount) {
-    CacheLock lock;
-    try {
-      if (!Files.isDirectory(path)) {
-        Files.createDirectories(path);
-        ShardFiles.restrict(path, ShardFiles.PRIVATE_DIRECTORY);
-      }
-      lock = CacheLock.acquire(path);
-    } catch (IOException e) {
-      throw new UncheckedIOException(path + ": " + e.getMessage(), e);
-    }
-    try {
-      checkLayout(path, shardCount);
-      return lock;
-    } catch (RuntimeException e) {
-      lock.close();
-      throw e;
-    }
-  }
-
-  private static void checkLayout(Path path, int shardCount) {
-    try {
-      Path layoutFile = path.resolve(LAYOUT_FILE);
-      Properties want = AnswerCodec.layout(shardCount);
-      if (Files.exists(layoutFile)) {
-        Properties have = AnswerCodec.readLayout(layoutFile);
-        if (have.equals(want)) {
-          return;
-        }
-        log.warn("LMDB cache at {} was written with {}; now {}: discarding its answers, the cache starts cold",
-            path, have, want);
-        discardShards(path);
-      }
-      AnswerCodec.writeLayout(layoutFile, want);
-      ShardFiles.restrict(layoutFile, ShardFiles.PRIVATE_FILE);
-    } catch (IOException e) {
-      throw new UncheckedIOException(path + ": " + e.getMessage(), e);
-    }
-  }
-
-  private static void discardShards(Path path) throws IOException {
-    try (Stream<Path> dirs = Files.list(path)) {
-      for (Path dir : (Iterable<Path>) dirs::iterator) {
-        if (Files.isDirectory(dir) && AnswerCodec.isShardDirectory(dir.getFileName().toString())) {
-          try (Stream<Path> files = Files.list(dir)) {
-            for (Path f : (Iterable<Path>) files::iterator) {
-              Files.delete(f);
-            }
-          }
-          Files.delete(dir);
-        }
-      }
-    }
-  }
-
   @Override
   public String name() {
     return name;
@@ -226,16 +159,6 @@ public final class LmdbAnswerCache implements AnswerCache {
   /** The shard that owns {@code key} in this cache. */
   public int shardOf(CacheKey key) {
     return shardOf(key, shardCount);
-  }
-
-  /** The actor that writes {@code shard}, null until the supervisor has started (tests). */
-  ActorRef<CacheShard.Command> writer(int shard) {
-    return shards[shard].writer;
-  }
-
-  /** Whether {@code shard}'s environment is open for readers (tests). */
-  boolean shardOpen(int shard) {
-    return shards[shard].store() != null;
   }
 
   @Override

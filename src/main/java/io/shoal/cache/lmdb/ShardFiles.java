@@ -7,6 +7,8 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Properties;
+import java.util.stream.Stream;
 import java.time.Instant;
 import java.util.Iterator;
 import org.lmdbjava.ByteBufferProxy;
@@ -16,8 +18,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Opens a shard's environment for a node: its directory (0700) and files (0600), the check of
- * its data file, the sync mode's flags.
+ * The files of an LMDB cache as a node opens them: the cache directory (locked, its layout
+ * checked) and each shard's environment (its directory 0700 and files 0600, the check of its data
+ * file, the sync mode's flags).
  */
 final class ShardFiles {
   private static final Logger log = LoggerFactory.getLogger(ShardFiles.class);
@@ -79,6 +82,68 @@ final class ShardFiles {
     } catch (RuntimeException e) {
       env.close();
       throw e;
+    }
+  }
+
+  /**
+   * Creates {@code path} (0700), locks it for as long as the cache is open, and checks its layout file.
+   * The lock comes first: it keeps a second node, or an offline tool that writes, out of a
+   * directory this node uses, and the layout check below may discard its answers. Answers stored
+   * under another shard count sit in the wrong shards for the new key mapping, so they are
+   * discarded: a cold cache is correct, a half-visible one is not.
+   */
+  static CacheLock prepareDirectory(Path path, int shardCount) {
+    CacheLock lock;
+    try {
+      if (!Files.isDirectory(path)) {
+        Files.createDirectories(path);
+        restrict(path, PRIVATE_DIRECTORY);
+      }
+      lock = CacheLock.acquire(path);
+    } catch (IOException e) {
+      throw new UncheckedIOException(path + ": " + e.getMessage(), e);
+    }
+    try {
+      checkLayout(path, shardCount);
+      return lock;
+    } catch (RuntimeException e) {
+      lock.close();
+      throw e;
+    }
+  }
+
+  private static void checkLayout(Path path, int shardCount) {
+    try {
+      Path layoutFile = path.resolve(AnswerCodec.LAYOUT_FILE);
+      Properties want = AnswerCodec.layout(shardCount);
+      if (Files.exists(layoutFile)) {
+        Properties have = AnswerCodec.readLayout(layoutFile);
+        if (have.equals(want)) {
+          return;
+        }
+        log.warn("LMDB cache at {} was written with {}; now {}: discarding its answers, the cache starts cold",
+            path, have, want);
+        discardShards(path);
+      }
+      AnswerCodec.writeLayout(layoutFile, want);
+      restrict(layoutFile, PRIVATE_FILE);
+    } catch (IOException e) {
+      throw new UncheckedIOException(path + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static void discardShards(Path path) throws IOException {
+    try (Stream<Path> dirs = Files.list(path)) {
+      for (Path dir : (Iterable<Path>) dirs::iterator) {
+        if (Files.isDirectory(dir) && AnswerCodec.isShardDirectory(dir.getFileName().toString())) {
+          try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+              Files.delete(f);
+            }
+          }
+          Files.delete(dir);
+        }
+      }
     }
   }
 

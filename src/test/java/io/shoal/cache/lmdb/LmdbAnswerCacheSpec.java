@@ -5,7 +5,6 @@ import static io.shoal.cache.lmdb.CacheFixture.answer;
 import static io.shoal.cache.lmdb.CacheFixture.await;
 import static io.shoal.cache.lmdb.CacheFixture.awaitAll;
 import static io.shoal.cache.lmdb.CacheFixture.key;
-import static io.shoal.cache.lmdb.CacheFixture.commitsHeldUntil;
 import static io.shoal.cache.lmdb.CacheFixture.commitsHeldWhile;
 import static io.shoal.cache.lmdb.CacheFixture.open;
 import static io.shoal.cache.lmdb.CacheFixture.openingHeldUntil;
