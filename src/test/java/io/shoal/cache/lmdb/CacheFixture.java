@@ -123,6 +123,14 @@ final class CacheFixture {
     return open(testKit, settings, events, 4096, Duration.ofMillis(200));
   }
 
+  /** {@code base} with a commit window of {@code window}. */
+  static CacheSettings withCommitWindow(CacheSettings base, Duration window) {
+    LmdbSettings l = base.lmdb();
+    return new CacheSettings(base.name(), base.backend(), base.maxEntries(), base.whenFull(),
+        base.minTtl(), base.maxTtl(), base.negativeTtl(), base.servfailTtl(),
+        new LmdbSettings(l.path(), l.shardCount(), l.sync(), l.syncInterval(), l.mapSize(), window));
+  }
+
   static CacheKey key(String name) {
     return CacheKey.of(name, 1, 1, 0);
   }

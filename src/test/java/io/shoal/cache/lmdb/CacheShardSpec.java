@@ -97,12 +97,9 @@ public class CacheShardSpec extends JUnitSuite {
   @Test
   public void aCommitWindowGathersWriteBehindFillsAndAnAwaitedFillEndsIt() throws Exception {
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
-    CacheSettings base = settings("window", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE);
-    LmdbSettings l = base.lmdb();
     // A window far longer than the test waits: only the awaited fill can end it in time.
-    CacheSettings windowed = new CacheSettings(base.name(), base.backend(), base.maxEntries(), base.whenFull(),
-        base.minTtl(), base.maxTtl(), base.negativeTtl(), base.servfailTtl(),
-        new LmdbSettings(l.path(), l.shardCount(), l.sync(), l.syncInterval(), l.mapSize(), Duration.ofSeconds(60)));
+    CacheSettings windowed = CacheFixture.withCommitWindow(
+        settings("window", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE), Duration.ofSeconds(60));
     try (LmdbAnswerCache cache = open(testKit, windowed, events)) {
       awaitShardOpen(cache, 0);
       long now = System.currentTimeMillis();

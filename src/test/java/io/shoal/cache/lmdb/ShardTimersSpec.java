@@ -42,13 +42,18 @@ public class ShardTimersSpec extends JUnitSuite {
     testKit.shutdownTestKit();
   }
 
+  /** A cache of two shards syncing in {@code sync} mode every 100 ms, once they are open. */
+  private LmdbAnswerCache openSyncing(String name, SyncMode sync, TestProbe<CacheShard.Event> events) throws Exception {
+    var s = settings(name, tmp.newFolder().toPath(), 2, 1000, WhenFull.EVICT_ONE, sync, Duration.ofMillis(100), 64 * MIB);
+    LmdbAnswerCache cache = open(testKit, s, events);
+    CacheShardSpec.awaitShardOpen(cache, 0);
+    return cache;
+  }
+
   @Test
   public void periodicSyncSyncsEveryShardOncePerSyncInterval() throws Exception {
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
-    var s = settings("periodic", tmp.newFolder().toPath(), 2, 1000, WhenFull.EVICT_ONE, SyncMode.PERIODIC,
-        Duration.ofMillis(100), 64 * MIB);
-    try (LmdbAnswerCache cache = open(testKit, s, events)) {
-      CacheShardSpec.awaitShardOpen(cache, 0);
+    try (LmdbAnswerCache cache = openSyncing("periodic", SyncMode.PERIODIC, events)) {
       for (int tick = 1; tick <= 10; tick++) {
         time.timePasses(Duration.ofMillis(100));
         int[] syncs = new int[2];
@@ -65,10 +70,7 @@ public class ShardTimersSpec extends JUnitSuite {
   @Test
   public void otherSyncModesHaveNoPeriodicSync() throws Exception {
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
-    var s = settings("full", tmp.newFolder().toPath(), 2, 1000, WhenFull.EVICT_ONE, SyncMode.FULL,
-        Duration.ofMillis(100), 64 * MIB);
-    try (LmdbAnswerCache cache = open(testKit, s, events)) {
-      CacheShardSpec.awaitShardOpen(cache, 0);
+    try (LmdbAnswerCache cache = openSyncing("full", SyncMode.FULL, events)) {
       time.timePasses(Duration.ofSeconds(1));
       events.expectNoMessage(Duration.ofMillis(200));
     }
@@ -77,11 +79,8 @@ public class ShardTimersSpec extends JUnitSuite {
   @Test
   public void writeBehindFillsWaitForTheEndOfTheCommitWindow() throws Exception {
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
-    CacheSettings base = settings("window", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE);
-    LmdbSettings l = base.lmdb();
-    CacheSettings windowed = new CacheSettings(base.name(), base.backend(), base.maxEntries(), base.whenFull(),
-        base.minTtl(), base.maxTtl(), base.negativeTtl(), base.servfailTtl(),
-        new LmdbSettings(l.path(), l.shardCount(), l.sync(), l.syncInterval(), l.mapSize(), Duration.ofSeconds(10)));
+    CacheSettings windowed = CacheFixture.withCommitWindow(
+        settings("window", tmp.newFolder().toPath(), 1, 10_000, WhenFull.EVICT_ONE), Duration.ofSeconds(10));
     try (LmdbAnswerCache cache = open(testKit, windowed, events)) {
       CacheShardSpec.awaitShardOpen(cache, 0);
       long now = System.currentTimeMillis();
