@@ -10,8 +10,6 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.LmdbShardMetrics;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -51,9 +49,6 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
   /** Tests only: fail the way a broken environment would, to exercise the supervisor's restart. */
   record InjectedFailure(String reason) implements Command {}
-
-  /** Tests only: hold the shard until released, so that fills pile up in its queue. */
-  record Hold(CountDownLatch release) implements Command {}
 
   /** What a shard reports to an observer (tests and studies; the node passes an ignoring ref). */
   public interface Event {}
@@ -139,7 +134,6 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
         .onMessage(InjectedFailure.class, failure -> guarded(() -> {
           throw new IllegalStateException(failure.reason());
         }))
-        .onMessage(Hold.class, this::onHold)
         .onSignal(PreRestart.class, signal -> closed())
         .onSignal(PostStop.class, signal -> stopped())
         .build();
@@ -224,11 +218,6 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
           settings.shard(), settings.cache(), e);
     }
     return Behaviors.stopped();
-  }
-
-  private Behavior<Command> onHold(Hold hold) throws InterruptedException {
-    hold.release().await(30, TimeUnit.SECONDS);
-    return this;
   }
 
   /** At a restart: the store closes; queued fills wait for the next incarnation. */
