@@ -54,8 +54,9 @@ public record CachedAnswer(
   }
 
   /**
-   * Serialises for a disk-backed cache: stored-at, expires-at, OPT start/end, TTL offset count,
-   * offsets (u16 each), then the wire bytes. Expiry first so an index can read it cheaply.
+   * Serialises for a disk-backed cache or a peer: expires-at, stored-at (8 bytes each, big-endian),
+   * OPT start/end, TTL offset count, offsets (u16 each), then the wire bytes. Expiry first, so the
+   * LMDB backend and its tools read it without decoding the rest.
    */
   public void encode(ByteBuffer out) {
     out.putLong(expiresAtMillis);

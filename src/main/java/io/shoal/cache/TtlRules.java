@@ -1,6 +1,5 @@
 package io.shoal.cache;
 
-import io.shoal.config.CacheSettings;
 import io.shoal.wire.Rcode;
 import io.shoal.wire.ScannedAnswer;
 

@@ -207,13 +207,18 @@ public final class CacheCommand implements Runnable {
       }
       if (response.statusCode() == 400) {
         err.print("shoal: " + response.body());
+        err.flush();
         return 2;
       }
       if (response.statusCode() != 200) {
         err.print("shoal: admin endpoint answered " + response.statusCode() + ": " + response.body());
+        err.flush();
         return 1;
       }
-      spec.commandLine().getOut().print(response.body());
+      PrintWriter out = spec.commandLine().getOut();
+      out.print(response.body());
+      // print() never flushes, and Main exits through System.exit: without this the summary is lost.
+      out.flush();
       return 0;
     }
   }

@@ -1,7 +1,9 @@
 package io.shoal.config;
 
 import io.shoal.access.AccessRule;
+import io.shoal.cache.CacheSettings;
 import io.shoal.cache.WhenFull;
+import io.shoal.cache.lmdb.LmdbSettings;
 import io.shoal.cache.lmdb.SyncMode;
 import io.shoal.ingress.FillMode;
 import io.shoal.wire.ReplyPolicy;

@@ -16,6 +16,8 @@ public final class CacheMetrics {
   private final Timer eviction;
   private final ConcurrentHashMap<String, Counter> fillFailures = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<Integer, Gauge> entries = new ConcurrentHashMap<>();
+  private final String cache;
+  private final Counter fillsDropped;
 
   public CacheMetrics(String cache, String backend) {
     this(cache, backend, null);
@@ -23,12 +25,25 @@ public final class CacheMetrics {
 
   /** With {@code node} non-null every series also carries a node label (cluster mode). */
   public CacheMetrics(String cache, String backend, String node) {
+    this.cache = cache;
     TagSet t = TagSet.of("cache", cache).withTag("backend", backend);
     this.tags = node == null ? t : t.withTag("node", node);
     this.hits = Kamon.counter("shoal.cache.hits", "Queries answered from the cache").withTags(tags);
     this.misses = Kamon.counter("shoal.cache.misses", "Queries not in the cache (or expired)").withTags(tags);
     this.fill = Kamon.timer("shoal.cache.fill", "Time to store one answer").withTags(tags);
     this.eviction = Kamon.timer("shoal.cache.eviction", "Time to evict one entry to make room").withTags(tags);
+    this.fillsDropped = Kamon.counter("shoal.dropped", ServerMetrics.DROPPED_DESCRIPTION)
+        .withTag("reason", ServerMetrics.FILL_QUEUE_FULL);
+  }
+
+  /** The instruments of shard {@code shard} of this cache's LMDB backend. */
+  public LmdbShardMetrics lmdbShard(int shard) {
+    return new LmdbShardMetrics(cache, shard);
+  }
+
+  /** A fill that could not be queued (its shard is behind): served, not stored. */
+  public void fillDropped() {
+    fillsDropped.increment();
   }
 
   public void hit() {

@@ -21,7 +21,7 @@ import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.CacheInUseException;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
-import io.shoal.config.CacheSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.config.ProfileSettings;
 import io.shoal.config.ShoalConfig;
 import io.shoal.config.UpstreamGroupSettings;
@@ -57,10 +57,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running shoal node: the actor system with its workers and upstream clients, the caches,
- * and the UDP and TCP listeners, wired as in DESIGN.md, with an orderly shutdown through Akka's
- * CoordinatedShutdown (lameduck, stop accepting, finish in-flight queries, close). In cluster
- * mode a {@link ClusterNode} holds the node's membership in an actor system of its own, so being
- * downed never stops the DNS service.
+ * and the UDP and TCP listeners, wired as README.md's "What shoal does with a query" describes,
+ * with an orderly shutdown through Akka's CoordinatedShutdown (lameduck, stop accepting, finish
+ * in-flight queries, close). In cluster mode a {@link ClusterNode} holds the node's membership
+ * in an actor system of its own, so being downed never stops the DNS service.
  */
 public final class ShoalServer {
   private static final Logger log = LoggerFactory.getLogger(ShoalServer.class);

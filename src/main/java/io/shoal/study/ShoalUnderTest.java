@@ -5,7 +5,7 @@ import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigRenderOptions;
 import com.typesafe.config.ConfigValueFactory;
-import io.shoal.config.CacheSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ProfileSettings;
 import io.shoal.config.ShoalConfig;

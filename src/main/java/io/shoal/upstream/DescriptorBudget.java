@@ -1,6 +1,6 @@
 package io.shoal.upstream;
 
-import io.shoal.config.CacheSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.config.ShoalConfig;
 import java.lang.management.ManagementFactory;
 import org.slf4j.Logger;

@@ -4,7 +4,6 @@ import static io.shoal.wire.Messages.name;
 import static io.shoal.wire.Messages.wire;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.shoal.config.CacheSettings;
 import io.shoal.wire.Messages;
 import io.shoal.wire.Rcode;
 import io.shoal.wire.ScannedAnswer;

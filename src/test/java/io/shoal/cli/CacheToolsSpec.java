@@ -9,7 +9,7 @@ import com.typesafe.config.ConfigFactory;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.lmdb.SyncMode;
-import io.shoal.config.CacheSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.testing.StoredAnswers;
 import io.shoal.wire.CacheKey;
 import java.io.PrintWriter;
@@ -134,6 +134,25 @@ public class CacheToolsSpec extends JUnitSuite {
     Run stat = shoal("cache", "stat", "--path", path.toString());
     assertEquals(1, stat.status());
     assertTrue(stat.out(), stat.out().contains("shard-02  has no data.mdb"));
+  }
+
+  @Test
+  public void checkReportsATruncatedShardAndExitsOneInsteadOfCrashing() throws Exception {
+    Path path = cache("tools-truncated");
+    Path data = path.resolve("shard-01").resolve("data.mdb");
+    long size = Files.size(data);
+    try (var channel = java.nio.channels.FileChannel.open(data, java.nio.file.StandardOpenOption.WRITE)) {
+      channel.truncate(size / 2);
+    }
+    // In this JVM: were the file mapped as it is, the SIGBUS would end the test run, not fail a test.
+    Run check = shoal("cache", "check", "--path", path.toString());
+    assertEquals(check.out() + check.err(), 1, check.status());
+    assertTrue(check.out(), check.out().contains("1 problem:\n  shard-01: data.mdb is " + size / 2
+        + " bytes but its meta page says"));
+    assertTrue(check.out(), check.out().contains("truncated"));
+    Run stat = shoal("cache", "stat", "--path", path.toString());
+    assertEquals(1, stat.status());
+    assertTrue(stat.out(), stat.out().contains("shard-01  data.mdb is"));
   }
 
   @Test

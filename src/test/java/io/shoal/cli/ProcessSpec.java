@@ -165,6 +165,36 @@ public class ProcessSpec extends JUnitSuite {
   }
 
   @Test
+  public void cacheFlushThroughARunningNodePrintsWhatItRemoved() throws Exception {
+    try (TestAuthServer auth = new TestAuthServer()) {
+      auth.add(new ARecord(TestAuthServer.name("flushed.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.7")));
+      int port = TestNode.freePort();
+      int adminPort = TestNode.freePort();
+      Path token = Files.createTempDirectory("shoal-admin").resolve("admin.token");
+      ShoalProcess node = ShoalProcess.launch("serve",
+          "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
+          "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(), "-Dshoal.admin.port=" + adminPort,
+          "-Dshoal.admin.token_file=" + token, "-Dshoal.metrics.enabled=off");
+      try {
+        assertTrue(node.output(), node.awaitOutput("answering on", 60));
+        Message m = DnsClient.udp(new InetSocketAddress("127.0.0.1", port),
+            DnsClient.query(7, "flushed.example.test.", Type.A, null));
+        assertEquals(Rcode.NOERROR, m.getRcode());
+        // A separate JVM, as an operator runs it: its output must reach stdout before it exits.
+        ShoalProcess flush = ShoalProcess.launch("cache", "flush", "flushed.example.test",
+            "--admin", "127.0.0.1:" + adminPort, "--token-file", token.toString());
+        assertEquals(flush.output(), 0, flush.exit(60));
+        String out = flush.output();
+        assertTrue(out, out.contains("\"name\":\"flushed.example.test.\""));
+        assertTrue(out, out.contains("\"removed_here\":1"));
+      } finally {
+        node.process.destroy();
+        node.exit(30);
+      }
+    }
+  }
+
+  @Test
   public void sigtermFinishesInFlightQueriesAndExitsZero() throws Exception {
     try (TestAuthServer auth = new TestAuthServer()) {
       auth.add(new ARecord(TestAuthServer.name("slow.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.5")));

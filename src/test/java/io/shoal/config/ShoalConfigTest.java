@@ -1,5 +1,6 @@
 package io.shoal.config;
 
+import io.shoal.cache.CacheSettings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

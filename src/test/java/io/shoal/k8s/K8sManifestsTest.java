@@ -50,7 +50,7 @@ import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.Subject;
 import io.shoal.config.Addresses;
-import io.shoal.config.CacheSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.config.ConfigLoader;
 import io.shoal.config.ShoalConfig;
 import java.io.IOException;

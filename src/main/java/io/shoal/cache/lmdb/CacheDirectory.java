@@ -4,36 +4,23 @@ import static java.nio.ByteOrder.BIG_ENDIAN;
 
 import io.shoal.cache.CachedAnswer;
 import io.shoal.wire.CacheKey;
-import io.shoal.wire.ScannedAnswer;
-import io.shoal.wire.WireException;
 import java.io.IOException;
-import java.io.Reader;
-import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeSet;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
-import org.lmdbjava.ByteBufferProxy;
 import org.lmdbjava.Cursor;
 import org.lmdbjava.CursorIterable;
-import org.lmdbjava.Dbi;
 import org.lmdbjava.Env;
-import org.lmdbjava.EnvFlags;
 import org.lmdbjava.EnvInfo;
 import org.lmdbjava.GetOp;
 import org.lmdbjava.LmdbException;
 import org.lmdbjava.Txn;
-import org.xbill.DNS.DClass;
-import org.xbill.DNS.Type;
 
 /**
  * A cache directory as the offline operator tools see it ({@code shoal cache stat|dump|check|flush
@@ -79,51 +66,18 @@ public final class CacheDirectory implements AutoCloseable {
     }
   }
 
-  /** Problems listed in a check report; beyond this they are only counted. */
-  static final int MAX_LISTED_PROBLEMS = 1000;
-  /** Expires-at, stored-at, OPT start and end, TTL-offset count: see {@link CachedAnswer#encode}. */
-  private static final int VALUE_HEADER = 8 + 8 + 4 + 4 + 2;
-  private static final int DNS_HEADER = 12;
 
   private final Path path;
   private final Properties layout;
   private final int shardCount;
-  private final List<Shard> shards;
+  private final List<OfflineShards.Shard> shards;
   private final List<Integer> strays;
   private final CacheLock lock;
   private final CacheInUseException inUse;
   private final Access access;
 
-  /** One shard environment opened by a tool, or why it could not be. */
-  private static final class Shard {
-    final int index;
-    final Path directory;
-    final Env<ByteBuffer> env;
-    final Dbi<ByteBuffer> answers;
-    final Dbi<ByteBuffer> expiry;
-    final String error;
-
-    Shard(int index, Path directory, Env<ByteBuffer> env, Dbi<ByteBuffer> answers, Dbi<ByteBuffer> expiry,
-        String error) {
-      this.index = index;
-      this.directory = directory;
-      this.env = env;
-      this.answers = answers;
-      this.expiry = expiry;
-      this.error = error;
-    }
-
-    static Shard failed(int index, Path directory, String error) {
-      return new Shard(index, directory, null, null, null, error);
-    }
-
-    String label() {
-      return directory.getFileName().toString();
-    }
-  }
-
   private CacheDirectory(
-      Path path, Properties layout, int shardCount, List<Shard> shards, List<Integer> strays, CacheLock lock,
+      Path path, Properties layout, int shardCount, List<OfflineShards.Shard> shards, List<Integer> strays, CacheLock lock,
       CacheInUseException inUse, Access access) {
     this.path = path;
     this.layout = layout;
@@ -147,9 +101,9 @@ public final class CacheDirectory implements AutoCloseable {
     if (!Files.isDirectory(path)) {
       throw new CacheDirectoryException("not a directory: " + path);
     }
-    Properties layout = readLayout(path);
-    int shardCount = shardCount(path, layout);
-    TreeSet<Integer> present = shardDirectories(path);
+    Properties layout = OfflineShards.readLayout(path);
+    int shardCount = OfflineShards.shardCount(path, layout);
+    TreeSet<Integer> present = OfflineShards.shardDirectories(path);
     if (present.isEmpty()) {
       throw new CacheDirectoryException(path + " is not a shoal cache: it has no shard-NN directories");
     }
@@ -170,10 +124,10 @@ public final class CacheDirectory implements AutoCloseable {
     } catch (IOException e) {
       throw new CacheDirectoryException("cannot lock " + path + ": " + e);
     }
-    List<Shard> shards = new ArrayList<>();
+    List<OfflineShards.Shard> shards = new ArrayList<>();
     try {
       for (int i = 0; i < shardCount; i++) {
-        shards.add(openShard(i, LmdbAnswerCache.shardDirectory(path, i), access == Access.EXCLUSIVE_WRITE));
+        shards.add(OfflineShards.open(i, AnswerCodec.shardDirectory(path, i), access == Access.EXCLUSIVE_WRITE));
       }
     } catch (RuntimeException e) {
       closeAll(shards, lock);
@@ -181,92 +135,6 @@ public final class CacheDirectory implements AutoCloseable {
     }
     List<Integer> strays = List.copyOf(present.tailSet(shardCount));
     return new CacheDirectory(path, layout, shardCount, shards, strays, lock, inUse, access);
-  }
-
-  private static Properties readLayout(Path path) throws CacheDirectoryException {
-    Path file = path.resolve(LmdbAnswerCache.LAYOUT_FILE);
-    if (!Files.isRegularFile(file)) {
-      throw new CacheDirectoryException(path + " is not a shoal cache: it has no " + LmdbAnswerCache.LAYOUT_FILE);
-    }
-    Properties layout = new Properties();
-    try (Reader r = Files.newBufferedReader(file, StandardCharsets.ISO_8859_1)) {
-      layout.load(r);
-    } catch (IOException | IllegalArgumentException e) {
-      throw new CacheDirectoryException("cannot read " + file + ": " + e.getMessage());
-    }
-    String format = layout.getProperty("format");
-    String hash = layout.getProperty("key_hash");
-    if (!LmdbAnswerCache.LAYOUT_FORMAT.equals(format) || !LmdbAnswerCache.KEY_HASH.equals(hash)) {
-      throw new CacheDirectoryException(path + " was written by an incompatible shoal (format=" + format
-          + ", key_hash=" + hash + "; this shoal reads format=" + LmdbAnswerCache.LAYOUT_FORMAT
-          + ", key_hash=" + LmdbAnswerCache.KEY_HASH + ")");
-    }
-    return layout;
-  }
-
-  private static int shardCount(Path path, Properties layout) throws CacheDirectoryException {
-    String value = layout.getProperty("shard_count");
-    try {
-      int n = Integer.parseInt(value == null ? "" : value.trim());
-      if (n > 0) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw new CacheDirectoryException(path.resolve(LmdbAnswerCache.LAYOUT_FILE)
-        + " is damaged: shard_count=" + value);
-  }
-
-  private static TreeSet<Integer> shardDirectories(Path path) throws CacheDirectoryException {
-    TreeSet<Integer> found = new TreeSet<>();
-    try (Stream<Path> entries = Files.list(path)) {
-      entries.filter(Files::isDirectory)
-          .map(p -> p.getFileName().toString())
-          .filter(n -> n.matches("shard-\\d{2,9}"))
-          .forEach(n -> found.add(Integer.parseInt(n.substring("shard-".length()))));
-    } catch (IOException e) {
-      throw new CacheDirectoryException("cannot list " + path + ": " + e);
-    }
-    return found;
-  }
-
-  private static Shard openShard(int index, Path dir, boolean write) {
-    if (!Files.isDirectory(dir)) {
-      return Shard.failed(index, dir, "missing");
-    }
-    if (!Files.isRegularFile(dir.resolve("data.mdb"))) {
-      return Shard.failed(index, dir, "has no data.mdb");
-    }
-    Env<ByteBuffer> env = null;
-    try {
-      // Map size 0: LMDB uses the size the node last committed, so the whole file is mapped.
-      env = Env.create(ByteBufferProxy.PROXY_OPTIMAL)
-          .setMapSize(0)
-          .setMaxDbs(2)
-          .open(dir.toFile(), write ? new EnvFlags[0] : new EnvFlags[] {EnvFlags.MDB_RDONLY_ENV});
-      Dbi<ByteBuffer> answers = openDbi(env, ShardEnvironment.ANSWERS);
-      Dbi<ByteBuffer> expiry = openDbi(env, ShardEnvironment.EXPIRY);
-      if (answers == null || expiry == null) {
-        env.close();
-        return Shard.failed(index, dir, "has no '" + (answers == null ? ShardEnvironment.ANSWERS : ShardEnvironment.EXPIRY)
-            + "' database: not a shoal cache shard");
-      }
-      return new Shard(index, dir, env, answers, expiry, null);
-    } catch (LmdbException | IllegalArgumentException e) {
-      if (env != null) {
-        env.close();
-      }
-      return Shard.failed(index, dir, "cannot open: " + e.getMessage());
-    }
-  }
-
-  private static Dbi<ByteBuffer> openDbi(Env<ByteBuffer> env, String name) {
-    try {
-      return env.openDbi(name);
-    } catch (Dbi.KeyNotFoundException e) {
-      return null;
-    }
   }
 
   public Path path() {
@@ -294,21 +162,21 @@ public final class CacheDirectory implements AutoCloseable {
   /** Per-shard figures as of one read snapshot each; a shard that could not be read says why. */
   public List<ShardStat> stat(long nowMillis) {
     List<ShardStat> out = new ArrayList<>();
-    for (Shard s : shards) {
-      if (s.error != null) {
-        out.add(new ShardStat(s.index, s.directory, s.error, 0, 0, 0, 0, 0, 0, 0));
+    for (OfflineShards.Shard s : shards) {
+      if (s.error() != null) {
+        out.add(new ShardStat(s.index(), s.directory(), s.error(), 0, 0, 0, 0, 0, 0, 0));
         continue;
       }
       try {
-        EnvInfo info = s.env.info();
-        long pageSize = s.env.stat().pageSize;
+        EnvInfo info = s.env().info();
+        long pageSize = s.env().stat().pageSize;
         long entries;
         long indexed;
         long expired = 0;
-        try (Txn<ByteBuffer> txn = s.env.txnRead()) {
-          entries = s.answers.stat(txn).entries;
-          indexed = s.expiry.stat(txn).entries;
-          try (CursorIterable<ByteBuffer> all = s.answers.iterate(txn)) {
+        try (Txn<ByteBuffer> txn = s.env().txnRead()) {
+          entries = s.databases().answers().stat(txn).entries;
+          indexed = s.databases().expiry().stat(txn).entries;
+          try (CursorIterable<ByteBuffer> all = s.databases().answers().iterate(txn)) {
             for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
               ByteBuffer v = kv.val();
               if (v.remaining() >= 8 && v.order(BIG_ENDIAN).getLong(v.position()) <= nowMillis) {
@@ -317,10 +185,10 @@ public final class CacheDirectory implements AutoCloseable {
             }
           }
         }
-        out.add(new ShardStat(s.index, s.directory, null, entries, indexed, expired, info.mapSize,
+        out.add(new ShardStat(s.index(), s.directory(), null, entries, indexed, expired, info.mapSize,
             (info.lastPageNumber + 1) * pageSize, info.lastTransactionId, info.numReaders));
       } catch (LmdbException e) {
-        out.add(new ShardStat(s.index, s.directory, "cannot read: " + e.getMessage(), 0, 0, 0, 0, 0, 0, 0));
+        out.add(new ShardStat(s.index(), s.directory(), "cannot read: " + e.getMessage(), 0, 0, 0, 0, 0, 0, 0));
       }
     }
     return out;
@@ -333,21 +201,21 @@ public final class CacheDirectory implements AutoCloseable {
    * those of {@code name} only when it is not null, at most {@code limit}. Returns how many.
    */
   public long dump(String name, long limit, Consumer<Entry> sink) throws CacheDirectoryException {
-    byte[] prefix = name == null ? null : nameWire(name);
+    byte[] prefix = name == null ? null : AnswerCodec.nameWire(name);
     long emitted = 0;
-    for (Shard s : shards) {
-      if (s.error != null || emitted >= limit) {
+    for (OfflineShards.Shard s : shards) {
+      if (s.error() != null || emitted >= limit) {
         continue;
       }
-      try (Txn<ByteBuffer> txn = s.env.txnRead(); Cursor<ByteBuffer> c = s.answers.openCursor(txn)) {
-        boolean found = prefix == null ? c.first() : c.get(direct(prefix), GetOp.MDB_SET_RANGE);
+      try (Txn<ByteBuffer> txn = s.env().txnRead(); Cursor<ByteBuffer> c = s.databases().answers().openCursor(txn)) {
+        boolean found = prefix == null ? c.first() : c.get(AnswerCodec.direct(prefix), GetOp.MDB_SET_RANGE);
         while (found && emitted < limit) {
           // A wire name ends at its root label, so a key with this prefix is this very name.
-          if (prefix != null && !ShardEnvironment.startsWith(c.key(), prefix)) {
+          if (prefix != null && !AnswerCodec.startsWith(c.key(), prefix)) {
             break;
           }
-          byte[] key = ShardEnvironment.bytes(c.key());
-          sink.accept(new Entry(s.index, key, parseKey(key), decode(c.val())));
+          byte[] key = AnswerCodec.bytes(c.key());
+          sink.accept(new Entry(s.index(), key, AnswerCodec.parseKey(key), AnswerCodec.decodeChecked(c.val())));
           emitted++;
           found = c.next();
         }
@@ -360,187 +228,34 @@ public final class CacheDirectory implements AutoCloseable {
 
   /** The answer stored under {@code key}, expired or not, or null. */
   public CachedAnswer answer(CacheKey key) throws CacheDirectoryException {
-    Shard s = shards.get(LmdbAnswerCache.shardOf(key, shardCount));
-    if (s.error != null) {
-      throw new CacheDirectoryException(s.label() + ": " + s.error);
+    OfflineShards.Shard s = shards.get(AnswerCodec.shardOf(key, shardCount));
+    if (s.error() != null) {
+      throw new CacheDirectoryException(s.label() + ": " + s.error());
     }
-    try (Txn<ByteBuffer> txn = s.env.txnRead()) {
-      ByteBuffer v = s.answers.get(txn, direct(key.bytes()));
-      return v == null ? null : decode(v);
+    try (Txn<ByteBuffer> txn = s.env().txnRead()) {
+      ByteBuffer v = s.databases().answers().get(txn, AnswerCodec.direct(key.bytes()));
+      return v == null ? null : AnswerCodec.decodeChecked(v);
     }
   }
 
   // ---- check ----
 
   /**
-   * Verifies what a node relies on when it opens this directory: every shard opens and has both
-   * databases; every key is well formed and lives in the shard its hash names; every value
-   * decodes, its wire bytes scan, and the TTL offsets stored with it are the scan's; and the
-   * expiry index holds exactly one entry, with the same expiry, per answer.
+   * Verifies what a node relies on when it opens this directory: see {@link CacheCheck}.
    */
   public CheckReport check(long nowMillis) {
-    List<String> notes = new ArrayList<>();
-    List<String> problems = new ArrayList<>();
-    long[] unlisted = {0};
-    Consumer<String> problem = p -> {
-      if (problems.size() < MAX_LISTED_PROBLEMS) {
-        problems.add(p);
-      } else {
-        unlisted[0]++;
-      }
-    };
-    long entries = 0;
-    long expired = 0;
-    for (int stray : strays) {
-      problem.accept(String.format("shard-%02d: a shard directory beyond shard_count %d", stray, shardCount));
-    }
-    for (Shard s : shards) {
-      if (s.error != null) {
-        problem.accept(s.label() + ": " + s.error);
-        continue;
-      }
-      try (Txn<ByteBuffer> txn = s.env.txnRead()) {
-        long answers = s.answers.stat(txn).entries;
-        long indexed = s.expiry.stat(txn).entries;
-        boolean indexUsed = indexed > 0 || answers == 0;
-        if (!indexUsed) {
-          notes.add(s.label() + ": no expiry index (the cache runs with when_full = sample)");
-        }
-        try (CursorIterable<ByteBuffer> all = s.answers.iterate(txn)) {
-          for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
-            entries++;
-            byte[] key = ShardEnvironment.bytes(kv.key());
-            String where = s.label() + ": " + describe(key);
-            CacheKey parsed = parseKey(key);
-            if (parsed == null) {
-              problem.accept(where + ": malformed key");
-            } else {
-              int owner = LmdbAnswerCache.shardOf(parsed, shardCount);
-              if (owner != s.index) {
-                problem.accept(where + String.format(": belongs in shard-%02d by its key hash", owner));
-              }
-            }
-            ByteBuffer value = kv.val().duplicate().order(BIG_ENDIAN);
-            if (value.remaining() < 8) {
-              problem.accept(where + ": value of " + value.remaining() + " bytes");
-              continue;
-            }
-            long expiresAt = value.getLong(value.position());
-            if (expiresAt <= nowMillis) {
-              expired++;
-            }
-            String valueProblem = valueProblem(value, key, parsed);
-            if (valueProblem != null) {
-              problem.accept(where + ": " + valueProblem);
-            }
-            if (indexUsed && s.expiry.get(txn, indexKey(expiresAt, key)) == null) {
-              problem.accept(where + ": no expiry index entry for expires-at " + Instant.ofEpochMilli(expiresAt));
-            }
-          }
-        }
-        if (indexUsed) {
-          checkIndex(s, txn, problem);
-        }
-      } catch (LmdbException e) {
-        problem.accept(s.label() + ": cannot read: " + e.getMessage());
-      }
-    }
-    return new CheckReport(shards.size(), entries, expired, notes, problems, unlisted[0]);
-  }
-
-  /** Every index entry must point at an answer with the same expiry. */
-  private static void checkIndex(Shard s, Txn<ByteBuffer> txn, Consumer<String> problem) {
-    try (CursorIterable<ByteBuffer> all = s.expiry.iterate(txn)) {
-      for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
-        byte[] indexKey = ShardEnvironment.bytes(kv.key());
-        if (indexKey.length < 8 + 6) {
-          problem.accept(s.label() + ": expiry index entry of " + indexKey.length + " bytes");
-          continue;
-        }
-        long expiresAt = ByteBuffer.wrap(indexKey).getLong();
-        byte[] key = Arrays.copyOfRange(indexKey, 8, indexKey.length);
-        ByteBuffer answer = s.answers.get(txn, direct(key));
-        String where = s.label() + ": expiry index entry for " + describe(key);
-        if (answer == null) {
-          problem.accept(where + ": no such answer");
-        } else if (answer.remaining() >= 8 && answer.order(BIG_ENDIAN).getLong(answer.position()) != expiresAt) {
-          problem.accept(where + ": says expires-at " + Instant.ofEpochMilli(expiresAt) + ", the answer "
-              + Instant.ofEpochMilli(answer.getLong(answer.position())));
-        }
-      }
-    }
-  }
-
-  /** Why a stored value cannot serve as the answer for {@code key}, or null when it can. */
-  private static String valueProblem(ByteBuffer value, byte[] key, CacheKey parsed) {
-    CachedAnswer answer = decode(value);
-    if (answer == null) {
-      return "value of " + value.remaining() + " bytes does not decode";
-    }
-    if (answer.storedAtMillis() > answer.expiresAtMillis()) {
-      return "stored at " + Instant.ofEpochMilli(answer.storedAtMillis()) + ", after it expires";
-    }
-    ScannedAnswer scan;
-    try {
-      scan = ScannedAnswer.scan(answer.wire());
-    } catch (WireException e) {
-      return "answer does not scan: " + e.getMessage();
-    }
-    if (!Arrays.equals(scan.ttlOffsets(), answer.ttlOffsets())
-        || scan.optStart() != answer.optStart() || scan.optEnd() != answer.optEnd()) {
-      // Hits patch the TTLs at these offsets: wrong ones would corrupt every reply.
-      return "stored TTL offsets do not match the answer's records";
-    }
-    if (parsed != null && !answersQuestion(answer.wire(), key)) {
-      return "the answer is for another question";
-    }
-    return null;
-  }
-
-  /** Whether the answer's question is the key's name (any case), type and class. */
-  private static boolean answersQuestion(byte[] wire, byte[] key) {
-    int nameLength = key.length - 5;
-    if (wire.length < DNS_HEADER + nameLength + 4 || u16(wire, 4) != 1) {
-      return false;
-    }
-    for (int i = 0; i < nameLength; i++) {
-      if (lower(wire[DNS_HEADER + i]) != key[i]) {
-        return false;
-      }
-    }
-    int at = DNS_HEADER + nameLength;
-    return u16(wire, at) == u16(key, nameLength) && u16(wire, at + 2) == u16(key, nameLength + 2);
+    return new CacheCheck(shardCount, shards, strays).run(nowMillis);
   }
 
   // ---- flush ----
 
   /** Removes every answer of {@code name} (any case, class and flags), of {@code qtype} or of every type when 0. */
   public int flushName(String name, int qtype) throws CacheDirectoryException {
-    byte[] prefix = nameWire(name);
+    byte[] prefix = AnswerCodec.nameWire(name);
     requireWritable();
     int removed = 0;
-    for (Shard s : shards) {
-      removed += write(s, txn -> {
-        List<byte[]> keys = new ArrayList<>();
-        List<Long> expiries = new ArrayList<>();
-        try (Cursor<ByteBuffer> c = s.answers.openCursor(txn)) {
-          boolean found = c.get(direct(prefix), GetOp.MDB_SET_RANGE);
-          while (found && ShardEnvironment.startsWith(c.key(), prefix)) {
-            byte[] key = ShardEnvironment.bytes(c.key());
-            if (key.length >= prefix.length + 2 && (qtype == 0 || u16(key, prefix.length) == qtype)) {
-              keys.add(key);
-              ByteBuffer v = c.val();
-              expiries.add(v.remaining() >= 8 ? v.order(BIG_ENDIAN).getLong(v.position()) : -1L);
-            }
-            found = c.next();
-          }
-        }
-        for (int i = 0; i < keys.size(); i++) {
-          s.answers.delete(txn, direct(keys.get(i)));
-          s.expiry.delete(txn, indexKey(expiries.get(i), keys.get(i)));
-        }
-        return keys.size();
-      });
+    for (OfflineShards.Shard s : shards) {
+      removed += write(s, txn -> s.databases().removeName(txn, prefix, qtype));
     }
     return removed;
   }
@@ -549,11 +264,11 @@ public final class CacheDirectory implements AutoCloseable {
   public long flushAll() throws CacheDirectoryException {
     requireWritable();
     long removed = 0;
-    for (Shard s : shards) {
+    for (OfflineShards.Shard s : shards) {
       removed += write(s, txn -> {
-        long n = s.answers.stat(txn).entries;
-        s.answers.drop(txn);
-        s.expiry.drop(txn);
+        long n = s.databases().answers().stat(txn).entries;
+        s.databases().answers().drop(txn);
+        s.databases().expiry().drop(txn);
         return (int) Math.min(Integer.MAX_VALUE, n);
       });
     }
@@ -565,9 +280,9 @@ public final class CacheDirectory implements AutoCloseable {
     if (access != Access.EXCLUSIVE_WRITE) {
       throw new IllegalStateException("opened " + access + ", not for writing");
     }
-    for (Shard s : shards) {
-      if (s.error != null) {
-        throw new CacheDirectoryException(s.label() + ": " + s.error + "; nothing was removed (shoal cache check tells more)");
+    for (OfflineShards.Shard s : shards) {
+      if (s.error() != null) {
+        throw new CacheDirectoryException(s.label() + ": " + s.error() + "; nothing was removed (shoal cache check tells more)");
       }
     }
   }
@@ -576,9 +291,9 @@ public final class CacheDirectory implements AutoCloseable {
     int apply(Txn<ByteBuffer> txn);
   }
 
-  private static int write(Shard s, ShardWrite work) throws CacheDirectoryException {
+  private static int write(OfflineShards.Shard s, ShardWrite work) throws CacheDirectoryException {
     for (int attempt = 0; ; attempt++) {
-      try (Txn<ByteBuffer> txn = s.env.txnWrite()) {
+      try (Txn<ByteBuffer> txn = s.env().txnWrite()) {
         int n = work.apply(txn);
         txn.commit();
         return n;
@@ -587,77 +302,14 @@ public final class CacheDirectory implements AutoCloseable {
         if (attempt >= 2) {
           throw new CacheDirectoryException(s.label() + ": map full even after growing it");
         }
-        s.env.setMapSize(s.env.info().mapSize * 2);
+        s.env().setMapSize(s.env().info().mapSize * 2);
       } catch (LmdbException e) {
         throw new CacheDirectoryException(s.label() + ": cannot write: " + e.getMessage());
       }
     }
   }
 
-  // ---- keys and values ----
-
-  /** The wire form of a presentation name, lower-cased as keys are. */
-  private static byte[] nameWire(String name) {
-    CacheKey k = CacheKey.of(name, 1, 1, 0);
-    return Arrays.copyOf(k.bytes(), k.nameLength());
-  }
-
-  /** The key if it is a well-formed, lower-cased cache key, else null. */
-  static CacheKey parseKey(byte[] key) {
-    if (key.length < 6 || key.length > 255 + 5) {
-      return null;
-    }
-    int end = key.length - 5;
-    int pos = 0;
-    while (true) {
-      if (pos >= end) {
-        return null;
-      }
-      int len = key[pos] & 0xFF;
-      if (len == 0) {
-        break;
-      }
-      if (len > 63 || pos + 1 + len >= end) {
-        return null;
-      }
-      for (int i = pos + 1; i <= pos + len; i++) {
-        // A key with upper case would never be looked up: keys are lower-cased on the way in.
-        if (key[i] >= 'A' && key[i] <= 'Z') {
-          return null;
-        }
-      }
-      pos += len + 1;
-    }
-    return pos == end - 1 ? CacheKey.ofBytes(key) : null;
-  }
-
-  private static CachedAnswer decode(ByteBuffer value) {
-    ByteBuffer v = value.duplicate().order(BIG_ENDIAN);
-    if (v.remaining() < VALUE_HEADER) {
-      return null;
-    }
-    int offsets = v.getShort(v.position() + VALUE_HEADER - 2) & 0xFFFF;
-    if (v.remaining() < VALUE_HEADER + 2 * offsets + DNS_HEADER) {
-      return null;
-    }
-    try {
-      return CachedAnswer.decode(v);
-    } catch (BufferUnderflowException e) {
-      return null;
-    }
-  }
-
-  private static String describe(byte[] key) {
-    CacheKey k = parseKey(key);
-    if (k == null) {
-      StringBuilder hex = new StringBuilder("key 0x");
-      for (int i = 0; i < Math.min(key.length, 32); i++) {
-        hex.append(String.format("%02x", key[i] & 0xFF));
-      }
-      return hex.append(key.length > 32 ? "..." : "").toString();
-    }
-    return k.name() + " " + Type.string(k.qtype()) + " " + DClass.string(k.qclass()) + " " + flagNames(k.flags());
-  }
+  // ---- keys ----
 
   /** The DO and CD bits of a key as dump and check print them: {@code do}, {@code cd}, {@code do,cd} or {@code -}. */
   public static String flagNames(int flags) {
@@ -671,26 +323,6 @@ public final class CacheDirectory implements AutoCloseable {
     return names.isEmpty() ? "-" : String.join(",", names);
   }
 
-  private static ByteBuffer indexKey(long expiresAt, byte[] key) {
-    ByteBuffer b = ByteBuffer.allocateDirect(8 + key.length).order(BIG_ENDIAN);
-    b.putLong(expiresAt).put(key).flip();
-    return b;
-  }
-
-  private static ByteBuffer direct(byte[] bytes) {
-    ByteBuffer b = ByteBuffer.allocateDirect(bytes.length);
-    b.put(bytes).flip();
-    return b;
-  }
-
-  private static int u16(byte[] b, int off) {
-    return ((b[off] & 0xFF) << 8) | (b[off + 1] & 0xFF);
-  }
-
-  private static byte lower(byte c) {
-    return c >= 'A' && c <= 'Z' ? (byte) (c + 32) : c;
-  }
-
   // ---- close ----
 
   @Override
@@ -698,10 +330,10 @@ public final class CacheDirectory implements AutoCloseable {
     closeAll(shards, lock);
   }
 
-  private static void closeAll(List<Shard> shards, CacheLock lock) {
-    for (Shard s : shards) {
-      if (s.env != null && !s.env.isClosed()) {
-        s.env.close();
+  private static void closeAll(List<OfflineShards.Shard> shards, CacheLock lock) {
+    for (OfflineShards.Shard s : shards) {
+      if (s.env() != null && !s.env().isClosed()) {
+        s.env().close();
       }
     }
     if (lock != null) {

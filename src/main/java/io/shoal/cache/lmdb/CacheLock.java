@@ -55,7 +55,7 @@ final class CacheLock implements AutoCloseable {
     try {
       Path file = directory.resolve(LOCK_FILE);
       channel = FileChannel.open(file, CREATE, READ, WRITE);
-      ShardEnvironment.restrict(file, ShardEnvironment.PRIVATE_FILE);
+      ShardFiles.restrict(file, ShardFiles.PRIVATE_FILE);
       FileLock lock = channel.tryLock();
       if (lock == null) {
         throw new CacheInUseException(directory, CacheInUseException.Holder.OTHER_PROCESS, holderPid(channel));

@@ -4,6 +4,7 @@ import akka.Done;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.DispatcherSelector;
+import akka.actor.typed.SupervisorStrategy;
 import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
@@ -18,37 +19,25 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Spawns and watches the shards of one LMDB cache, restarts a failed shard with back-off (its
- * environment reopened, the other shards untouched), sends every shard a Sync each sync_interval
- * in periodic mode, and closes them all on request.
- *
- * <p>A shard whose environment throws reports {@link ShardFailed} and waits, holding its fills;
- * the supervisor tells it to reopen after a back-off that doubles with each failure in a row (up
- * to the maximum, with 20% jitter) and starts again from the minimum once the shard has stayed
- * up for the maximum back-off.
+ * Spawns and watches the shards of one LMDB cache, sends every shard a Sync each sync_interval
+ * in periodic mode, and closes them all on request. A shard whose store throws is restarted by
+ * Akka's {@link SupervisorStrategy#restartWithBackoff} (its store reopened, the other shards
+ * untouched): the back-off doubles with each failure in a row from the minimum to the maximum,
+ * with 20% jitter, and starts again from the minimum once the shard has stayed up for the maximum.
  */
 public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Command> {
 
   /** What the supervisor of an LMDB cache accepts. */
   public interface Command {}
 
-  /** Close every shard (commit, sync, close its environment); reply once all have stopped. */
+  /** Close every shard (commit, sync, close its store); reply once all have stopped. */
   public record Close(ActorRef<Done> replyTo) implements Command {}
 
   /** The periodic-sync timer fired. */
   private enum SyncTick implements Command { INSTANCE }
 
-  /** A shard actor stopped: at close, as expected; otherwise it gave up and is spawned anew. */
+  /** A shard actor stopped: at close, as expected; otherwise it died of an Error and is spawned anew. */
   private record ShardStopped(int shard) implements Command {}
-
-  /** From a shard: its environment failed and is closed. */
-  record ShardFailed(int shard, String reason) implements Command {}
-
-  /** From a shard: its environment is open again. */
-  record ShardReopened(int shard) implements Command {}
-
-  /** A failed shard's back-off is over. */
-  private record ReopenDue(int shard) implements Command {}
 
   /** A shard that has not stopped this long after Close is stopped from outside. */
   private enum CloseDeadline implements Command { INSTANCE }
@@ -63,27 +52,28 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
   /** Akka dispatcher (config path) that runs the shards' blocking LMDB work. */
   static final String DISPATCHER = "shoal.lmdb-dispatcher";
   private static final double JITTER = 0.2;
+  /**
+   * Messages a shard keeps during its back-off (flushes, syncs, wake-ups; fills wait in its
+   * queue, not here). Beyond it they go to dead letters: a flush then times out for its caller.
+   */
+  private static final int RESTART_STASH = 10_000;
 
-  private final List<ShardSettings> shards;
-  private final OpenShards open;
+  private final List<ShardSettings> settings;
+  private final ShardState[] shards;
   private final CacheMetrics metrics;
   private final LmdbAnswerCache.Tuning tuning;
   private final TimerScheduler<Command> timers;
   private final Set<Integer> live = new HashSet<>();
   private final List<ActorRef<Done>> closers = new ArrayList<>();
   private final int[] generation;
-  /** Failures in a row per shard, and since when each shard is up (nanoTime; DOWN while down). */
-  private final int[] failures;
-  private final long[] upSince;
-  private static final long DOWN = Long.MIN_VALUE;
   private boolean closing;
 
   static Behavior<Command> create(
-      List<ShardSettings> shards, OpenShards open, CacheMetrics metrics, LmdbAnswerCache.Tuning tuning,
+      List<ShardSettings> settings, ShardState[] shards, CacheMetrics metrics, LmdbAnswerCache.Tuning tuning,
       Duration syncInterval, CompletableFuture<Void> started) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
-      CacheSupervisor supervisor = new CacheSupervisor(ctx, timers, shards, open, metrics, tuning);
-      if (!shards.isEmpty() && shards.get(0).sync() == SyncMode.PERIODIC) {
+      CacheSupervisor supervisor = new CacheSupervisor(ctx, timers, settings, shards, metrics, tuning);
+      if (!settings.isEmpty() && settings.get(0).sync() == SyncMode.PERIODIC) {
         timers.startTimerWithFixedDelay(SyncTick.INSTANCE, syncInterval);
       }
       started.complete(null);
@@ -92,31 +82,33 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
   }
 
   private CacheSupervisor(
-      ActorContext<Command> context, TimerScheduler<Command> timers, List<ShardSettings> shards,
-      OpenShards open, CacheMetrics metrics, LmdbAnswerCache.Tuning tuning) {
+      ActorContext<Command> context, TimerScheduler<Command> timers, List<ShardSettings> settings,
+      ShardState[] shards, CacheMetrics metrics, LmdbAnswerCache.Tuning tuning) {
     super(context);
     this.timers = timers;
+    this.settings = settings;
     this.shards = shards;
-    this.open = open;
     this.metrics = metrics;
     this.tuning = tuning;
-    this.generation = new int[shards.size()];
-    this.failures = new int[shards.size()];
-    this.upSince = new long[shards.size()];
-    for (ShardSettings s : shards) {
+    this.generation = new int[shards.length];
+    for (ShardSettings s : settings) {
       spawn(s);
     }
   }
 
   private void spawn(ShardSettings s) {
     int i = s.shard();
-    Behavior<CacheShard.Command> shard = CacheShard.create(s, open, metrics, tuning.events(), getContext().getSelf());
+    Behavior<CacheShard.Command> shard = Behaviors.supervise(
+            CacheShard.create(s, shards[i], metrics, tuning.events(), tuning.opener()))
+        .onFailure(RuntimeException.class,
+            SupervisorStrategy.restartWithBackoff(tuning.minBackoff(), tuning.maxBackoff(), JITTER)
+                .withResetBackoffAfter(tuning.maxBackoff())
+                .withStashCapacity(RESTART_STASH));
     String name = String.format("shard-%02d", i) + (generation[i] == 0 ? "" : "-" + generation[i]);
     ActorRef<CacheShard.Command> ref = getContext().spawn(shard, name, DispatcherSelector.fromConfig(DISPATCHER));
     getContext().watchWith(ref, new ShardStopped(i));
-    open.writer(i, ref);
+    shards[i].writer = ref;
     live.add(i);
-    upSince[i] = System.nanoTime();
   }
 
   @Override
@@ -126,51 +118,12 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
         .onMessage(Close.class, this::onClose)
         .onMessage(ShardStopped.class, this::onShardStopped)
         .onMessageEquals(CloseDeadline.INSTANCE, this::onCloseDeadline)
-        .onMessage(ShardFailed.class, this::onShardFailed)
-        .onMessage(ReopenDue.class, this::onReopenDue)
-        .onMessage(ShardReopened.class, this::onShardReopened)
         .build();
-  }
-
-  private Behavior<Command> onShardFailed(ShardFailed failed) {
-    int i = failed.shard();
-    if (upSince[i] != DOWN && System.nanoTime() - upSince[i] > tuning.maxBackoff().toNanos()) {
-      // It had been up long enough: this failure starts a new series.
-      failures[i] = 0;
-    }
-    upSince[i] = DOWN;
-    Duration delay = backoff(failures[i]++);
-    getContext().getLog().warn("LMDB shard {} of cache {} failed ({}); reopening it in {} ms",
-        i, shards.get(i).cache(), failed.reason(), delay.toMillis());
-    if (!closing) {
-      timers.startSingleTimer("reopen-" + i, new ReopenDue(i), delay);
-    }
-    return this;
-  }
-
-  /** The back-off after {@code previous} failures in a row: doubling from the minimum, capped, jittered. */
-  private Duration backoff(int previous) {
-    double base = Math.min(tuning.maxBackoff().toNanos(),
-        tuning.minBackoff().toNanos() * Math.pow(2, Math.min(previous, 30)));
-    double jittered = base * (1 + JITTER * java.util.concurrent.ThreadLocalRandom.current().nextDouble());
-    return Duration.ofNanos((long) jittered);
-  }
-
-  private Behavior<Command> onReopenDue(ReopenDue due) {
-    if (live.contains(due.shard())) {
-      open.writer(due.shard()).tell(CacheShard.Reopen.INSTANCE);
-    }
-    return this;
-  }
-
-  private Behavior<Command> onShardReopened(ShardReopened reopened) {
-    upSince[reopened.shard()] = System.nanoTime();
-    return this;
   }
 
   private Behavior<Command> onSyncTick() {
     for (int i : live) {
-      open.writer(i).tell(CacheShard.Sync.INSTANCE);
+      shards[i].writer.tell(CacheShard.Sync.INSTANCE);
     }
     return this;
   }
@@ -181,7 +134,7 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
       closing = true;
       timers.cancelAll();
       for (int i : live) {
-        open.writer(i).tell(CacheShard.Close.INSTANCE);
+        shards[i].writer.tell(CacheShard.Close.INSTANCE);
       }
       timers.startSingleTimer(CloseDeadline.INSTANCE, CLOSE_DEADLINE);
     }
@@ -191,9 +144,9 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
   private Behavior<Command> onCloseDeadline() {
     for (int i : live) {
       getContext().getLog().warn("shard {} of cache {} did not close within {}; stopping it",
-          i, shards.get(i).cache(), CLOSE_DEADLINE);
-      // Stopping runs the shard's PostStop: its environment closes; fills it still held fail.
-      getContext().stop(open.writer(i));
+          i, settings.get(i).cache(), CLOSE_DEADLINE);
+      // Stopping runs the shard's PostStop: its store closes; fills it still held fail.
+      getContext().stop(shards[i].writer);
     }
     return this;
   }
@@ -204,14 +157,13 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
     if (closing) {
       return closedWhenDone();
     }
-    // Shards handle their own failures, so this is one that died of an Error; fills it held in
-    // a transaction went with it, so only the fills still queued count as waiting. The new
-    // shard commits them.
+    // Akka restarts a shard that throws an exception, so this one died of an Error; the fills
+    // of its transaction went with it, so only the fills still queued count as waiting.
     getContext().getLog().error("shard {} of cache {} stopped unexpectedly; starting it again",
-        i, shards.get(i).cache());
-    open.pendingFills(i).set(open.queued(i).size());
+        i, settings.get(i).cache());
+    shards[i].pending.set(shards[i].queued.size());
     generation[i]++;
-    spawn(shards.get(i));
+    spawn(settings.get(i));
     return this;
   }
 

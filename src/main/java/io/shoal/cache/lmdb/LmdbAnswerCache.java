@@ -10,37 +10,23 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.AskPattern;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
-import io.shoal.config.CacheSettings;
-import io.shoal.config.LmdbSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.logging.FailureLog;
 import io.shoal.metrics.CacheMetrics;
-import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.CacheKey;
-import java.io.IOException;
-import java.io.Reader;
 import java.io.UncheckedIOException;
-import java.io.Writer;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
-import java.util.zip.CRC32;
-import kamon.Kamon;
-import kamon.metric.Counter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,14 +41,20 @@ public final class LmdbAnswerCache implements AnswerCache {
   private static final Logger log = LoggerFactory.getLogger(LmdbAnswerCache.class);
 
   /** Written at {@code path}: the shard layout, so a changed shard_count is noticed at open. */
-  static final String LAYOUT_FILE = "shoal-cache.properties";
-  static final String LAYOUT_FORMAT = "1";
-  static final String KEY_HASH = "crc32";
+  static final String LAYOUT_FILE = AnswerCodec.LAYOUT_FILE;
   private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
-  /** Knobs that are not operator settings: fixed in a node, changed by tests. */
-  public record Tuning(int fillQueueLimit, Duration minBackoff, Duration maxBackoff, ActorRef<CacheShard.Event> events) {
+  /**
+   * Knobs that are not operator settings: fixed in a node, changed by tests, which may also
+   * hand the shards a store of their own through {@code opener}.
+   */
+  public record Tuning(int fillQueueLimit, Duration minBackoff, Duration maxBackoff, ActorRef<CacheShard.Event> events,
+      CacheShard.Opener opener) {
+
+    public Tuning(int fillQueueLimit, Duration minBackoff, Duration maxBackoff, ActorRef<CacheShard.Event> events) {
+      this(fillQueueLimit, minBackoff, maxBackoff, events, ShardFiles::open);
+    }
 
     /** 4096 waiting fills per shard; restarts after 200ms, backing off to 10s; no observer. */
     public static Tuning defaults(ActorSystem<?> system) {
@@ -78,38 +70,28 @@ public final class LmdbAnswerCache implements AnswerCache {
 
   private final String name;
   private final int shardCount;
-  private final OpenShards open;
+  private final ShardState[] shards;
   private final CompletableFuture<Void> started;
   private final ActorRef<CacheSupervisor.Command> supervisor;
   private final ActorSystem<?> system;
   private final Tuning tuning;
-  private final Counter droppedFills;
+  private final CacheMetrics metrics;
   private final FailureLog readFailures = new FailureLog(log, 10);
   private final AtomicBoolean closed = new AtomicBoolean();
-  /**
-   * Answers handed to a shard but not yet committed. Readers see them at once, so a slow commit
-   * (an fsync in sync = full) delays durability, never the hit: without this, every query for a
-   * name between its fill and the commit would be a miss, and the hit rate would fall with the
-   * disk's speed. Bounded by the fill queue limit per shard. They count against max_entries at
-   * once too: in evict_one mode a committed answer that the waiting ones would have evicted is a
-   * miss from then on (see ShardEnvironment.Horizon), as it would be in the memory backend.
-   */
-  private final ConcurrentHashMap<CacheKey, CachedAnswer> uncommitted = new ConcurrentHashMap<>();
   private final CacheLock lock;
 
   private LmdbAnswerCache(
-      String name, OpenShards open, CompletableFuture<Void> started, ActorRef<CacheSupervisor.Command> supervisor,
-      ActorSystem<?> system, Tuning tuning, CacheLock lock) {
+      String name, ShardState[] shards, CompletableFuture<Void> started, ActorRef<CacheSupervisor.Command> supervisor,
+      ActorSystem<?> system, Tuning tuning, CacheLock lock, CacheMetrics metrics) {
     this.name = name;
-    this.shardCount = open.count();
-    this.open = open;
+    this.shardCount = shards.length;
+    this.shards = shards;
     this.started = started;
     this.supervisor = supervisor;
     this.system = system;
     this.tuning = tuning;
     this.lock = lock;
-    this.droppedFills = Kamon.counter("shoal.dropped", ServerMetrics.DROPPED_DESCRIPTION)
-        .withTag("reason", ServerMetrics.FILL_QUEUE_FULL);
+    this.metrics = metrics;
   }
 
   /** Opens the cache in a node: its supervisor is a child of {@code guardian}. */
@@ -127,7 +109,7 @@ public final class LmdbAnswerCache implements AnswerCache {
       Spawner spawner, ActorSystem<?> system, CacheSettings settings, CacheMetrics metrics, Tuning tuning) {
     LmdbSettings lmdb = settings.lmdb();
     int n = lmdb.shardCount();
-    CacheLock lock = prepareDirectory(lmdb.path(), n);
+    CacheLock lock = ShardFiles.prepareDirectory(lmdb.path(), n);
     try {
       return open(spawner, system, settings, metrics, tuning, lock);
     } catch (RuntimeException e) {
@@ -147,99 +129,26 @@ public final class LmdbAnswerCache implements AnswerCache {
       shards.add(new ShardSettings(settings.name(), i, shardDirectory(lmdb.path(), i), lmdb.sync(),
           lmdb.mapSize(), settings.whenFull(), capacity, lmdb.commitWindow()));
     }
-    OpenShards open = new OpenShards(n);
+    ShardState[] states = new ShardState[n];
+    for (int i = 0; i < n; i++) {
+      states[i] = new ShardState(i);
+    }
     CompletableFuture<Void> started = new CompletableFuture<>();
     ActorRef<CacheSupervisor.Command> supervisor = spawner.spawn(
-        CacheSupervisor.create(List.copyOf(shards), open, metrics, tuning, lmdb.syncInterval(), started),
+        CacheSupervisor.create(List.copyOf(shards), states, metrics, tuning, lmdb.syncInterval(), started),
         "lmdb-cache-" + URLEncoder.encode(settings.name(), StandardCharsets.UTF_8),
         // Off the default dispatcher: close() blocks on the supervisor's answer.
         DispatcherSelector.fromConfig(CacheSupervisor.DISPATCHER));
-    return new LmdbAnswerCache(settings.name(), open, started, supervisor, system, tuning, lock);
+    return new LmdbAnswerCache(settings.name(), states, started, supervisor, system, tuning, lock, metrics);
   }
 
-  /**
-   * The shard that owns {@code key}: CRC-32 of the key bytes, modulo the shard count. CRC-32 is
-   * fixed by its polynomial, so every process, before and after a restart, agrees on where a key
-   * lives; the layout file records the hash so a future change cannot go unnoticed.
-   */
+  /** The shard that owns {@code key} among {@code shardCount}: see {@link AnswerCodec#shardOf}. */
   public static int shardOf(CacheKey key, int shardCount) {
-    CRC32 crc = new CRC32();
-    crc.update(key.bytes());
-    return (int) (crc.getValue() % shardCount);
+    return AnswerCodec.shardOf(key, shardCount);
   }
 
   static Path shardDirectory(Path path, int shard) {
-    return path.resolve(String.format("shard-%02d", shard));
-  }
-
-  /**
-   * Creates {@code path} (0700), locks it for as long as the cache is open, and checks its layout file.
-   * The lock comes first: it keeps a second node, or an offline tool that writes, out of a
-   * directory this node uses, and the layout check below may discard its answers. Answers stored
-   * under another shard count sit in the wrong shards for the new key mapping, so they are
-   * discarded: a cold cache is correct, a half-visible one is not.
-   */
-  private static CacheLock prepareDirectory(Path path, int shardCount) {
-    CacheLock lock;
-    try {
-      if (!Files.isDirectory(path)) {
-        Files.createDirectories(path);
-        ShardEnvironment.restrict(path, ShardEnvironment.PRIVATE_DIRECTORY);
-      }
-      lock = CacheLock.acquire(path);
-    } catch (IOException e) {
-      throw new UncheckedIOException(path + ": " + e.getMessage(), e);
-    }
-    try {
-      checkLayout(path, shardCount);
-      return lock;
-    } catch (RuntimeException e) {
-      lock.close();
-      throw e;
-    }
-  }
-
-  private static void checkLayout(Path path, int shardCount) {
-    try {
-      Path layoutFile = path.resolve(LAYOUT_FILE);
-      Properties want = new Properties();
-      want.setProperty("format", LAYOUT_FORMAT);
-      want.setProperty("shard_count", String.valueOf(shardCount));
-      want.setProperty("key_hash", KEY_HASH);
-      if (Files.exists(layoutFile)) {
-        Properties have = new Properties();
-        try (Reader r = Files.newBufferedReader(layoutFile, StandardCharsets.ISO_8859_1)) {
-          have.load(r);
-        }
-        if (have.equals(want)) {
-          return;
-        }
-        log.warn("LMDB cache at {} was written with {}; now {}: discarding its answers, the cache starts cold",
-            path, have, want);
-        discardShards(path);
-      }
-      try (Writer w = Files.newBufferedWriter(layoutFile, StandardCharsets.ISO_8859_1)) {
-        want.store(w, "shoal LMDB answer cache layout; do not edit");
-      }
-      ShardEnvironment.restrict(layoutFile, ShardEnvironment.PRIVATE_FILE);
-    } catch (IOException e) {
-      throw new UncheckedIOException(path + ": " + e.getMessage(), e);
-    }
-  }
-
-  private static void discardShards(Path path) throws IOException {
-    try (Stream<Path> dirs = Files.list(path)) {
-      for (Path dir : (Iterable<Path>) dirs::iterator) {
-        if (Files.isDirectory(dir) && dir.getFileName().toString().matches("shard-\\d+")) {
-          try (Stream<Path> files = Files.list(dir)) {
-            for (Path f : (Iterable<Path>) files::iterator) {
-              Files.delete(f);
-            }
-          }
-          Files.delete(dir);
-        }
-      }
-    }
+    return AnswerCodec.shardDirectory(path, shard);
   }
 
   @Override
@@ -252,35 +161,12 @@ public final class LmdbAnswerCache implements AnswerCache {
     return shardOf(key, shardCount);
   }
 
-  /** The actor that writes {@code shard}, null until the supervisor has started (tests). */
-  ActorRef<CacheShard.Command> writer(int shard) {
-    return open.writer(shard);
-  }
-
-  /** Whether {@code shard}'s environment is open for readers (tests). */
-  boolean shardOpen(int shard) {
-    return open.environment(shard) != null;
-  }
-
   @Override
   public CachedAnswer get(CacheKey key, long nowMillis) {
-    CachedAnswer pending = uncommitted.get(key);
-    if (pending != null && !pending.expiredAt(nowMillis)) {
-      return pending;
-    }
     int shard = shardOf(key);
-    ShardEnvironment environment = open.environment(shard);
-    if (environment == null) {
-      // The shard is opening, restarting or closed: a miss, never an error.
-      return null;
-    }
     try {
-      CachedAnswer committed = environment.read(key.bytes(), nowMillis);
-      if (committed != null && environment.displaced(open.pendingFills(shard).get(), committed.expiresAtMillis())) {
-        // Evicted, as far as anyone can see, by answers still on their way to this shard.
-        return null;
-      }
-      return committed;
+      // While the shard is opening, restarting or closed: a miss, never an error.
+      return shards[shard].lookup(key, nowMillis);
     } catch (RuntimeException e) {
       readFailures.warn("read from shard " + shard + " of LMDB cache " + name + " failed; answered as a miss", e);
       return null;
@@ -301,25 +187,20 @@ public final class LmdbAnswerCache implements AnswerCache {
     if (closed.get()) {
       return CompletableFuture.completedFuture(Boolean.FALSE);
     }
-    int shard = shardOf(key);
-    AtomicInteger pending = open.pendingFills(shard);
-    if (pending.incrementAndGet() > tuning.fillQueueLimit()) {
+    ShardState shard = shards[shardOf(key)];
+    CompletableFuture<Boolean> committed = shard.offer(key, answer, awaited, tuning.fillQueueLimit());
+    if (committed == null) {
       // The shard is behind (a slow disk): dropping a fill costs a later miss, queueing without
       // bound would cost the node its memory.
-      pending.decrementAndGet();
-      droppedFills.increment();
+      metrics.fillDropped();
       return CompletableFuture.completedFuture(Boolean.FALSE);
     }
-    CompletableFuture<Boolean> committed = new CompletableFuture<>();
-    uncommitted.put(key, answer);
-    committed.whenComplete((ok, failure) -> uncommitted.remove(key, answer));
-    open.queued(shard).add(new CacheShard.Fill(key, answer, committed, awaited));
-    ActorRef<CacheShard.Command> writer = open.writer(shard);
+    ActorRef<CacheShard.Command> writer = shard.writer;
     if (writer == null) {
-      started.thenRun(() -> open.writer(shard).tell(CacheShard.CommitNow.INSTANCE));
+      started.thenRun(() -> shard.writer.tell(CacheShard.CommitNow.INSTANCE));
     } else if (awaited) {
       writer.tell(CacheShard.CommitNow.INSTANCE);
-    } else if (open.woken(shard).compareAndSet(false, true)) {
+    } else if (shard.woken.compareAndSet(false, true)) {
       // The first write-behind fill since the shard's last commit: it starts the commit window.
       writer.tell(CacheShard.FillsQueued.INSTANCE);
     }
@@ -330,19 +211,18 @@ public final class LmdbAnswerCache implements AnswerCache {
   public CompletionStage<Integer> flushName(String flushed, int qtype) {
     byte[] nameWire;
     try {
-      CacheKey k = CacheKey.of(flushed, 1, 1, 0);
-      nameWire = Arrays.copyOf(k.bytes(), k.nameLength());
+      nameWire = AnswerCodec.nameWire(flushed);
     } catch (IllegalArgumentException e) {
       return CompletableFuture.failedFuture(e);
     }
     CompletionStage<Integer> total = started.thenApply(v -> 0);
-    for (int i = 0; i < shardCount; i++) {
-      int shard = i;
-      CompletionStage<Integer> removed = started.thenCompose(v -> AskPattern.ask(
-          open.writer(shard),
-          (ActorRef<Integer> replyTo) -> new CacheShard.FlushName(nameWire, qtype, replyTo),
-          FLUSH_TIMEOUT,
-          system.scheduler()));
+    for (ShardState shard : shards) {
+      CompletionStage<Integer> removed = started.thenCompose(v -> {
+        CompletableFuture<Integer> done = new CompletableFuture<>();
+        shard.flushes.add(new ShardState.Flush(nameWire, qtype, done));
+        shard.writer.tell(CacheShard.FlushesQueued.INSTANCE);
+        return done.orTimeout(FLUSH_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      });
       total = total.thenCombine(removed, Integer::sum);
     }
     return total;
@@ -350,7 +230,11 @@ public final class LmdbAnswerCache implements AnswerCache {
 
   @Override
   public long size() {
-    return open.totalEntries();
+    long sum = 0;
+    for (ShardState s : shards) {
+      sum += s.entries;
+    }
+    return sum;
   }
 
   /** Stops the shards: each commits what it holds, syncs (unless sync = none) and closes. */

@@ -1,6 +1,5 @@
 package io.shoal.cache.lmdb;
 
-import static java.nio.ByteOrder.BIG_ENDIAN;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
@@ -181,6 +180,31 @@ public class CacheDirectorySpec extends JUnitSuite {
   }
 
   @Test
+  public void damagedDataFilesAreReportedBeforeLmdbMapsThem() throws Exception {
+    Path path = tmp.newFolder().toPath().resolve("answers");
+    long now = System.currentTimeMillis();
+    StoredAnswers.fill(testKit, StoredAnswers.settings("dir-truncated", path, 3, SyncMode.FULL), sample(now));
+    Path truncated = LmdbAnswerCache.shardDirectory(path, 0).resolve("data.mdb");
+    long size = Files.size(truncated);
+    try (var channel = java.nio.channels.FileChannel.open(truncated, java.nio.file.StandardOpenOption.WRITE)) {
+      channel.truncate(size / 2);
+    }
+    Files.write(LmdbAnswerCache.shardDirectory(path, 1).resolve("data.mdb"), new byte[0]);
+
+    // Mapped as it is, shard-00 would be a SIGBUS that kills this JVM; here it is a problem listed.
+    try (CacheDirectory dir = CacheDirectory.open(path, CacheDirectory.Access.EXCLUSIVE_READ)) {
+      CacheDirectory.CheckReport report = dir.check(now);
+      String all = String.join("\n", report.problems());
+      assertContains(all, "shard-00: data.mdb is " + size / 2 + " bytes but its meta page says");
+      assertContains(all, "truncated");
+      assertContains(all, "shard-01: data.mdb is empty (0 bytes): not an LMDB file");
+      assertEquals(all, 2, report.problems().size());
+      assertTrue("the intact shard was read", report.entries() > 0);
+      assertContains(dir.stat(now).get(0).error(), "truncated");
+    }
+  }
+
+  @Test
   public void flushRemovesANameOrEverythingAndTheCacheOpensAfterwards() throws Exception {
     Path path = tmp.newFolder().toPath().resolve("answers");
     long now = System.currentTimeMillis();
@@ -286,14 +310,12 @@ public class CacheDirectorySpec extends JUnitSuite {
 
     RawShard(Path dir) {
       env = Env.create(ByteBufferProxy.PROXY_OPTIMAL).setMapSize(0).setMaxDbs(2).open(dir.toFile());
-      answers = env.openDbi(ShardEnvironment.ANSWERS);
-      expiry = env.openDbi(ShardEnvironment.EXPIRY);
+      answers = env.openDbi(AnswerCodec.ANSWERS);
+      expiry = env.openDbi(AnswerCodec.EXPIRY);
     }
 
     void put(byte[] key, CachedAnswer answer) {
-      ByteBuffer v = ByteBuffer.allocate(answer.encodedSize());
-      answer.encode(v);
-      putRaw(key, v.array(), answer.expiresAtMillis());
+      putRaw(key, AnswerCodec.bytes(AnswerCodec.encode(answer, ByteBuffer.allocateDirect(0))), answer.expiresAtMillis());
     }
 
     void putRaw(byte[] key, byte[] value, long indexedExpiry) {
@@ -319,15 +341,11 @@ public class CacheDirectorySpec extends JUnitSuite {
     }
 
     private static ByteBuffer indexKey(long expiresAt, byte[] key) {
-      ByteBuffer b = ByteBuffer.allocateDirect(8 + key.length).order(BIG_ENDIAN);
-      b.putLong(expiresAt).put(key).flip();
-      return b;
+      return AnswerCodec.indexKey(ByteBuffer.allocateDirect(8 + key.length), expiresAt, key);
     }
 
     private static ByteBuffer direct(byte[] bytes) {
-      ByteBuffer b = ByteBuffer.allocateDirect(bytes.length);
-      b.put(bytes).flip();
-      return b;
+      return AnswerCodec.direct(bytes);
     }
 
     @Override

@@ -5,14 +5,16 @@ import akka.actor.testkit.typed.javadsl.TestProbe;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.WhenFull;
-import io.shoal.config.CacheSettings;
-import io.shoal.config.LmdbSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.wire.CacheKey;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
@@ -50,8 +52,83 @@ final class CacheFixture {
         new LmdbAnswerCache.Tuning(fillQueueLimit, minBackoff, minBackoff.multipliedBy(4), events.ref()));
   }
 
+  /** A cache whose shards open their stores through {@code opener} (a store that fails or waits). */
+  static LmdbAnswerCache open(
+      ActorTestKit testKit, CacheSettings settings, TestProbe<CacheShard.Event> events, int fillQueueLimit,
+      Duration minBackoff, CacheShard.Opener opener) {
+    return LmdbAnswerCache.open(testKit::spawn, testKit.system(), settings,
+        new CacheMetrics(settings.name(), "lmdb"),
+        new LmdbAnswerCache.Tuning(fillQueueLimit, minBackoff, minBackoff.multipliedBy(4), events.ref(), opener));
+  }
+
+  /** Shards that do not open before {@code release}: whatever is filled meanwhile waits in their queues. */
+  static CacheShard.Opener openingHeldUntil(CountDownLatch release) {
+    return (settings, metrics) -> {
+      awaitRelease(release);
+      return ShardFiles.open(settings, metrics);
+    };
+  }
+
+  /** Stores whose commits wait for {@code release}: the fills of such a commit wait with it. */
+  static CacheShard.Opener commitsHeldUntil(CountDownLatch release) {
+    return commitsHeldWhile(new AtomicBoolean(true), release);
+  }
+
+  /** Stores whose commits, once {@code hold} is set, wait for {@code release}. */
+  static CacheShard.Opener commitsHeldWhile(AtomicBoolean hold, CountDownLatch release) {
+    return (settings, metrics) -> ShardFiles.open(settings, metrics, (s, env, db, m) -> new ShardStore(s, env, db, m) {
+      @Override
+      void commit(List<Fill> fills, long nowMillis, Outcome outcome) {
+        if (hold.get()) {
+          awaitRelease(release);
+        }
+        super.commit(fills, nowMillis, outcome);
+      }
+    });
+  }
+
+  /**
+   * Stores that fail, the way a broken disk makes LMDB fail: the next {@code commits} commits and
+   * the next {@code opens} opens, counted across every shard and every reopen.
+   */
+  static CacheShard.Opener failing(AtomicInteger opens, AtomicInteger commits) {
+    return (settings, metrics) -> {
+      if (opens.getAndDecrement() > 0) {
+        throw new IllegalStateException("open of shard " + settings.shard() + " failed (injected by the test)");
+      }
+      return ShardFiles.open(settings, metrics, (s, env, db, m) -> new ShardStore(s, env, db, m) {
+        @Override
+        void commit(List<Fill> fills, long nowMillis, Outcome outcome) {
+          if (commits.getAndDecrement() > 0) {
+            throw new IllegalStateException("commit to shard " + s.shard() + " failed (injected by the test)");
+          }
+          super.commit(fills, nowMillis, outcome);
+        }
+      });
+    };
+  }
+
+  private static void awaitRelease(CountDownLatch release) {
+    try {
+      if (!release.await(30, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the test never released the shard");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
   static LmdbAnswerCache open(ActorTestKit testKit, CacheSettings settings, TestProbe<CacheShard.Event> events) {
     return open(testKit, settings, events, 4096, Duration.ofMillis(200));
+  }
+
+  /** {@code base} with a commit window of {@code window}. */
+  static CacheSettings withCommitWindow(CacheSettings base, Duration window) {
+    LmdbSettings l = base.lmdb();
+    return new CacheSettings(base.name(), base.backend(), base.maxEntries(), base.whenFull(),
+        base.minTtl(), base.maxTtl(), base.negativeTtl(), base.servfailTtl(),
+        new LmdbSettings(l.path(), l.shardCount(), l.sync(), l.syncInterval(), l.mapSize(), window));
   }
 
   static CacheKey key(String name) {

@@ -4,7 +4,7 @@ import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.cache.CachedAnswer;
-import io.shoal.config.CacheSettings;
+import io.shoal.cache.CacheSettings;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.testing.StoredAnswers;
 import io.shoal.wire.CacheKey;
@@ -122,16 +122,9 @@ public final class FillUntilKilled {
     System.exit(0);
   }
 
-  private static void awaitShardsOpen(LmdbAnswerCache cache) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    for (int shard = 0; shard < SHARDS; shard++) {
-      while (!cache.shardOpen(shard)) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("shard " + shard + " did not open");
-        }
-        Thread.sleep(5);
-      }
-    }
+  /** A flush is answered only once every shard has opened its store. */
+  private static void awaitShardsOpen(LmdbAnswerCache cache) throws Exception {
+    cache.flushName("not-cached.example.", 0).toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
   /** One whole line per write, so a kill can cut the output only between lines or within the last. */

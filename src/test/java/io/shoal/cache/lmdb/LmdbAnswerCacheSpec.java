@@ -5,7 +5,9 @@ import static io.shoal.cache.lmdb.CacheFixture.answer;
 import static io.shoal.cache.lmdb.CacheFixture.await;
 import static io.shoal.cache.lmdb.CacheFixture.awaitAll;
 import static io.shoal.cache.lmdb.CacheFixture.key;
+import static io.shoal.cache.lmdb.CacheFixture.commitsHeldWhile;
 import static io.shoal.cache.lmdb.CacheFixture.open;
+import static io.shoal.cache.lmdb.CacheFixture.openingHeldUntil;
 import static io.shoal.cache.lmdb.CacheFixture.settings;
 import static io.shoal.cache.lmdb.CacheShardSpec.awaitShardOpen;
 import static org.junit.Assert.assertArrayEquals;
@@ -30,6 +32,7 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import kamon.Kamon;
 import kamon.metric.Counter;
 import org.junit.AfterClass;
@@ -137,10 +140,8 @@ public class LmdbAnswerCacheSpec extends JUnitSuite {
     Counter dropped = Kamon.counter("shoal.dropped").withTag("reason", ServerMetrics.FILL_QUEUE_FULL);
     long droppedBefore = ((Counter.LongAdder) dropped).snapshot(false);
     var s = settings("queue", tmp.newFolder().toPath(), 1, 1000, WhenFull.EVICT_ONE);
-    try (LmdbAnswerCache cache = open(testKit, s, events, 10, Duration.ofMillis(200))) {
-      awaitShardOpen(cache, 0);
-      CountDownLatch release = new CountDownLatch(1);
-      cache.writer(0).tell(new CacheShard.Hold(release));
+    CountDownLatch release = new CountDownLatch(1);
+    try (LmdbAnswerCache cache = open(testKit, s, events, 10, Duration.ofMillis(200), openingHeldUntil(release))) {
       long now = System.currentTimeMillis();
       List<CompletionStage<Boolean>> fills = new ArrayList<>();
       for (int i = 0; i < 15; i++) {
@@ -165,7 +166,10 @@ public class LmdbAnswerCacheSpec extends JUnitSuite {
   public void answersWaitingForTheirCommitCountAgainstMaxEntries() throws Exception {
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
     var s = settings("fair", tmp.newFolder().toPath(), 1, 4, WhenFull.EVICT_ONE);
-    try (LmdbAnswerCache cache = open(testKit, s, events)) {
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean hold = new AtomicBoolean();
+    try (LmdbAnswerCache cache = open(testKit, s, events, 4096, Duration.ofMillis(200),
+        commitsHeldWhile(hold, release))) {
       long now = System.currentTimeMillis();
       List<CacheKey> committed = new ArrayList<>();
       for (int i = 0; i < 4; i++) {
@@ -174,8 +178,7 @@ public class LmdbAnswerCacheSpec extends JUnitSuite {
         // old0 expires first, old3 last
         assertTrue(await(cache.fill(k, answer(60, (byte) i, now + 600_000 + i * 1000))));
       }
-      CountDownLatch release = new CountDownLatch(1);
-      cache.writer(0).tell(new CacheShard.Hold(release));
+      hold.set(true);
       CacheKey new0 = key("new0.example.");
       CacheKey new1 = key("new1.example.");
       CompletionStage<Boolean> f0 = cache.fill(new0, answer(60, (byte) 9, now + 900_000));
@@ -217,7 +220,7 @@ public class LmdbAnswerCacheSpec extends JUnitSuite {
         assertEquals("rw-------", perms(dir.resolve("lock.mdb")));
         // The database names, stored in the main database's keys, mark the file as a shoal shard.
         String data = new String(Files.readAllBytes(dir.resolve("data.mdb")), java.nio.charset.StandardCharsets.ISO_8859_1);
-        assertTrue(data.contains(ShardEnvironment.ANSWERS) && data.contains(ShardEnvironment.EXPIRY));
+        assertTrue(data.contains(AnswerCodec.ANSWERS) && data.contains(AnswerCodec.EXPIRY));
       }
     }
   }

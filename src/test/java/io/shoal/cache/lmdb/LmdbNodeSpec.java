@@ -98,6 +98,48 @@ public class LmdbNodeSpec extends JUnitSuite {
   }
 
   @Test
+  public void aTruncatedShardStartsColdWithItsFilesSetAsideAndTheNodeServes() throws Exception {
+    try (TestAuthServer auth = new TestAuthServer()) {
+      String[] inShard = new String[2];
+      for (int i = 0; inShard[0] == null || inShard[1] == null; i++) {
+        String name = "cut" + i + ".example.test.";
+        auth.add(new ARecord(TestAuthServer.name(name), DClass.IN, 300, InetAddress.getByName("192.0.2." + (i + 1))));
+        inShard[LmdbAnswerCache.shardOf(CacheKey.of(name, Type.A, DClass.IN, 0), 2)] = name;
+      }
+      Path path = tmp.newFolder().toPath().resolve("answers");
+      String conf = lmdb(path, "write-through");
+      try (TestNode first = TestNode.start(auth.hostPort(), conf)) {
+        for (String name : inShard) {
+          assertEquals(Rcode.NOERROR, ask(first, name, Type.A).getRcode());
+        }
+      }
+      Path data = LmdbAnswerCache.shardDirectory(path, 1).resolve("data.mdb");
+      long size = java.nio.file.Files.size(data);
+      try (var channel = java.nio.channels.FileChannel.open(data, java.nio.file.StandardOpenOption.WRITE)) {
+        channel.truncate(size / 2);
+      }
+
+      try (TestNode second = TestNode.start(auth.hostPort(), conf)) {
+        awaitHit(second, auth, inShard[0]);
+        assertEquals("the intact shard stayed warm", 1, auth.queries(inShard[0], Type.A));
+        awaitHit(second, auth, inShard[1]);
+        assertEquals("the damaged shard started cold: its name went upstream again", 2, auth.queries(inShard[1], Type.A));
+        try (var siblings = java.nio.file.Files.list(path)) {
+          Path aside = siblings.filter(p -> p.getFileName().toString().startsWith("shard-01.damaged-"))
+              .findFirst().orElseThrow(() -> new AssertionError("no shard-01.damaged-* directory in " + path));
+          assertEquals("the damaged file was kept as it was", size / 2, java.nio.file.Files.size(aside.resolve("data.mdb")));
+        }
+        double damaged = io.shoal.testing.Metrics.value(second.metrics().settled(),
+            "shoal_lmdb_damaged_shards_total", "cache=\"answers\"", "shard=\"1\"");
+        assertTrue("counted: " + damaged, damaged >= 1);
+      }
+      try (CacheDirectory dir = CacheDirectory.open(path, CacheDirectory.Access.EXCLUSIVE_READ)) {
+        assertTrue("the shard's new files are sound", dir.check(System.currentTimeMillis()).clean());
+      }
+    }
+  }
+
+  @Test
   public void whileAShardIsDownItsNamesAreMissesNotErrors() throws Exception {
     try (TestAuthServer auth = new TestAuthServer()) {
       String down = null;
@@ -123,7 +165,7 @@ public class LmdbNodeSpec extends JUnitSuite {
         // Queued answers are served until their commit, even while their shard is down: flush a
         // name that is not cached, which commits everything queued before it, so that the
         // answer is in the environment that is about to fail.
-        assertEquals(0, flushUncached(node, shard));
+        assertEquals(0, flushUncached(node));
         // One failure: the shard is down for its restart back-off.
         shard.tell(new CacheShard.InjectedFailure("injected by LmdbNodeSpec"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -143,7 +185,7 @@ public class LmdbNodeSpec extends JUnitSuite {
 
         // Answers are served from the moment they are filled, so a hit alone does not prove the
         // shard is back: a flush is answered only once it has reopened.
-        assertEquals(0, flushUncached(node, shard));
+        assertEquals(0, flushUncached(node));
         // Once the shard is back, its names are hits again.
         awaitHit(node, auth, down);
       }
@@ -166,11 +208,20 @@ public class LmdbNodeSpec extends JUnitSuite {
     throw new AssertionError(name + " never became a hit");
   }
 
-  /** Asks {@code shard} to flush a name never cached; answered once the shard is up and has committed its queue. */
-  private static int flushUncached(TestNode node, ActorRef<CacheShard.Command> shard) throws Exception {
-    return akka.actor.typed.javadsl.AskPattern.<CacheShard.Command, Integer>ask(shard,
-            replyTo -> new CacheShard.FlushName(CacheKey.nameToWire("not-cached.example.test."), 0, replyTo),
-            Duration.ofSeconds(20), node.server.system().scheduler())
-        .toCompletableFuture().get(25, TimeUnit.SECONDS);
+  /**
+   * Flushes a name never cached through the node's admin endpoint: answered once every shard is
+   * up and has committed what was queued before the flush.
+   */
+  private static int flushUncached(TestNode node) throws Exception {
+    var admin = node.server.adminAddress();
+    var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + admin.getPort()
+            + "/cache/flush?name=not-cached.example.test."))
+        .header(io.shoal.admin.AdminToken.HEADER, node.adminToken())
+        .timeout(Duration.ofSeconds(25)).POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build();
+    var response = java.net.http.HttpClient.newHttpClient().send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(response.body(), 200, response.statusCode());
+    var removed = java.util.regex.Pattern.compile("\"removed_here\":(\\d+)").matcher(response.body());
+    assertTrue(response.body(), removed.find());
+    return Integer.parseInt(removed.group(1));
   }
 }

@@ -24,21 +24,21 @@ import org.junit.rules.TemporaryFolder;
 import org.scalatestplus.junit.JUnitSuite;
 
 /** Readers on many threads while the writer resizes the map and finally closes the environment. */
-public class ShardEnvironmentSpec extends JUnitSuite {
+public class ShardStoreSpec extends JUnitSuite {
   @Rule public TemporaryFolder tmp = new TemporaryFolder();
 
   @Test
   public void readersSeeHitsOrMissesWhileTheMapGrowsAndCloses() throws Exception {
     ShardSettings settings = new ShardSettings("env", 0, tmp.newFolder().toPath().resolve("shard-00"),
         SyncMode.NONE, MIB, WhenFull.EVICT_ONE, 1000);
-    ShardEnvironment env = ShardEnvironment.open(settings, new CacheMetrics("env", "lmdb"));
+    ShardStore env = ShardFiles.open(settings, new CacheMetrics("env", "lmdb"));
     long now = System.currentTimeMillis();
     List<CacheKey> keys = new ArrayList<>();
-    List<CacheShard.Fill> fills = new ArrayList<>();
+    List<Fill> fills = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
       CacheKey k = key("r" + i + ".example.");
       keys.add(k);
-      fills.add(new CacheShard.Fill(k, answer(100, (byte) i, now + 600_000), new CompletableFuture<>()));
+      fills.add(new Fill(k, answer(100, (byte) i, now + 600_000), new CompletableFuture<>()));
     }
     env.store(fills, now);
     assertEquals(200, env.entries());
@@ -81,7 +81,7 @@ public class ShardEnvironmentSpec extends JUnitSuite {
     }
     assertEquals(size, env.mapSize());
     // Still writable and readable on the grown map.
-    env.store(List.of(new CacheShard.Fill(key("late.example."), answer(100, (byte) 1, now + 600_000),
+    env.store(List.of(new Fill(key("late.example."), answer(100, (byte) 1, now + 600_000),
         new CompletableFuture<>())), now);
     env.close();
     closed.set(true);

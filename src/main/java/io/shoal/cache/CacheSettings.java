@@ -1,6 +1,6 @@
-package io.shoal.config;
+package io.shoal.cache;
 
-import io.shoal.cache.WhenFull;
+import io.shoal.cache.lmdb.LmdbSettings;
 import java.time.Duration;
 
 /** One named answer cache ({@code shoal.caches.<name>}). */

@@ -1,6 +1,5 @@
-package io.shoal.config;
+package io.shoal.cache.lmdb;
 
-import io.shoal.cache.lmdb.SyncMode;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -8,7 +7,7 @@ import java.time.Duration;
 public record LmdbSettings(
     Path path, int shardCount, SyncMode sync, Duration syncInterval, long mapSize, Duration commitWindow) {
 
-  /** Settings that commit as soon as a shard's mailbox is drained (commit_window = 0). */
+  /** Settings that commit fills as soon as the shard takes them from its queue (commit_window = 0). */
   public LmdbSettings(Path path, int shardCount, SyncMode sync, Duration syncInterval, long mapSize) {
     this(path, shardCount, sync, syncInterval, mapSize, Duration.ZERO);
   }

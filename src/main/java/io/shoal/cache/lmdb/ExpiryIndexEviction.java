@@ -1,0 +1,87 @@
+package io.shoal.cache.lmdb;
+
+import static java.nio.ByteOrder.BIG_ENDIAN;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import org.lmdbjava.Cursor;
+import org.lmdbjava.CursorIterable;
+import org.lmdbjava.Txn;
+
+/**
+ * {@code when_full = evict_one}: removes the entry that expires soonest, found exactly through
+ * the {@code expiry} index, and any already expired entries right behind it.
+ */
+final class ExpiryIndexEviction implements EvictionPolicy {
+  /** Beyond the victim, expired entries at the head of the index removed in the same go. */
+  private static final int EXPIRED_SWEEP = 16;
+
+  private final ShardDatabases databases;
+  /** Should the index ever be empty while answers are not. */
+  private final SampledEviction fallback;
+  // Writer-side buffers: only the shard's actor writes, never two messages at once.
+  private final ByteBuffer indexKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY + 8);
+  private final ByteBuffer victimKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY);
+  private final ByteBuffer noValue = ByteBuffer.allocateDirect(0);
+
+  ExpiryIndexEviction(ShardDatabases databases, SampledEviction fallback) {
+    this.databases = databases;
+    this.fallback = fallback;
+  }
+
+  /** Rebuilds the index when it is out of step with the answers (the cache ran in sample mode before). */
+  @Override
+  public void reconcile(Txn<ByteBuffer> txn) {
+    if (databases.expiry().stat(txn).entries == databases.answers().stat(txn).entries) {
+      return;
+    }
+    databases.expiry().drop(txn);
+    try (CursorIterable<ByteBuffer> all = databases.answers().iterate(txn)) {
+      for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
+        stored(txn, AnswerCodec.bytes(kv.key()), AnswerCodec.expiresAt(kv.val()), -1);
+      }
+    }
+  }
+
+  @Override
+  public void stored(Txn<ByteBuffer> txn, byte[] key, long expiresAt, long replacedExpiry) {
+    if (replacedExpiry >= 0) {
+      databases.expiry().delete(txn, AnswerCodec.indexKey(indexKey, replacedExpiry, key));
+    }
+    databases.expiry().put(txn, AnswerCodec.indexKey(indexKey, expiresAt, key), noValue);
+  }
+
+  @Override
+  public int evict(Txn<ByteBuffer> txn, long nowMillis) {
+    int removed = 0;
+    try (Cursor<ByteBuffer> c = databases.expiry().openCursor(txn)) {
+      while (removed < 1 + EXPIRED_SWEEP && c.first()) {
+        ByteBuffer k = c.key().order(BIG_ENDIAN);
+        int base = k.position();
+        long expiresAt = k.getLong(base);
+        if (removed > 0 && expiresAt > nowMillis) {
+          break;
+        }
+        victimKey.clear();
+        k.position(base + 8);
+        victimKey.put(k).flip();
+        c.delete();
+        databases.answers().delete(txn, victimKey);
+        removed++;
+      }
+    }
+    return removed > 0 ? removed : fallback.evict(txn, nowMillis);
+  }
+
+  @Override
+  public long[] soonest(Txn<ByteBuffer> txn, int depth) {
+    long[] soonest = new long[depth];
+    int n = 0;
+    try (Cursor<ByteBuffer> c = databases.expiry().openCursor(txn)) {
+      for (boolean more = c.first(); more && n < depth; more = c.next()) {
+        soonest[n++] = AnswerCodec.expiresAt(c.key());
+      }
+    }
+    return n == depth ? soonest : Arrays.copyOf(soonest, n);
+  }
+}

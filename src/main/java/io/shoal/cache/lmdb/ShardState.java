@@ -1,0 +1,127 @@
+package io.shoal.cache.lmdb;
+
+import akka.actor.typed.ActorRef;
+import io.shoal.cache.CachedAnswer;
+import io.shoal.wire.CacheKey;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * What one shard shares between its {@link CacheShard} actor and the threads that read and fill
+ * the cache: the only place that state lives.
+ *
+ * <p>Fills wait in {@link #queued} rather than in the shard actor's mailbox: a message per fill
+ * would wake a thread per fill, most of them only to add the fill to a batch. A caller queues its
+ * fill and wakes the shard only when nothing has woken it since its last commit (or when it waits
+ * for the commit itself); the shard drains the whole queue into one transaction.
+ */
+final class ShardState {
+  final int index;
+
+  /**
+   * Fills waiting for the shard to take them into a transaction. Added by fillers, taken only by
+   * the shard actor. Every fill in it is counted in {@link #pending} and its answer is in
+   * {@link #uncommitted} (unless a newer answer for the same key replaced it there).
+   */
+  final Queue<Fill> queued = new ConcurrentLinkedQueue<>();
+
+  /**
+   * Fills handed to the shard and not yet settled (committed or dropped): those in
+   * {@link #queued} plus those in the batch the shard is committing. Incremented before a fill is
+   * queued, decremented before its future completes, so a reader woken by the completion never
+   * counts it as still waiting. Bounded by the fill queue limit.
+   */
+  final AtomicInteger pending = new AtomicInteger();
+
+  /** A flush waiting for the shard: remove a wire-form name's answers, complete with how many went. */
+  record Flush(byte[] name, int qtype, CompletableFuture<Integer> removed) {}
+
+  /**
+   * Flushes waiting for the shard, in arrival order. Like fills they wait here, not in the
+   * mailbox, so that a restart of the shard loses none: the flush at the head is taken off only
+   * once it ran, and a new incarnation starts with what is left.
+   */
+  final Queue<Flush> flushes = new ConcurrentLinkedQueue<>();
+
+  /** Set by the filler that wakes the shard for queued fills; cleared by the shard before it drains the queue. */
+  final AtomicBoolean woken = new AtomicBoolean();
+
+  /**
+   * Answers handed to the shard and not yet settled, served to readers at once: a slow commit
+   * (an fsync in sync = full) delays durability, never the hit. An entry is removed when its
+   * fill settles, unless a newer answer for the key took its place.
+   */
+  private final ConcurrentHashMap<CacheKey, CachedAnswer> uncommitted = new ConcurrentHashMap<>();
+
+  /** The open store, or null while the shard is opening, down or closed; set only by the shard actor. */
+  private final AtomicReference<ShardStore> store = new AtomicReference<>();
+
+  /** The shard's actor; null until the supervisor spawned it. */
+  volatile ActorRef<CacheShard.Command> writer;
+
+  /** Failures of the shard so far: a shard that opens after one says it reopened. */
+  final AtomicInteger failures = new AtomicInteger();
+
+  /** Entries as of the shard's last commit (expired ones included until evicted). */
+  volatile long entries;
+
+  ShardState(int index) {
+    this.index = index;
+  }
+
+  /**
+   * The answer for {@code key} at {@code nowMillis}: an uncommitted one first (no LMDB call then),
+   * else the committed one unless the uncommitted answers ahead of it displaced it.
+   */
+  CachedAnswer lookup(CacheKey key, long nowMillis) {
+    CachedAnswer pendingAnswer = uncommitted.get(key);
+    if (pendingAnswer != null && !pendingAnswer.expiredAt(nowMillis)) {
+      return pendingAnswer;
+    }
+    ShardStore s = store.get();
+    if (s == null) {
+      return null;
+    }
+    CachedAnswer committed = s.read(key.bytes(), nowMillis);
+    if (committed != null && s.displaced(pending.get(), committed.expiresAtMillis())) {
+      // Evicted, as far as anyone can see, by answers still on their way to this shard.
+      return null;
+    }
+    return committed;
+  }
+
+  /**
+   * Queues a fill unless {@code limit} fills are pending already; returns its future, or null
+   * when it was refused. The answer is served from the moment it is queued.
+   */
+  CompletableFuture<Boolean> offer(CacheKey key, CachedAnswer answer, boolean awaited, int limit) {
+    if (pending.incrementAndGet() > limit) {
+      pending.decrementAndGet();
+      return null;
+    }
+    CompletableFuture<Boolean> committed = new CompletableFuture<>();
+    uncommitted.put(key, answer);
+    committed.whenComplete((ok, failure) -> uncommitted.remove(key, answer));
+    queued.add(new Fill(key, answer, committed, awaited));
+    return committed;
+  }
+
+  ShardStore store() {
+    return store.get();
+  }
+
+  void opened(ShardStore opened) {
+    store.set(opened);
+    entries = opened.entries();
+  }
+
+  /** Unpublishes {@code closing} unless a newer store already took its place. */
+  void closing(ShardStore closing) {
+    store.compareAndSet(closing, null);
+  }
+}

@@ -1,0 +1,255 @@
+package io.shoal.cache.lmdb;
+
+import io.shoal.cache.CachedAnswer;
+import io.shoal.metrics.CacheMetrics;
+import io.shoal.metrics.LmdbShardMetrics;
+import java.nio.ByteBuffer;
+import java.util.List;
+import org.lmdbjava.Env;
+import org.lmdbjava.Txn;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One shard's open LMDB environment: reads from any thread (through its {@link ReaderPool}),
+ * and the write transactions of its {@link CacheShard}, one at a time, with their recovery from
+ * a full map. Opening it is {@link ShardFiles}' job.
+ */
+class ShardStore implements AutoCloseable {
+  // Not final: a test hands a shard a store that fails, through the shard's opener.
+  private static final Logger log = LoggerFactory.getLogger(ShardStore.class);
+
+  /** Room-making rounds per fill that does not fit the map: two evictions, then growth. */
+  private static final int MAX_MAP_ROUNDS = 6;
+  private static final int EVICTION_ROUNDS = 2;
+
+  /** What a commit reports to the shard that asked for it. */
+  interface Outcome {
+    /** {@code fills} are committed: the transaction took {@code nanos}, its commit {@code commitNanos}. */
+    void committed(List<Fill> fills, long nanos, long commitNanos);
+
+    /** {@code fills} could not be stored (too large for the map even after eviction and growth). */
+    void dropped(List<Fill> fills);
+  }
+
+  private final ShardSettings settings;
+  private final Env<ByteBuffer> env;
+  private final ShardDatabases databases;
+  private final EvictionPolicy eviction;
+  private final ReaderPool readers;
+  private final CacheMetrics metrics;
+  private final LmdbShardMetrics shardMetrics;
+
+  // Writer-side buffers: only the shard's actor writes, never two messages at once.
+  private final ByteBuffer writeKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY);
+  private ByteBuffer writeValue = ByteBuffer.allocateDirect(4096);
+
+  /** Entries as of the last commit; written by the writer, read by anyone. */
+  private volatile long entries;
+  /** Published with each commit for readers; null when the policy keeps no index. */
+  private volatile Horizon horizon;
+  private int horizonDepth = Horizon.DEPTH;
+
+  ShardStore(ShardSettings settings, Env<ByteBuffer> env, ShardDatabases databases, CacheMetrics metrics) {
+    this.settings = settings;
+    this.env = env;
+    this.databases = databases;
+    this.eviction = EvictionPolicy.of(settings.whenFull(), databases);
+    this.readers = new ReaderPool(env, databases.answers());
+    this.metrics = metrics;
+    this.shardMetrics = metrics.lmdbShard(settings.shard());
+    for (int attempt = 0; ; attempt++) {
+      try (Txn<ByteBuffer> txn = env.txnWrite()) {
+        eviction.reconcile(txn);
+        finish(txn, databases.answers().stat(txn).entries);
+        return;
+      } catch (Env.MapFullException e) {
+        if (attempt >= 3) {
+          throw e;
+        }
+        // No reader can have registered yet: resizing is safe without pausing them.
+        env.setMapSize(env.info().mapSize * 2);
+      }
+    }
+  }
+
+  // ---- readers (any thread) ----
+
+  /** The unexpired answer under {@code key}, or null (absent, expired, or the map is busy resizing). */
+  CachedAnswer read(byte[] key, long nowMillis) {
+    return readers.read(key, nowMillis);
+  }
+
+  /**
+   * Whether the committed answer expiring at {@code expiresAt} counts as evicted because
+   * {@code waiting} answers are queued for this shard and not committed yet (see {@link Horizon}).
+   */
+  boolean displaced(long waiting, long expiresAt) {
+    Horizon h = horizon;
+    return h != null && h.displaces(waiting, expiresAt);
+  }
+
+  long entries() {
+    return entries;
+  }
+
+  long mapSize() {
+    return env.info().mapSize;
+  }
+
+  // ---- writers (the shard's actor only) ----
+
+  /**
+   * Commits {@code fills}, in one transaction when they fit. A full map splits the batch (smaller
+   * transactions can reuse the pages their predecessors freed), then, for a single fill, evicts
+   * to free pages and at last grows the map; a fill that still does not fit is dropped. No fill
+   * ever fails a query. Throws on any other LMDB failure, with the rest of the fills unsettled.
+   */
+  void commit(List<Fill> fills, long nowMillis, Outcome outcome) {
+    int from = 0;
+    int chunk = fills.size();
+    int mapRounds = 0;
+    while (from < fills.size()) {
+      List<Fill> part = fills.subList(from, Math.min(fills.size(), from + chunk));
+      long start = System.nanoTime();
+      try {
+        long commitNanos = store(part, nowMillis);
+        outcome.committed(part, System.nanoTime() - start, commitNanos);
+        from += part.size();
+        mapRounds = 0;
+      } catch (Env.MapFullException e) {
+        if (part.size() > 1) {
+          chunk = Math.max(1, part.size() / 2);
+        } else if (mapRounds < MAX_MAP_ROUNDS) {
+          makeRoom(++mapRounds, nowMillis);
+        } else {
+          log.warn("answer of {} bytes does not fit shard {} of cache {} even after eviction and growth; dropped",
+              part.get(0).answer().encodedSize(), settings.shard(), settings.cache());
+          outcome.dropped(part);
+          from += 1;
+          mapRounds = 0;
+        }
+      }
+    }
+  }
+
+  /**
+   * Stores every fill in one write transaction and commits it, evicting by when_full so the shard
+   * stays within its capacity. Returns the nanoseconds the commit itself took (the fsync, in
+   * sync = full). On {@link Env.MapFullException} nothing was committed.
+   */
+  long store(List<Fill> fills, long nowMillis) {
+    try (Txn<ByteBuffer> txn = env.txnWrite()) {
+      long count = databases.answers().stat(txn).entries;
+      for (Fill fill : fills) {
+        count += put(txn, fill.key().bytes(), fill.answer(), count, nowMillis);
+      }
+      horizonDepth = Math.max(Horizon.DEPTH, 2 * fills.size());
+      return finish(txn, count);
+    }
+  }
+
+  /** Stores one answer; returns the change in the entry count. */
+  private long put(Txn<ByteBuffer> txn, byte[] key, CachedAnswer answer, long count, long nowMillis) {
+    ByteBuffer k = AnswerCodec.copyInto(writeKey, key);
+    ByteBuffer old = databases.answers().get(txn, k);
+    long replaced = old == null ? -1 : AnswerCodec.expiresAt(old);
+    long removed = 0;
+    while (old == null && count - removed >= settings.capacity()) {
+      int n = evict(txn, nowMillis);
+      if (n == 0) {
+        break;
+      }
+      removed += n;
+    }
+    writeValue = AnswerCodec.encode(answer, writeValue);
+    databases.answers().put(txn, k, writeValue);
+    eviction.stored(txn, key, answer.expiresAtMillis(), replaced);
+    return old == null ? 1 - removed : 0;
+  }
+
+  private int evict(Txn<ByteBuffer> txn, long nowMillis) {
+    long start = System.nanoTime();
+    int removed = eviction.evict(txn, nowMillis);
+    if (removed > 0) {
+      metrics.evictionNanos(System.nanoTime() - start);
+    }
+    return removed;
+  }
+
+  /** Commits {@code txn} holding {@code count} answers and publishes the result to readers. */
+  private long finish(Txn<ByteBuffer> txn, long count) {
+    long[] soonest = eviction.soonest(txn, (int) Math.min(horizonDepth, count));
+    Horizon next = soonest == null ? null : new Horizon(Math.max(0, settings.capacity() - count), soonest);
+    long start = System.nanoTime();
+    txn.commit();
+    long commitNanos = System.nanoTime() - start;
+    entries = count;
+    horizon = next;
+    readers.committed();
+    return commitNanos;
+  }
+
+  /** Frees pages for a fill that did not fit: evicts an eighth of the shard, or grows the map. */
+  private void makeRoom(int round, long nowMillis) {
+    long held = entries;
+    if (round <= EVICTION_ROUNDS && held > 0) {
+      try (Txn<ByteBuffer> txn = env.txnWrite()) {
+        for (long removed = 0, wanted = Math.max(1, held / 8); removed < wanted; ) {
+          int n = evict(txn, nowMillis);
+          if (n == 0) {
+            break;
+          }
+          removed += n;
+        }
+        finish(txn, databases.answers().stat(txn).entries);
+        return;
+      } catch (Env.MapFullException e) {
+        // Even deleting needs fresh pages (copy-on-write): only growth helps now.
+      }
+    }
+    long before = mapSize();
+    growMap(before * 2);
+    shardMetrics.mapGrown();
+    log.warn("LMDB map of shard {} of cache {} full; grew it from {} to {} bytes",
+        settings.shard(), settings.cache(), before, before * 2);
+  }
+
+  /** Removes every answer for the wire-form {@code name} of {@code qtype} (0: every type). */
+  int removeName(byte[] name, int qtype) {
+    for (int round = 1; ; round++) {
+      try (Txn<ByteBuffer> txn = env.txnWrite()) {
+        int removed = databases.removeName(txn, name, qtype);
+        finish(txn, databases.answers().stat(txn).entries);
+        return removed;
+      } catch (Env.MapFullException e) {
+        if (round > MAX_MAP_ROUNDS) {
+          throw e;
+        }
+        makeRoom(EVICTION_ROUNDS + 1, System.currentTimeMillis());
+      }
+    }
+  }
+
+  /** Forces written pages to disk (MDB_NOSYNC modes rely on this); returns the nanoseconds it took. */
+  long sync() {
+    long start = System.nanoTime();
+    env.sync(true);
+    return System.nanoTime() - start;
+  }
+
+  /**
+   * Grows the map to {@code bytes}. LMDB allows this only while no transaction is active, so
+   * readers are held off (they miss) until the new map is in place.
+   */
+  void growMap(long bytes) {
+    readers.paused(() -> env.setMapSize(bytes));
+  }
+
+  /** Ends every reader's transaction and closes the environment; later reads are misses. */
+  @Override
+  public void close() {
+    readers.close();
+    env.close();
+  }
+}
