@@ -568,8 +568,9 @@ class K8sManifestsTest {
     assertEquals(podPorts, imagePorts);
     assertEquals(container.getArgs(), texts(pom, jib + "args/arg"));
     assertEquals(List.of("io.shoal.Main"), texts(pom, jib + "mainClass"));
-    assertEquals(List.of("--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"),
-        texts(pom, jib + "jvmFlags/jvmFlag"));
+    // lmdbjava's opens, and the collector bin/shoal runs (docs/query-path.md, "JVM flags")
+    assertEquals(List.of("--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+        "-XX:+UseG1GC"), texts(pom, jib + "jvmFlags/jvmFlag"));
     NodeList executions = (NodeList) XPathFactory.newInstance().newXPath().evaluate(
         "/project/build/plugins/plugin[artifactId='jib-maven-plugin']/executions", pom, XPathConstants.NODESET);
     assertEquals(0, executions.getLength(), "Jib must not be bound to a lifecycle phase");
