@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * (shoal_dropped_total{reason="udp_send_failed"}) and logged once per interval.
  */
 final class UdpSocket implements ReplyPath {
-  /** The dispatcher the readers run on: a thread per socket (see ShoalServer). */
+  /** The dispatcher the readers run on: a thread per socket (see UdpTransport.readerDispatcher). */
   static final String READER_DISPATCHER = "shoal-udp-readers";
   private static final int RECEIVE_POLL_MS = 200;
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(UdpSocket.class), 10);
@@ -42,7 +42,7 @@ final class UdpSocket implements ReplyPath {
   private final ServerMetrics metrics;
   private final Counter received;
   private final ResponseRateLimiter rateLimiter;
-  private CompletionStage<Done> inbound = CompletableFuture.completedFuture(Done.getInstance());
+  private volatile CompletionStage<Done> inbound = CompletableFuture.completedFuture(Done.getInstance());
   private volatile boolean reading = true;
 
   /**
@@ -67,9 +67,22 @@ final class UdpSocket implements ReplyPath {
     // One fused island on the reader dispatcher: read, parse, lookup and a hit's reply run on
     // the thread that read the datagram; only misses leave it (to their worker).
     inbound = Source.fromGraph(new DatagramSource<>(this::receive))
-        .toMat(Sink.foreach(d -> ingress.offer(d.bytes(), d.client(), this)), Keep.right())
+        .toMat(Sink.foreach(d -> answer(ingress, d)), Keep.right())
         .withAttributes(ActorAttributes.dispatcher(READER_DISPATCHER))
         .run(system);
+  }
+
+  /**
+   * One query, on the reading thread. Whatever goes wrong with it is counted and logged here: an
+   * exception out of the flow would end the flow, and the socket would stop being read.
+   */
+  private void answer(Ingress ingress, Datagram d) {
+    try {
+      ingress.offer(d.bytes(), d.client(), this);
+    } catch (RuntimeException e) {
+      metrics.dropped(ServerMetrics.WORKER_FAILURE);
+      failures.warn("query from " + d.client() + " failed", e);
+    }
   }
 
   /** The next datagram, blocking until one comes; null once reading has stopped. */
