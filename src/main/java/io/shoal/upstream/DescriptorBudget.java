@@ -2,14 +2,14 @@ package io.shoal.upstream;
 
 import io.shoal.cache.CacheSettings;
 import io.shoal.config.ShoalConfig;
-import java.lang.management.ManagementFactory;
+import io.shoal.transport.OpenFiles;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * How many upstream sockets may be open at once, sized from the process's file limit so that a
  * miss flood cannot take the descriptors that TCP clients, the LMDB shards and the HTTP endpoints
- * need: half of what is left after a fixed reserve, a quarter of the limit for TCP clients and two
+ * need: half of what is left after a fixed reserve, the TCP listener's connection cap and two
  * descriptors per LMDB shard, and never more than {@link #MAX}.
  */
 public final class DescriptorBudget {
@@ -23,26 +23,20 @@ public final class DescriptorBudget {
 
   /** The cap for this process and config, logged so an operator sees where it came from. */
   public static int upstreamSockets(ShoalConfig config) {
-    long limit = fileLimit();
+    long limit = OpenFiles.limit();
+    int tcp = config.tcp().connectionCap(limit);
     int shards = 0;
     for (CacheSettings c : config.caches().values()) {
       shards += c.backend() == CacheSettings.Backend.LMDB ? c.lmdb().shardCount() : 0;
     }
-    int cap = upstreamSockets(limit, shards);
-    log.info("upstream sockets: at most {} open at once (file limit {}, {} LMDB shards)", cap, limit, shards);
+    int cap = upstreamSockets(limit, tcp, shards);
+    log.info("upstream sockets: at most {} open at once (file limit {}, {} TCP connections, {} LMDB shards)",
+        cap, limit, tcp, shards);
     return cap;
   }
 
-  static int upstreamSockets(long fileLimit, int lmdbShards) {
-    long left = fileLimit - RESERVE - fileLimit / 4 - 2L * lmdbShards;
+  static int upstreamSockets(long fileLimit, int tcpConnections, int lmdbShards) {
+    long left = fileLimit - RESERVE - tcpConnections - 2L * lmdbShards;
     return (int) Math.max(MIN, Math.min(MAX, left / 2));
-  }
-
-  /** The process's limit on open files, or {@link Long#MAX_VALUE} where the JVM cannot tell. */
-  static long fileLimit() {
-    if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
-      return unix.getMaxFileDescriptorCount();
-    }
-    return Long.MAX_VALUE;
   }
 }
