@@ -2,6 +2,8 @@ package io.shoal.cache;
 
 import io.shoal.wire.AnswerRenderer;
 import io.shoal.wire.DnsQuery;
+import io.shoal.wire.ExtendedError;
+import io.shoal.wire.Rcode;
 import io.shoal.wire.ScannedAnswer;
 import io.shoal.wire.WireException;
 import java.nio.ByteBuffer;
@@ -26,12 +28,53 @@ public record CachedAnswer(
     return nowMillis >= expiresAtMillis;
   }
 
+  /** TTL of a stale answer's records (RFC 8767 section 4 suggests 30 seconds). */
+  public static final long STALE_TTL_SECONDS = 30;
+
   /**
-   * The reply to {@code query}: its ID and name case, each record's TTL counted down to {@code
-   * nowMillis}. A negative answer's TTLs never exceed the entry's lifetime (RFC 2308 section 5).
+   * The reply to {@code query} from the cache: its ID and name case, each record's TTL counted
+   * down to {@code nowMillis}. A negative answer's TTLs never exceed the entry's lifetime (RFC
+   * 2308 section 5). A remembered SERVFAIL says so in an extended error (RFC 8914 code 13).
    */
   public byte[] render(DnsQuery query, long nowMillis, int sizeLimit) {
+    return render(query, nowMillis, sizeLimit, ExtendedError.CACHED_ERROR);
+  }
+
+  /**
+   * The reply to {@code query} right after this answer came from upstream: as {@link #render},
+   * but a SERVFAIL says that the upstream failed, not that it was remembered.
+   */
+  public byte[] renderFetched(DnsQuery query, long nowMillis, int sizeLimit) {
+    return render(query, nowMillis, sizeLimit, ExtendedError.UPSTREAM_FAILED);
+  }
+
+  /**
+   * Whether this answer may be served past its expiry when the upstreams fail (RFC 8767): an
+   * answer or an NXDOMAIN; never a remembered failure or a truncated reply.
+   */
+  public boolean servableStale() {
+    int rcode = wire[3] & 0x0F;
+    return (rcode == Rcode.NOERROR || rcode == Rcode.NXDOMAIN) && (wire[2] & 0x02) == 0;
+  }
+
+  /**
+   * The reply to {@code query} from this answer past its expiry: every TTL at most {@link
+   * #STALE_TTL_SECONDS}, and an extended error that says it is stale (RFC 8767, RFC 8914 codes 3
+   * and 19).
+   */
+  public byte[] renderStale(DnsQuery query, int sizeLimit) {
+    ExtendedError why = (wire[3] & 0x0F) == Rcode.NXDOMAIN ? ExtendedError.STALE_NXDOMAIN : ExtendedError.STALE_ANSWER;
+    return render(query, sizeLimit, 0, STALE_TTL_SECONDS, why);
+  }
+
+  private byte[] render(DnsQuery query, long nowMillis, int sizeLimit, ExtendedError servfailWhy) {
     long elapsed = Math.max(0, (nowMillis - storedAtMillis) / 1000);
+    long cap = ScannedAnswer.positive(wire)
+        ? Long.MAX_VALUE : Math.max(0, (expiresAtMillis - storedAtMillis) / 1000);
+    return render(query, sizeLimit, elapsed, cap, (wire[3] & 0x0F) == Rcode.SERVFAIL ? servfailWhy : null);
+  }
+
+  private byte[] render(DnsQuery query, int sizeLimit, long elapsed, long cap, ExtendedError ede) {
     byte[] served = wire;
     int[] offsets = ttlOffsets;
     if (optStart >= 0) {
@@ -43,9 +86,7 @@ public record CachedAnswer(
         return query.servfail();
       }
     }
-    long cap = ScannedAnswer.positive(served)
-        ? Long.MAX_VALUE : Math.max(0, (expiresAtMillis - storedAtMillis) / 1000);
-    return AnswerRenderer.render(served, offsets, query, elapsed, cap, sizeLimit);
+    return AnswerRenderer.render(served, offsets, query, elapsed, cap, sizeLimit, ede);
   }
 
   /** Size of {@link #encode()}'s output. */

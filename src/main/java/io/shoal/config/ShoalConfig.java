@@ -44,7 +44,9 @@ public record ShoalConfig(
     TcpSettings tcp,
     List<AccessRule> accessControl,
     RateLimitSettings rateLimit,
-    ReplyPolicy replies) {
+    ReplyPolicy replies,
+    ServeStaleSettings serveStale,
+    boolean prefetch) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -66,7 +68,7 @@ public record ShoalConfig(
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
-        "access_control", "rate_limit", "chaos", "lmdb-dispatcher");
+        "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "lmdb-dispatcher");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
@@ -105,6 +107,15 @@ public record ShoalConfig(
     Section chaos = shoal.section("chaos");
     chaos.allowOnly("identity", "version");
     ReplyPolicy replies = new ReplyPolicy(maxUdpSize, chaosText(chaos, "identity"), chaosText(chaos, "version"));
+
+    Section stale = shoal.section("serve_stale");
+    stale.allowOnly("enabled", "max_stale", "client_timeout");
+    ServeStaleSettings serveStale = new ServeStaleSettings(stale.bool("enabled"),
+        stale.duration("max_stale", Duration.ofSeconds(1), WEEK),
+        stale.duration("client_timeout", Duration.ofMillis(10), Duration.ofSeconds(30)));
+    Section prefetchSection = shoal.section("prefetch");
+    prefetchSection.allowOnly("enabled");
+    boolean prefetch = prefetchSection.bool("enabled");
 
     Section ingress = shoal.section("ingress");
     ingress.allowOnly("workers", "fill", "max_pending");
@@ -194,7 +205,8 @@ public record ShoalConfig(
     return new ShoalConfig(
         udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
-        cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies);
+        cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
+        serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch);
   }
 
   private static String chaosText(Section chaos, String name) {
@@ -251,7 +263,7 @@ public record ShoalConfig(
   }
 
   private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {
-    s.allowOnly("servers", "timeout");
+    s.allowOnly("servers", "timeout", "max_fails", "backoff", "max_backoff");
     List<InetSocketAddress> servers = new ArrayList<>();
     for (String server : s.strings("servers")) {
       if (server.equals("resolv.conf")) {
@@ -269,7 +281,17 @@ public record ShoalConfig(
       }
     }
     Duration timeout = s.duration("timeout", Duration.ofMillis(10), Duration.ofSeconds(30));
-    return new UpstreamGroupSettings(name, List.copyOf(servers), timeout);
+    // Optional in a group, so a group an operator adds needs only servers and timeout.
+    UpstreamGroupSettings health = new UpstreamGroupSettings(name, List.copyOf(servers), timeout);
+    int maxFails = s.has("max_fails") ? (int) s.integer("max_fails", 0, 1000) : health.maxFails();
+    Duration backoff = s.has("backoff")
+        ? s.duration("backoff", Duration.ofMillis(10), Duration.ofHours(1)) : health.backoff();
+    Duration maxBackoff = s.has("max_backoff")
+        ? s.duration("max_backoff", Duration.ofMillis(10), Duration.ofHours(1)) : health.maxBackoff();
+    if (maxBackoff.compareTo(backoff) < 0) {
+      throw new InvalidConfigException(s.key("max_backoff"), "must be at least backoff (" + backoff + ")");
+    }
+    return new UpstreamGroupSettings(name, List.copyOf(servers), timeout, maxFails, backoff, maxBackoff);
   }
 
   private static CacheSettings cache(Section s, String name) {

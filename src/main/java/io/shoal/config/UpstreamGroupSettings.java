@@ -4,8 +4,21 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 
-/** A group of upstream resolvers tried in turn ({@code shoal.upstreams.<name>}). */
-public record UpstreamGroupSettings(String name, List<InetSocketAddress> servers, Duration timeout) {
+/**
+ * A group of upstream resolvers tried in turn ({@code shoal.upstreams.<name>}).
+ *
+ * @param maxFails timeouts and errors in a row after which a server is marked down; 0: never
+ * @param backoff how long a server is first marked down; doubled each time it fails again
+ * @param maxBackoff the longest it is marked down at once
+ */
+public record UpstreamGroupSettings(
+    String name, List<InetSocketAddress> servers, Duration timeout, int maxFails, Duration backoff,
+    Duration maxBackoff) {
+
+  /** A group with the default health rules (3 failures in a row, 1 s back-off up to 30 s). */
+  public UpstreamGroupSettings(String name, List<InetSocketAddress> servers, Duration timeout) {
+    this(name, servers, timeout, 3, Duration.ofSeconds(1), Duration.ofSeconds(30));
+  }
 
   /** How long a query may take when every server times out, plus a TCP retry's worth. */
   public Duration deadline() {

@@ -9,6 +9,7 @@ import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
+import io.shoal.wire.ExtendedError;
 import io.shoal.wire.ReplyPolicy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -22,8 +23,10 @@ import java.util.function.LongSupplier;
 
 /**
  * The front door shared by the UDP sockets and TCP connections, run on the thread that read the
- * query: turns away clients that access control does not serve, validates the query, answers bad ones (FORMERR, NOTIMP, REFUSED) or drops them, answers a cache
- * hit right there, and hands a miss to the worker that owns its cache key. Each worker holds at
+ * query: turns away clients that access control does not serve, validates the query, answers bad
+ * ones (FORMERR, NOTIMP, REFUSED) or drops them, answers a cache hit right there (and has a hit
+ * near its expiry prefetched), refuses a miss that did not ask for recursion (RD=0), and hands
+ * any other miss to the worker that owns its cache key. Each worker holds at
  * most {@code maxPending} misses; beyond that a query is dropped and counted, so overload costs
  * answers, never unbounded memory.
  */
@@ -37,6 +40,7 @@ public final class Ingress {
   private final long tcpGuardMillis;
   private final AccessControl access;
   private final ReplyPolicy policy;
+  private final Prefetch prefetch;
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -46,7 +50,8 @@ public final class Ingress {
   public Ingress(
       ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
       AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration tcpGuard, AccessControl access,
-      ReplyPolicy policy) {
+      ReplyPolicy policy, Prefetch prefetch) {
+    this.prefetch = prefetch;
     this.access = access;
     this.policy = policy;
     this.profiles = profiles;
@@ -81,6 +86,10 @@ public final class Ingress {
       socket.send(hit, client);
       return;
     }
+    if (!query.recursionDesired()) {
+      socket.send(notRecursing(query), client);
+      return;
+    }
     int w = partition(query);
     if (admit(w)) {
       workers.get(w).tell(new IngressWorker.Resolve(query, client, Protocol.UDP, socket));
@@ -107,6 +116,9 @@ public final class Ingress {
     if (hit != null) {
       return CompletableFuture.completedFuture(Optional.of(hit));
     }
+    if (!query.recursionDesired()) {
+      return CompletableFuture.completedFuture(Optional.of(notRecursing(query)));
+    }
     int w = partition(query);
     if (!admit(w)) {
       return CompletableFuture.completedFuture(Optional.of(query.servfail()));
@@ -127,7 +139,20 @@ public final class Ingress {
       return null;
     }
     profile.cacheMetrics().hit();
+    if (prefetch.claim(query.key(), hit, now)) {
+      workers.get(partition(query)).tell(new IngressWorker.Refresh(query));
+    }
     return hit.render(query, now, protocol.sizeLimit(query));
+  }
+
+  /**
+   * The reply to a miss with RD=0: such a client asks what is cached, and shoal has nothing of
+   * its own to answer with, so REFUSED (with an extended error saying why). Nothing goes
+   * upstream: probing the cache (snooping) costs the upstreams no load.
+   */
+  private byte[] notRecursing(DnsQuery query) {
+    metrics.refused(ServerMetrics.NO_RECURSION);
+    return query.refused(ExtendedError.NOT_AUTHORITATIVE);
   }
 
   /** A lookup from another cluster node for a key this node owns. */

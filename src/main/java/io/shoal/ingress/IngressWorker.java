@@ -8,6 +8,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.OwnerDirectory;
+import io.shoal.config.ServeStaleSettings;
 import io.shoal.logging.FailureLog;
 import io.shoal.cluster.PeerAnswer;
 import io.shoal.cluster.PeerLookup;
@@ -17,12 +18,15 @@ import io.shoal.profile.ProfileTable;
 import io.shoal.upstream.Upstream;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
+import io.shoal.wire.ExtendedError;
+import io.shoal.wire.Rcode;
 import io.shoal.wire.ScannedAnswer;
 import io.shoal.wire.WireException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +41,11 @@ import org.slf4j.LoggerFactory;
  * read them answers them). A miss goes upstream once per key however many clients ask while it is
  * in flight; every waiter gets the answer on the socket or connection it came in on, and the
  * answer fills the cache. A query that finds its key filled meanwhile is answered from the cache.
+ *
+ * <p>When the upstreams fail, a recently expired answer is served stale (RFC 8767) if the cache
+ * still holds one; a client whose miss waits longer than the client timeout gets it too while the
+ * fetch goes on. An upstream REFUSED becomes SERVFAIL, remembered like one. Hits near expiry
+ * arrive as {@link Refresh}: fetched in the background, no client waiting.
  */
 public final class IngressWorker extends AbstractBehavior<IngressWorker.Command> {
 
@@ -59,9 +68,19 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
    */
   public record PeerResolve(DnsQuery query, ActorRef<PeerAnswer> replyTo) implements Command, Waiter {}
 
+  /** A hit found its answer near expiry: fetch it again, nobody waits (see {@link Prefetch}). */
+  public record Refresh(DnsQuery query) implements Command {}
+
+  /** The client timeout of serve-stale ran out for {@code flight}. */
+  private record StaleDeadline(CacheKey key, Flight flight) implements Command {}
+
   private record UpstreamDone(CacheKey key, Profile profile, Upstream.Outcome outcome) implements Command {}
 
   private record OwnerDone(CacheKey key, Profile profile, PeerAnswer answer) implements Command {}
+
+  /** Reasons of shoal_stale_answers_total. */
+  static final String UPSTREAM_FAILED = "upstream_failed";
+  static final String CLIENT_TIMEOUT = "client_timeout";
 
   /** A write-through fill ended: {@code failure} is null when the cache stored the answer. */
   private record FillDone(CacheKey key, Profile profile, CachedAnswer answer, Throwable failure) implements Command {}
@@ -72,6 +91,23 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
    */
   static final Duration FILL_WAIT = Duration.ofSeconds(1);
 
+  /** After the upstreams failed for a key, its stale answer is served without asking them for this long (RFC 8767's failure recheck). */
+  static final long FAILURE_RECHECK_MILLIS = 30_000;
+
+  /** Keys in their failure-recheck window at most remembered (the oldest go first). */
+  private static final int RECHECK_KEYS = 10_000;
+
+  /** One question on its way upstream (or to its owner node), and who waits for it. */
+  private static final class Flight {
+    final List<Waiter> waiters = new ArrayList<>(2);
+    /** Started by a prefetch: its claim is released when the flight ends. */
+    boolean prefetch;
+    /** The expired answer to serve if the upstreams fail or are slow; null if there is none. */
+    CachedAnswer stale;
+    /** The client timeout passed: clients who ask now get the stale answer at once. */
+    boolean staleServed;
+  }
+
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(IngressWorker.class), 10);
 
   private final ProfileTable profiles;
@@ -81,7 +117,16 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   private final ServerMetrics metrics;
   private final OwnerDirectory owners;
   private final Duration ownerTimeout;
-  private final Map<CacheKey, List<Waiter>> inFlight = new HashMap<>();
+  private final ServeStaleSettings serveStale;
+  private final Prefetch prefetch;
+  private final Map<CacheKey, Flight> inFlight = new HashMap<>();
+  /** Keys whose upstreams failed recently, and until when their stale answer is served unasked. */
+  private final Map<CacheKey, Long> recheckAfter = new LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<CacheKey, Long> eldest) {
+      return size() > RECHECK_KEYS;
+    }
+  };
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -89,20 +134,28 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
    */
   public static Behavior<Command> create(
       ProfileTable profiles, FillMode fillMode, LongSupplier clock, AtomicInteger pending, ServerMetrics metrics) {
-    return create(profiles, fillMode, clock, pending, metrics, new OwnerDirectory(), Duration.ZERO);
+    return create(profiles, fillMode, clock, pending, metrics, new OwnerDirectory(), Duration.ZERO,
+        ServeStaleSettings.OFF, Prefetch.OFF);
   }
 
-  /** A worker in cluster mode: misses for keys another node owns are asked of that node first. */
+  /**
+   * A worker as a node runs it: in cluster mode misses for keys another node owns are asked of
+   * that node first; {@code serveStale} and {@code prefetch} as configured.
+   */
   public static Behavior<Command> create(
       ProfileTable profiles, FillMode fillMode, LongSupplier clock, AtomicInteger pending, ServerMetrics metrics,
-      OwnerDirectory owners, Duration ownerTimeout) {
-    return Behaviors.setup(ctx -> new IngressWorker(ctx, profiles, fillMode, clock, pending, metrics, owners, ownerTimeout));
+      OwnerDirectory owners, Duration ownerTimeout, ServeStaleSettings serveStale, Prefetch prefetch) {
+    return Behaviors.setup(ctx -> new IngressWorker(
+        ctx, profiles, fillMode, clock, pending, metrics, owners, ownerTimeout, serveStale, prefetch));
   }
 
   private IngressWorker(
       ActorContext<Command> context, ProfileTable profiles, FillMode fillMode, LongSupplier clock,
-      AtomicInteger pending, ServerMetrics metrics, OwnerDirectory owners, Duration ownerTimeout) {
+      AtomicInteger pending, ServerMetrics metrics, OwnerDirectory owners, Duration ownerTimeout,
+      ServeStaleSettings serveStale, Prefetch prefetch) {
     super(context);
+    this.serveStale = serveStale;
+    this.prefetch = prefetch;
     this.profiles = profiles;
     this.fillMode = fillMode;
     this.clock = clock;
@@ -117,6 +170,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     return newReceiveBuilder()
         .onMessage(Resolve.class, this::onResolve)
         .onMessage(PeerResolve.class, this::onPeerResolve)
+        .onMessage(Refresh.class, this::onRefresh)
+        .onMessage(StaleDeadline.class, this::onStaleDeadline)
         .onMessage(UpstreamDone.class, this::onUpstreamDone)
         .onMessage(OwnerDone.class, this::onOwnerDone)
         .onMessage(FillDone.class, this::onFillDone)
@@ -130,7 +185,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       // One bad query must not take the worker (and its in-flight waiters) down.
       failures.warn("query " + r.query().key() + " failed", e);
       metrics.dropped(ServerMetrics.WORKER_FAILURE);
-      reply(r, r.query().servfail());
+      reply(r, r.query().servfail(ExtendedError.UPSTREAM_FAILED));
     }
     return this;
   }
@@ -152,8 +207,24 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       reply(r, copy.render(r.query(), now, r.protocol().sizeLimit(r.query())));
       return;
     }
-    if (!await(key, r)) {
+    Flight flight = inFlight.get(key);
+    if (flight != null) {
+      if (flight.staleServed) {
+        replyStale(r, flight.stale, profile, CLIENT_TIMEOUT);
+      } else {
+        flight.waiters.add(r);
+      }
       return;
+    }
+    CachedAnswer stale = staleAnswer(key, profile, now);
+    if (stale != null && recheckPending(key, now)) {
+      replyStale(r, stale, profile, UPSTREAM_FAILED);
+      return;
+    }
+    flight = start(key, r);
+    if (stale != null) {
+      flight.stale = stale;
+      getContext().scheduleOnce(serveStale.clientTimeout(), getContext().getSelf(), new StaleDeadline(key, flight));
     }
     if (owner != null) {
       try {
@@ -183,7 +254,11 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         p.replyTo().tell(PeerAnswer.of("hit", hit, true));
       } else {
         profile.cacheMetrics().miss();
-        if (await(key, p)) {
+        Flight flight = inFlight.get(key);
+        if (flight != null) {
+          flight.waiters.add(p);
+        } else {
+          start(key, p);
           askUpstream(key, profile, p.query());
         }
       }
@@ -194,33 +269,108 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     return this;
   }
 
-  /** Adds a waiter for {@code key}; true when it is the first, so the caller must fetch. */
-  private boolean await(CacheKey key, Waiter w) {
-    List<Waiter> waiters = inFlight.get(key);
-    if (waiters != null) {
-      waiters.add(w);
+  /** A new flight for {@code key} with its first waiter (null for a prefetch). */
+  private Flight start(CacheKey key, Waiter first) {
+    Flight flight = new Flight();
+    if (first != null) {
+      flight.waiters.add(first);
+    }
+    inFlight.put(key, flight);
+    return flight;
+  }
+
+  /** The flight of {@code key} ended: no longer in flight, and a prefetch's claim is released. */
+  private Flight end(CacheKey key) {
+    Flight flight = inFlight.remove(key);
+    if (flight != null && flight.prefetch) {
+      prefetch.release(key);
+    }
+    return flight;
+  }
+
+  private Behavior<Command> onRefresh(Refresh refresh) {
+    CacheKey key = refresh.query().key();
+    if (inFlight.containsKey(key)) {
+      // Already being fetched: that fetch refreshes the cache.
+      prefetch.release(key);
+      return this;
+    }
+    try {
+      Profile profile = profiles.match(key);
+      Flight flight = start(key, null);
+      flight.prefetch = true;
+      profile.cacheMetrics().prefetch();
+      askUpstream(key, profile, refresh.query());
+    } catch (RuntimeException e) {
+      end(key);
+      failures.warn("prefetch of " + key + " failed", e);
+    }
+    return this;
+  }
+
+  /** The expired answer serve-stale may give for {@code key}, or null (off, none, or not servable stale). */
+  private CachedAnswer staleAnswer(CacheKey key, Profile profile, long now) {
+    if (!serveStale.enabled()) {
+      return null;
+    }
+    CachedAnswer stale = profile.cache().get(key, now - serveStale.maxStale().toMillis());
+    return stale != null && stale.servableStale() ? stale : null;
+  }
+
+  /** True while {@code key} is in its failure-recheck window. */
+  private boolean recheckPending(CacheKey key, long now) {
+    Long until = recheckAfter.get(key);
+    if (until == null) {
       return false;
     }
-    waiters = new ArrayList<>(2);
-    waiters.add(w);
-    inFlight.put(key, waiters);
-    return true;
+    if (now < until) {
+      return true;
+    }
+    recheckAfter.remove(key);
+    return false;
+  }
+
+  private Behavior<Command> onStaleDeadline(StaleDeadline deadline) {
+    Flight flight = inFlight.get(deadline.key());
+    if (flight != deadline.flight()) {
+      return this; // that flight ended in time
+    }
+    flight.staleServed = true;
+    Profile profile = profiles.match(deadline.key());
+    flight.waiters.removeIf(w -> {
+      if (w instanceof Resolve r) {
+        replyStale(r, flight.stale, profile, CLIENT_TIMEOUT);
+        return true;
+      }
+      return false;
+    });
+    return this;
+  }
+
+  private void replyStale(Resolve r, CachedAnswer stale, Profile profile, String reason) {
+    profile.cacheMetrics().staleAnswer(reason);
+    reply(r, stale.renderStale(r.query(), r.protocol().sizeLimit(r.query())));
   }
 
   private Behavior<Command> onOwnerDone(OwnerDone done) {
-    if (!inFlight.containsKey(done.key())) {
+    Flight flight = inFlight.get(done.key());
+    if (flight == null) {
       return this;
     }
     PeerAnswer answer = done.answer();
     if (answer == null) {
       // The owner did not answer in time (dead, partitioned, slow): go upstream ourselves.
       metrics.remoteLookup("timeout");
-      askUpstream(done.key(), done.profile(), inFlight.get(done.key()).get(0).query());
+      if (flight.waiters.isEmpty()) {
+        end(done.key()); // every waiter had the stale answer
+      } else {
+        askUpstream(done.key(), done.profile(), flight.waiters.get(0).query());
+      }
       return this;
     }
     metrics.remoteLookup(answer.source);
     if (!answer.answered()) {
-      servfailAll(done.key());
+      failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED);
       return this;
     }
     CachedAnswer copy = answer.decode();
@@ -239,13 +389,12 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   private Behavior<Command> onUpstreamDone(UpstreamDone done) {
-    List<Waiter> waiters = inFlight.get(done.key());
-    if (waiters == null) {
+    if (!inFlight.containsKey(done.key())) {
       return this;
     }
     try {
       if (!(done.outcome() instanceof Upstream.Answered answered)) {
-        servfailAll(done.key());
+        failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED);
         return this;
       }
       ScannedAnswer scan;
@@ -254,7 +403,16 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       } catch (WireException e) {
         failures.warn("malformed answer from " + answered.server() + " for " + done.key(), e);
         metrics.dropped(ServerMetrics.BAD_UPSTREAM_ANSWER);
-        servfailAll(done.key());
+        failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED);
+        return this;
+      }
+      if (scan.rcode() == Rcode.REFUSED) {
+        // The upstream will not resolve for us: to our client that is a failure, not a policy
+        // of ours (RFC 8914's No Reachable Authority), remembered like a SERVFAIL.
+        failed(done.key(), done.profile(), ExtendedError.UPSTREAM_REFUSED);
+        return this;
+      }
+      if (scan.rcode() == Rcode.SERVFAIL && serveStaleFor(done.key(), done.profile())) {
         return this;
       }
       long now = clock.getAsLong();
@@ -278,9 +436,64 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     } catch (RuntimeException e) {
       failures.warn("answer for " + done.key() + " failed", e);
       metrics.dropped(ServerMetrics.WORKER_FAILURE);
-      servfailAll(done.key());
+      servfailAll(done.key(), ExtendedError.UPSTREAM_FAILED);
     }
     return this;
+  }
+
+  /**
+   * No usable answer came for {@code key}: the stale answer if serve-stale has one; else SERVFAIL
+   * saying {@code why}, and an upstream REFUSED is remembered as a SERVFAIL for servfail_ttl.
+   */
+  private void failed(CacheKey key, Profile profile, ExtendedError why) {
+    if (serveStaleFor(key, profile)) {
+      return;
+    }
+    if (why == ExtendedError.UPSTREAM_REFUSED) {
+      remember(key, profile, inFlight.get(key));
+    }
+    servfailAll(key, why);
+  }
+
+  /** Stores a SERVFAIL for {@code key} for servfail_ttl, so repeats do not go upstream again. */
+  private void remember(CacheKey key, Profile profile, Flight flight) {
+    if (flight == null || flight.waiters.isEmpty()) {
+      return;
+    }
+    try {
+      ScannedAnswer servfail = ScannedAnswer.fromUpstream(flight.waiters.get(0).query().servfailToCache());
+      long seconds = profile.ttlRules().cacheSeconds(servfail);
+      if (seconds > 0) {
+        long now = clock.getAsLong();
+        profile.cache().fillBehind(key, profile.ttlRules().cachedAnswer(servfail, now, seconds));
+      }
+    } catch (WireException e) {
+      failures.warn("cannot remember the failure of " + key, e);
+    }
+  }
+
+  /**
+   * Answers every waiter of {@code key} with its stale answer when serve-stale has one, opens the
+   * key's failure-recheck window, and ends the flight; false (nothing done) when there is none.
+   * The stale answer stays in the cache as it was: a failure never overwrites it.
+   */
+  private boolean serveStaleFor(CacheKey key, Profile profile) {
+    Flight flight = inFlight.get(key);
+    long now = clock.getAsLong();
+    CachedAnswer stale = flight.stale != null ? flight.stale : staleAnswer(key, profile, now);
+    if (stale == null) {
+      return false;
+    }
+    recheckAfter.put(key, now + FAILURE_RECHECK_MILLIS);
+    end(key);
+    for (Waiter w : flight.waiters) {
+      if (w instanceof Resolve r) {
+        replyStale(r, stale, profile, UPSTREAM_FAILED);
+      } else if (w instanceof PeerResolve p) {
+        p.replyTo().tell(PeerAnswer.failed());
+      }
+    }
+    return true;
   }
 
   private Behavior<Command> onFillDone(FillDone done) {
@@ -296,15 +509,15 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   private void answerAll(CacheKey key, CachedAnswer answer, boolean cacheable) {
-    List<Waiter> waiters = inFlight.remove(key);
-    if (waiters == null) {
+    Flight flight = end(key);
+    if (flight == null) {
       return;
     }
     long now = clock.getAsLong();
     PeerAnswer forPeers = null;
-    for (Waiter w : waiters) {
+    for (Waiter w : flight.waiters) {
       if (w instanceof Resolve r) {
-        reply(r, answer.render(r.query(), now, r.protocol().sizeLimit(r.query())));
+        reply(r, answer.renderFetched(r.query(), now, r.protocol().sizeLimit(r.query())));
       } else if (w instanceof PeerResolve p) {
         if (forPeers == null) {
           forPeers = PeerAnswer.of("fetched", answer, cacheable);
@@ -314,12 +527,12 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
   }
 
-  private void servfailAll(CacheKey key) {
-    List<Waiter> waiters = inFlight.remove(key);
-    if (waiters != null) {
-      for (Waiter w : waiters) {
+  private void servfailAll(CacheKey key, ExtendedError why) {
+    Flight flight = end(key);
+    if (flight != null) {
+      for (Waiter w : flight.waiters) {
         if (w instanceof Resolve r) {
-          reply(r, r.query().servfail());
+          reply(r, r.query().servfail(why));
         } else if (w instanceof PeerResolve p) {
           p.replyTo().tell(PeerAnswer.failed());
         }

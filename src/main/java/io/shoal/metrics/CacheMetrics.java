@@ -18,6 +18,8 @@ public final class CacheMetrics {
   private final ConcurrentHashMap<Integer, Gauge> entries = new ConcurrentHashMap<>();
   private final String cache;
   private final Counter fillsDropped;
+  private final Counter prefetches;
+  private final ConcurrentHashMap<String, Counter> staleAnswers = new ConcurrentHashMap<>();
 
   public CacheMetrics(String cache, String backend) {
     this(cache, backend, null);
@@ -34,6 +36,25 @@ public final class CacheMetrics {
     this.eviction = Kamon.timer("shoal.cache.eviction", "Time to evict one entry to make room").withTags(tags);
     this.fillsDropped = Kamon.counter("shoal.dropped", ServerMetrics.DROPPED_DESCRIPTION)
         .withTag("reason", ServerMetrics.FILL_QUEUE_FULL);
+    this.prefetches = Kamon.counter("shoal.prefetches", "Names fetched again before they expire because they were asked for")
+        .withTags(tags);
+  }
+
+  /** A hit near its answer's expiry sent the name upstream again: shoal_prefetches_total. */
+  public void prefetch() {
+    prefetches.increment();
+  }
+
+  /**
+   * An expired answer served: shoal_stale_answers_total{reason}, {@code upstream_failed} (every
+   * upstream failed or is down) or {@code client_timeout} (the upstream is still being asked).
+   */
+  public void staleAnswer(String reason) {
+    staleAnswers
+        .computeIfAbsent(reason, r -> Kamon.counter("shoal.stale.answers",
+            "Expired answers served because the upstreams failed or were too slow (RFC 8767)")
+            .withTags(tags.withTag("reason", r)))
+        .increment();
   }
 
   /** The instruments of shard {@code shard} of this cache's LMDB backend. */

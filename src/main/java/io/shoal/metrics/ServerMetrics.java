@@ -34,6 +34,8 @@ public final class ServerMetrics {
   /** Why shoal answered REFUSED on its own, as shoal_refused_total labels. */
   public static final String ACCESS_REFUSED = "access_control";
   /** A reply the kernel refused to send (shoal_dropped_total{reason="udp_send_failed"}). */
+  /** Refused: a miss with RD=0 (answered from the cache only). */
+  public static final String NO_RECURSION = "no_recursion";
   public static final String UDP_SEND_FAILED = "udp_send_failed";
   /** shoal.dropped's description, shared by every place that registers it. */
   public static final String DROPPED_DESCRIPTION = "Packets dropped unanswered";
@@ -44,6 +46,7 @@ public final class ServerMetrics {
   private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> remoteLookups = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> refused = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Gauge> upstreamUp = new ConcurrentHashMap<>();
   private final Counter slipped;
   private final Gauge tcpConnections;
   private final TagSet base;
@@ -66,6 +69,7 @@ public final class ServerMetrics {
       dropCounter(reason);
     }
     refusedCounter(ACCESS_REFUSED);
+    refusedCounter(NO_RECURSION);
     slipped = Kamon.counter("shoal.rate.limit.slipped", "Rate-limited UDP replies sent truncated (TC=1) instead")
         .withTags(base);
     tcpConnections = Kamon.gauge("shoal.tcp.connections", "TCP client connections open").withTags(base);
@@ -132,6 +136,13 @@ public final class ServerMetrics {
           .withTags(base.withTag("upstream", server).withTag("outcome", outcome)));
     }
     t.record(nanos);
+  }
+
+  /** Whether an upstream server is asked (1) or marked down after failures (0): shoal_upstream_up{upstream}. */
+  public void upstreamUp(String server, boolean up) {
+    upstreamUp.computeIfAbsent(server, s -> Kamon.gauge("shoal.upstream.up",
+        "1 while an upstream server is asked, 0 while it is marked down after timeouts or errors")
+        .withTags(base.withTag("upstream", s))).update(up ? 1 : 0);
   }
 
   /** Datagrams read by one of the reuseport sockets: shoal_udp_received_total{socket}. */

@@ -27,6 +27,7 @@ import io.shoal.config.ShoalConfig;
 import io.shoal.config.UpstreamGroupSettings;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.IngressWorker;
+import io.shoal.ingress.Prefetch;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
 import io.shoal.metrics.ServerMetrics;
@@ -254,15 +255,19 @@ public final class ShoalServer {
       owners = new OwnerDirectory(near, nearMetrics);
     }
     Duration ownerTimeout = config.cluster().ownerTimeout();
+    Prefetch prefetch = config.prefetch()
+        ? new Prefetch(true, config.workers() * config.maxPendingPerWorker()) : Prefetch.OFF;
     for (int i = 0; i < config.workers(); i++) {
       pending[i] = new AtomicInteger();
       workers.add(ctx.spawn(
-          Behaviors.supervise(IngressWorker.create(table, config.fill(), clock, pending[i], metrics, owners, ownerTimeout))
+          Behaviors.supervise(IngressWorker.create(table, config.fill(), clock, pending[i], metrics, owners, ownerTimeout,
+                  config.serveStale(), prefetch))
               .onFailure(SupervisorStrategy.restart().withLoggingEnabled(false)),
           "ingress-" + i));
     }
     Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
-        longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies());
+        longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies(),
+        prefetch);
     return new Wiring(ingress, List.copyOf(cacheList), owners);
   }
 

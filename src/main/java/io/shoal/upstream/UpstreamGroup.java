@@ -2,6 +2,7 @@ package io.shoal.upstream;
 
 import io.shoal.config.UpstreamGroupSettings;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.Rcode;
 import java.net.InetSocketAddress;
@@ -16,7 +17,8 @@ import java.util.concurrent.CompletionStage;
  * Forwards questions to one upstream group: a fresh random 16-bit ID and source port per attempt,
  * the next server on a timeout, error, SERVFAIL or REFUSED, TCP when an answer comes back
  * truncated, all within one deadline per query. It starts with the server that answered last, so
- * one dead server costs one timeout, not one per query.
+ * one dead server costs one timeout, not one per query; a server that keeps failing is marked down
+ * ({@link ServerHealth}) and skipped, and when every server is down a query fails at once.
  */
 public final class UpstreamGroup implements Upstream {
   private final List<InetSocketAddress> servers;
@@ -25,6 +27,7 @@ public final class UpstreamGroup implements Upstream {
   private final long deadlineNanos;
   private final UpstreamSelector sockets;
   private final ServerMetrics metrics;
+  private final ServerHealth[] health;
   private final SecureRandom random = new SecureRandom();
   private volatile int preferred;
 
@@ -35,13 +38,56 @@ public final class UpstreamGroup implements Upstream {
     this.deadlineNanos = group.deadline().toNanos();
     this.sockets = sockets;
     this.metrics = metrics;
+    this.health = new ServerHealth[servers.size()];
+    for (int i = 0; i < health.length; i++) {
+      InetSocketAddress server = servers.get(i);
+      health[i] = new ServerHealth(labels[i], group.maxFails(), group.backoff(), group.maxBackoff(), metrics,
+          () -> probe(server), sockets::closed);
+    }
+  }
+
+  /** Asks {@code server} for {@code . NS} over UDP: any reply means it is alive. */
+  private CompletableFuture<byte[]> probe(InetSocketAddress server) {
+    int id;
+    synchronized (random) {
+      id = random.nextInt(65536);
+    }
+    return sockets.udp(server, PROBE.upstreamQuery(id), id, PROBE.key(), System.nanoTime() + attemptNanos);
+  }
+
+  /** The probe question: root NS, which every DNS server answers somehow. */
+  private static final DnsQuery PROBE = rootNsQuery();
+
+  private static DnsQuery rootNsQuery() {
+    byte[] q = {0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1};
+    try {
+      return DnsQuery.parse(q);
+    } catch (BadQuery e) {
+      throw new IllegalStateException("the probe question does not parse", e);
+    }
   }
 
   @Override
   public CompletionStage<Outcome> forward(DnsQuery query) {
     CompletableFuture<Outcome> result = new CompletableFuture<>();
-    attempt(query, result, 0, preferred, false, System.nanoTime() + deadlineNanos);
+    next(query, result, preferred, 0, System.nanoTime() + deadlineNanos);
     return result;
+  }
+
+  /**
+   * Sends to the first server from {@code from} on that health admits, having considered {@code
+   * considered} servers of the group already; fails the query when none is left.
+   */
+  private void next(DnsQuery query, CompletableFuture<Outcome> result, int from, int considered, long deadline) {
+    for (int k = 0; considered + k < servers.size(); k++) {
+      int server = (from + k) % servers.size();
+      if (!health[server].down()) {
+        attempt(query, result, considered + k, server, false, deadline);
+        return;
+      }
+    }
+    result.complete(new Failed(considered == 0
+        ? "every upstream server is marked down after failures" : "no upstream server answered"));
   }
 
   private void attempt(
@@ -74,19 +120,26 @@ public final class UpstreamGroup implements Upstream {
       DnsQuery query, CompletableFuture<Outcome> result, int attempt, int server, boolean overTcp, long deadline,
       long start, byte[] answer, Throwable failure) {
     String label = labels[server];
-    long nanos = System.nanoTime() - start;
+    long end = System.nanoTime();
+    long nanos = end - start;
     boolean moreServers = attempt + 1 < servers.size();
     int nextServer = (server + 1) % servers.size();
     if (failure != null) {
       Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
-      metrics.upstream(label, cause instanceof UpstreamException ue ? ue.outcome() : "error", nanos);
+      String outcome = cause instanceof UpstreamException ue ? ue.outcome() : "error";
+      metrics.upstream(label, outcome, nanos);
+      if (!outcome.equals(UpstreamException.OVERLOAD)) {
+        // Out of sockets here says nothing about the server.
+        health[server].failed();
+      }
       if (moreServers) {
-        attempt(query, result, attempt + 1, nextServer, false, deadline);
+        next(query, result, nextServer, attempt + 1, deadline);
       } else {
         result.complete(new Failed(cause.getMessage()));
       }
       return;
     }
+    health[server].answered();
     if (!overTcp && (answer[2] & 0x02) != 0) {
       metrics.upstream(label, "truncated", nanos);
       attempt(query, result, attempt, server, true, deadline);
@@ -95,7 +148,7 @@ public final class UpstreamGroup implements Upstream {
     int rcode = answer[3] & 0x0F;
     if ((rcode == Rcode.SERVFAIL || rcode == Rcode.REFUSED) && moreServers) {
       metrics.upstream(label, Rcode.name(rcode).toLowerCase(Locale.ROOT), nanos);
-      attempt(query, result, attempt + 1, nextServer, false, deadline);
+      next(query, result, nextServer, attempt + 1, deadline);
       return;
     }
     metrics.upstream(label, "ok", nanos);

@@ -259,7 +259,7 @@ public final class UpstreamSelector implements AutoCloseable {
   }
 
   private CompletableFuture<byte[]> overload() {
-    UpstreamException e = new UpstreamException("overload", maxOpen + " upstream sockets already open");
+    UpstreamException e = new UpstreamException(UpstreamException.OVERLOAD, maxOpen + " upstream sockets already open");
     capReached.warn("upstream socket cap reached (shoal_upstream_seconds{outcome=\"overload\"})", e);
     return CompletableFuture.failedFuture(e);
   }
@@ -450,6 +450,11 @@ public final class UpstreamSelector implements AutoCloseable {
         // closing an upstream socket cannot lose anything
       }
     }
+  }
+
+  /** True once {@link #close} was called. */
+  public boolean closed() {
+    return !running;
   }
 
   /** Upstream sockets open now. */

@@ -17,12 +17,19 @@ public final class AnswerRenderer {
    */
   public static byte[] render(
       byte[] wire, int[] ttlOffsets, DnsQuery query, long elapsedSeconds, long capSeconds, int sizeLimit) {
+    return render(wire, ttlOffsets, query, elapsedSeconds, capSeconds, sizeLimit, null);
+  }
+
+  /** As above, with {@code ede} (null: none) in the OPT of an EDNS client's reply. */
+  public static byte[] render(
+      byte[] wire, int[] ttlOffsets, DnsQuery query, long elapsedSeconds, long capSeconds, int sizeLimit,
+      ExtendedError ede) {
     byte[] out;
     if (query.edns()) {
       // RFC 6891 section 7: an OPT in every reply to a query with one; ours, with the client's DO.
-      out = new byte[wire.length + ErrorReply.OPT_LENGTH];
+      out = new byte[wire.length + ErrorReply.optLength(ede)];
       System.arraycopy(wire, 0, out, 0, wire.length);
-      ErrorReply.writeOpt(out, wire.length, query.dnssecOk());
+      ErrorReply.writeOpt(out, wire.length, query.dnssecOk(), 0, ede);
       Wire.put16(out, 10, Wire.u16(out, 10) + 1);
     } else {
       out = wire.clone();

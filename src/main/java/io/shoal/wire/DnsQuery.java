@@ -223,6 +223,27 @@ public final class DnsQuery {
     return ErrorReply.of(packet, questionEnd, Rcode.SERVFAIL, edns, dnssecOk);
   }
 
+  /** SERVFAIL for this query that says why in an extended DNS error (for an EDNS client). */
+  public byte[] servfail(ExtendedError why) {
+    return ErrorReply.of(packet, questionEnd, Rcode.SERVFAIL, edns, dnssecOk, why);
+  }
+
+  /** REFUSED for this query that says why in an extended DNS error (for an EDNS client). */
+  public byte[] refused(ExtendedError why) {
+    return ErrorReply.of(packet, questionEnd, Rcode.REFUSED, edns, dnssecOk, why);
+  }
+
+  /**
+   * The SERVFAIL to remember in a cache for this question: header and question, no OPT (EDNS is
+   * per hop; the hit that serves it adds its own).
+   */
+  public byte[] servfailToCache() {
+    byte[] r = ErrorReply.of(packet, questionEnd, Rcode.SERVFAIL, false, false);
+    // Stored with the question as the key holds it; the hit writes each client's letter case.
+    System.arraycopy(key.bytes(), 0, r, Wire.HEADER, key.nameLength() + 4);
+    return r;
+  }
+
   /** A query for this question to send upstream: new ID, RD set, lower-cased name, EDNS. */
   public byte[] upstreamQuery(int id) {
     int nameLen = key.nameLength();

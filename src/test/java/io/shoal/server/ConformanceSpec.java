@@ -99,12 +99,22 @@ public class ConformanceSpec extends JUnitSuite {
 
   /** Asserts shoal's own OPT: version 0, shoal's UDP size, the client's DO, no options. */
   private static void assertShoalsOpt(Message reply, boolean dnssecOk) {
+    assertShoalsOpt(reply, dnssecOk, -1);
+  }
+
+  /** As above, with shoal's own extended DNS error {@code ede} as the one option (-1: none). */
+  private static void assertShoalsOpt(Message reply, boolean dnssecOk, int ede) {
     OPTRecord opt = reply.getOPT();
     assertNotNull("an EDNS client gets an OPT", opt);
     assertEquals(0, opt.getVersion());
     assertEquals(1232, opt.getPayloadSize());
     assertEquals(dnssecOk ? ExtendedFlags.DO : 0, opt.getFlags() & ExtendedFlags.DO);
-    assertTrue("no option of the upstream's: " + opt.getOptions(), opt.getOptions().isEmpty());
+    if (ede < 0) {
+      assertTrue("no option of the upstream's: " + opt.getOptions(), opt.getOptions().isEmpty());
+    } else {
+      assertEquals("shoal's extended error only: " + opt.getOptions(), 1, opt.getOptions().size());
+      assertEquals(ede, ((org.xbill.DNS.ExtendedErrorCodeOption) opt.getOptions().get(0)).getErrorCode());
+    }
   }
 
   // --- issue 10.1: EDNS version ---
@@ -150,7 +160,7 @@ public class ConformanceSpec extends JUnitSuite {
   public void servfailAndRefusedCarryTheClientsDo() throws Exception {
     Message servfail = udp(edns(0x1201, "silent.example.test.", Type.A, true));
     assertEquals(Rcode.SERVFAIL, servfail.getRcode());
-    assertShoalsOpt(servfail, true);
+    assertShoalsOpt(servfail, true, 22);
 
     Message refused = udp(edns(0x1202, "example.test.", Type.AXFR, true));
     assertEquals(Rcode.REFUSED, refused.getRcode());
@@ -177,7 +187,9 @@ public class ConformanceSpec extends JUnitSuite {
   public void anUpstreamsExtendedErrorIsNotPassedOn() throws Exception {
     Message reply = udp(edns(0x1305, "refused.example.test.", Type.A, false));
 
-    assertShoalsOpt(reply, false);
+    // The upstream's REFUSED carries its own extended error; the client gets shoal's only.
+    assertEquals(Rcode.SERVFAIL, reply.getRcode());
+    assertShoalsOpt(reply, false, 22);
   }
 
   // --- issue 10.7: top-bit TTL ---

@@ -1,0 +1,49 @@
+package io.shoal.ingress;
+
+import io.shoal.cache.CachedAnswer;
+import io.shoal.wire.CacheKey;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Which hits send their name upstream again before it expires: a hit in the last tenth of its
+ * answer's lifetime, for answers kept at least {@link #MIN_LIFETIME_MILLIS}, like Unbound's
+ * {@code prefetch}. At most one prefetch per key is under way at a time: the reading threads
+ * claim a key here, the worker releases it when the fetch ends.
+ */
+public final class Prefetch {
+  /** Shorter-lived answers are not prefetched: their last tenth is under a second. */
+  static final long MIN_LIFETIME_MILLIS = 10_000;
+
+  /** No prefetching. */
+  public static final Prefetch OFF = new Prefetch(false, 0);
+
+  private final boolean enabled;
+  private final int maxUnderWay;
+  /** Claimed keys and when; a claim older than a minute is stale (its worker restarted) and taken over. */
+  private final ConcurrentHashMap<CacheKey, Long> underWay = new ConcurrentHashMap<>();
+
+  /** @param maxUnderWay prefetches in flight at once; more are skipped (they are an optimisation) */
+  public Prefetch(boolean enabled, int maxUnderWay) {
+    this.enabled = enabled;
+    this.maxUnderWay = maxUnderWay;
+  }
+
+  /** True when a hit on {@code answer} at {@code nowMillis} should refresh it and this caller got the key. */
+  boolean claim(CacheKey key, CachedAnswer answer, long nowMillis) {
+    if (!enabled) {
+      return false;
+    }
+    long lifetime = answer.expiresAtMillis() - answer.storedAtMillis();
+    long left = answer.expiresAtMillis() - nowMillis;
+    if (lifetime < MIN_LIFETIME_MILLIS || left * 10 >= lifetime || underWay.size() >= maxUnderWay) {
+      return false;
+    }
+    Long claimed = underWay.putIfAbsent(key, nowMillis);
+    return claimed == null || (nowMillis - claimed > 60_000 && underWay.replace(key, claimed, nowMillis));
+  }
+
+  /** The prefetch of {@code key} ended (refreshed or failed): a later hit may try again. */
+  void release(CacheKey key) {
+    underWay.remove(key);
+  }
+}
