@@ -26,7 +26,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -91,12 +90,6 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
    */
   static final Duration FILL_WAIT = Duration.ofSeconds(1);
 
-  /** After the upstreams failed for a key, its stale answer is served without asking them for this long (RFC 8767's failure recheck). */
-  static final long FAILURE_RECHECK_MILLIS = 30_000;
-
-  /** Keys in their failure-recheck window at most remembered (the oldest go first). */
-  private static final int RECHECK_KEYS = 10_000;
-
   /** One question on its way upstream (or to its owner node), and who waits for it. */
   private static final class Flight {
     final List<Waiter> waiters = new ArrayList<>(2);
@@ -117,16 +110,9 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   private final ServerMetrics metrics;
   private final OwnerDirectory owners;
   private final Duration ownerTimeout;
-  private final ServeStaleSettings serveStale;
+  private final StaleAnswers stale;
   private final Prefetch prefetch;
   private final Map<CacheKey, Flight> inFlight = new HashMap<>();
-  /** Keys whose upstreams failed recently, and until when their stale answer is served unasked. */
-  private final Map<CacheKey, Long> recheckAfter = new LinkedHashMap<>(16, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<CacheKey, Long> eldest) {
-      return size() > RECHECK_KEYS;
-    }
-  };
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -154,7 +140,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       AtomicInteger pending, ServerMetrics metrics, OwnerDirectory owners, Duration ownerTimeout,
       ServeStaleSettings serveStale, Prefetch prefetch) {
     super(context);
-    this.serveStale = serveStale;
+    this.stale = new StaleAnswers(serveStale);
     this.prefetch = prefetch;
     this.profiles = profiles;
     this.fillMode = fillMode;
@@ -216,15 +202,15 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       }
       return;
     }
-    CachedAnswer stale = staleAnswer(key, profile, now);
-    if (stale != null && recheckPending(key, now)) {
-      replyStale(r, stale, profile, UPSTREAM_FAILED);
+    CachedAnswer expired = stale.find(key, profile, now);
+    if (expired != null && stale.recheckPending(key, now)) {
+      replyStale(r, expired, profile, UPSTREAM_FAILED);
       return;
     }
     flight = start(key, r);
-    if (stale != null) {
-      flight.stale = stale;
-      getContext().scheduleOnce(serveStale.clientTimeout(), getContext().getSelf(), new StaleDeadline(key, flight));
+    if (expired != null) {
+      flight.stale = expired;
+      getContext().scheduleOnce(stale.clientTimeout(), getContext().getSelf(), new StaleDeadline(key, flight));
     }
     if (owner != null) {
       try {
@@ -306,28 +292,6 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       failures.warn("prefetch of " + key + " failed", e);
     }
     return this;
-  }
-
-  /** The expired answer serve-stale may give for {@code key}, or null (off, none, or not servable stale). */
-  private CachedAnswer staleAnswer(CacheKey key, Profile profile, long now) {
-    if (!serveStale.enabled()) {
-      return null;
-    }
-    CachedAnswer stale = profile.cache().get(key, now - serveStale.maxStale().toMillis());
-    return stale != null && stale.servableStale() ? stale : null;
-  }
-
-  /** True while {@code key} is in its failure-recheck window. */
-  private boolean recheckPending(CacheKey key, long now) {
-    Long until = recheckAfter.get(key);
-    if (until == null) {
-      return false;
-    }
-    if (now < until) {
-      return true;
-    }
-    recheckAfter.remove(key);
-    return false;
   }
 
   private Behavior<Command> onStaleDeadline(StaleDeadline deadline) {
@@ -480,15 +444,15 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   private boolean serveStaleFor(CacheKey key, Profile profile) {
     Flight flight = inFlight.get(key);
     long now = clock.getAsLong();
-    CachedAnswer stale = flight.stale != null ? flight.stale : staleAnswer(key, profile, now);
-    if (stale == null) {
+    CachedAnswer expired = flight.stale != null ? flight.stale : stale.find(key, profile, now);
+    if (expired == null) {
       return false;
     }
-    recheckAfter.put(key, now + FAILURE_RECHECK_MILLIS);
+    stale.failed(key, now);
     end(key);
     for (Waiter w : flight.waiters) {
       if (w instanceof Resolve r) {
-        replyStale(r, stale, profile, UPSTREAM_FAILED);
+        replyStale(r, expired, profile, UPSTREAM_FAILED);
       } else if (w instanceof PeerResolve p) {
         p.replyTo().tell(PeerAnswer.failed());
       }

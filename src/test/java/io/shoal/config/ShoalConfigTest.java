@@ -43,6 +43,28 @@ class ShoalConfigTest {
   }
 
   @Test
+  void serveStalePrefetchAndUpstreamHealthDefaultOnAndAreOptionalInAnAddedGroup() {
+    ShoalConfig c = ShoalConfig.from(config("shoal.upstreams.extra { servers = [\"127.0.0.1:5301\"], timeout = 1s }"));
+
+    assertEquals(new ServeStaleSettings(true, Duration.ofDays(1), Duration.ofMillis(1800)), c.serveStale());
+    assertTrue(c.prefetch());
+    UpstreamGroupSettings extra = c.upstreams().get("extra");
+    assertEquals(3, extra.maxFails());
+    assertEquals(Duration.ofSeconds(1), extra.backoff());
+    assertEquals(Duration.ofSeconds(30), extra.maxBackoff());
+    assertEquals(ServeStaleSettings.OFF, ShoalConfig.from(config("shoal.serve_stale.enabled = off")).serveStale());
+  }
+
+  @Test
+  void badServeStaleAndHealthValuesNameTheirKey() {
+    assertMentions(rejected("shoal.serve_stale.max_stale = 0s"), "shoal.serve_stale.max_stale");
+    assertMentions(rejected("shoal.serve_stale.client_timeout = soon"), "shoal.serve_stale.client_timeout");
+    assertMentions(rejected("shoal.upstreams.default.max_backoff = 100ms"), "shoal.upstreams.default.max_backoff",
+        "at least backoff");
+    assertMentions(rejected("shoal.prefetch.enabled = sometimes"), "shoal.prefetch.enabled");
+  }
+
+  @Test
   void embeddedDefaultsValidate() {
     ShoalConfig c = ShoalConfig.from(config(""));
 

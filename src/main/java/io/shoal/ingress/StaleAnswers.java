@@ -1,0 +1,71 @@
+package io.shoal.ingress;
+
+import io.shoal.cache.CachedAnswer;
+import io.shoal.config.ServeStaleSettings;
+import io.shoal.profile.Profile;
+import io.shoal.wire.CacheKey;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Serve-stale (RFC 8767) for one worker: which expired answer may still be served, and which keys
+ * are in their failure-recheck window (their upstreams failed less than {@link
+ * #FAILURE_RECHECK_MILLIS} ago, so their stale answer is served without asking again). Used by
+ * the worker's thread only.
+ */
+final class StaleAnswers {
+  /** How long after a failure a key's stale answer is served without asking the upstreams (RFC 8767's failure recheck). */
+  static final long FAILURE_RECHECK_MILLIS = 30_000;
+
+  /** Keys in their failure-recheck window at most remembered (the oldest go first). */
+  private static final int RECHECK_KEYS = 10_000;
+
+  private final ServeStaleSettings settings;
+  private final Map<CacheKey, Long> recheckAfter = new LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<CacheKey, Long> eldest) {
+      return size() > RECHECK_KEYS;
+    }
+  };
+
+  StaleAnswers(ServeStaleSettings settings) {
+    this.settings = settings;
+  }
+
+  /** How long a client waits for the upstream before it gets the stale answer. */
+  Duration clientTimeout() {
+    return settings.clientTimeout();
+  }
+
+  /**
+   * The answer for {@code key} that expired less than max_stale before {@code now} and may be
+   * served stale, or null (serve-stale off, none, or a remembered failure).
+   */
+  CachedAnswer find(CacheKey key, Profile profile, long now) {
+    if (!settings.enabled()) {
+      return null;
+    }
+    // An entry not expired at now - max_stale expired at most max_stale ago.
+    CachedAnswer stale = profile.cache().get(key, now - settings.maxStale().toMillis());
+    return stale != null && stale.servableStale() ? stale : null;
+  }
+
+  /** The upstreams failed for {@code key} at {@code now} and its stale answer went out. */
+  void failed(CacheKey key, long now) {
+    recheckAfter.put(key, now + FAILURE_RECHECK_MILLIS);
+  }
+
+  /** True while {@code key} is in its failure-recheck window. */
+  boolean recheckPending(CacheKey key, long now) {
+    Long until = recheckAfter.get(key);
+    if (until == null) {
+      return false;
+    }
+    if (now < until) {
+      return true;
+    }
+    recheckAfter.remove(key);
+    return false;
+  }
+}
