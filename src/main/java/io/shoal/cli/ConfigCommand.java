@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigRenderOptions;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ShoalConfig;
+import io.shoal.loop.SelfUpstreamCheck;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,7 +26,7 @@ public final class ConfigCommand implements Callable<Integer> {
   public Integer call() {
     try {
       Config raw = options.load();
-      ShoalConfig.from(raw);
+      SelfUpstreamCheck.refuse(ShoalConfig.from(raw));
       System.out.println(com.typesafe.config.ConfigFactory.empty().withValue("shoal", raw.getValue("shoal"))
           .root().render(ConfigRenderOptions.defaults().setOriginComments(false).setJson(false)));
       return 0;

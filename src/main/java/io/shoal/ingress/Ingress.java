@@ -4,6 +4,7 @@ import akka.actor.typed.ActorRef;
 import io.shoal.access.AccessControl;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.PeerAnswer;
+import io.shoal.loop.LoopDetector;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
@@ -41,6 +42,7 @@ public final class Ingress {
   private final AccessControl access;
   private final ReplyPolicy policy;
   private final Prefetch prefetch;
+  private final LoopDetector loops;
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -50,8 +52,9 @@ public final class Ingress {
   public Ingress(
       ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
       AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration tcpGuard, AccessControl access,
-      ReplyPolicy policy, Prefetch prefetch) {
+      ReplyPolicy policy, Prefetch prefetch, LoopDetector loops) {
     this.prefetch = prefetch;
+    this.loops = loops;
     this.access = access;
     this.policy = policy;
     this.profiles = profiles;
@@ -79,6 +82,10 @@ public final class Ingress {
       } else {
         socket.send(bad.reply(), client);
       }
+      return;
+    }
+    if (loops.cameBack(query)) {
+      socket.send(query.servfail(), client);
       return;
     }
     byte[] hit = answerFromCache(query, Protocol.UDP);
@@ -111,6 +118,9 @@ public final class Ingress {
         return CompletableFuture.completedFuture(Optional.empty());
       }
       return CompletableFuture.completedFuture(Optional.of(bad.reply()));
+    }
+    if (loops.cameBack(query)) {
+      return CompletableFuture.completedFuture(Optional.of(query.servfail()));
     }
     byte[] hit = answerFromCache(query, Protocol.TCP);
     if (hit != null) {

@@ -28,6 +28,8 @@ import io.shoal.config.UpstreamGroupSettings;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.IngressWorker;
 import io.shoal.ingress.Prefetch;
+import io.shoal.loop.LoopDetector;
+import io.shoal.loop.SelfUpstreamCheck;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
 import io.shoal.metrics.ServerMetrics;
@@ -37,6 +39,7 @@ import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.transport.TcpTransport;
 import io.shoal.transport.UdpTransport;
 import io.shoal.upstream.DescriptorBudget;
+import io.shoal.upstream.Upstream;
 import io.shoal.upstream.UpstreamGroup;
 import io.shoal.upstream.UpstreamSelector;
 import java.io.IOException;
@@ -98,6 +101,7 @@ public final class ShoalServer {
   /** Starts a node; throws {@link StartupException} with an operator-readable message. */
   public static ShoalServer start(Config raw, ShoalConfig config, LongSupplier clock) {
     ClusterSettings cluster = config.cluster();
+    SelfUpstreamCheck.refuse(config);
     Config akkaConfig = shutdownPhases(config)
         .withFallback(UdpTransport.readerDispatcher(config.udpSockets()))
         .withFallback(raw);
@@ -105,6 +109,7 @@ public final class ShoalServer {
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
     String node = cluster.enabled() ? cluster.nodeLabel() : null;
     ServerMetrics metrics = node == null ? new ServerMetrics() : new ServerMetrics(node);
+    LoopDetector loops = new LoopDetector(config, node);
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
@@ -125,7 +130,7 @@ public final class ShoalServer {
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           try {
-            wired.complete(wire(ctx, config, clock, metrics, node, upstreamSockets));
+            wired.complete(wire(ctx, config, clock, metrics, node, upstreamSockets, loops));
           } catch (RuntimeException e) {
             wired.completeExceptionally(e);
           }
@@ -145,6 +150,7 @@ public final class ShoalServer {
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
       udp.serve(system, wiring.ingress());
       status.socketsBound(true);
+      loops.start(upstreamSockets, system);
       if (cluster.enabled()) {
         step = "start the cluster (management " + cluster.managementHost() + ":" + cluster.managementPort()
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
@@ -215,10 +221,10 @@ public final class ShoalServer {
 
   private static Wiring wire(
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
-      UpstreamSelector upstreamSockets) {
-    Map<String, UpstreamGroup> upstreams = new HashMap<>();
+      UpstreamSelector upstreamSockets, LoopDetector loops) {
+    Map<String, Upstream> upstreams = new HashMap<>();
     for (UpstreamGroupSettings group : config.upstreams().values()) {
-      upstreams.put(group.name(), new UpstreamGroup(group, upstreamSockets, metrics));
+      upstreams.put(group.name(), loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)));
     }
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
@@ -267,7 +273,7 @@ public final class ShoalServer {
     }
     Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
         longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies(),
-        prefetch);
+        prefetch, loops);
     return new Wiring(ingress, List.copyOf(cacheList), owners);
   }
 
