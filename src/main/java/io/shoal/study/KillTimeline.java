@@ -36,8 +36,8 @@ public final class KillTimeline {
   /**
    * The kill itself.
    *
-   * @param node the killed node's name
-   * @param pid its process id
+   * @param node the killed node's name, or the names joined by "and"
+   * @param pid its process id, or the ids joined by "and"
    * @param atSeconds when it was killed, in seconds since dnsperf started
    * @param targets the nodes dnsperf ran against
    * @param queryTimeout dnsperf's -t
@@ -48,7 +48,7 @@ public final class KillTimeline {
    * @param servfailCounted SERVFAIL replies the survivors counted ({@code shoal_queries_total}) over the
    *     measured run; null until read
    */
-  public record Event(String member, String node, long pid, double atSeconds, List<String> targets,
+  public record Event(String member, String node, String pid, double atSeconds, List<String> targets,
       java.time.Duration queryTimeout, Double unreachableAfterSeconds, Double removedAfterSeconds,
       Long servfailCounted) {
 

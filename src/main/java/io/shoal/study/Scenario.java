@@ -33,7 +33,7 @@ public record Scenario(
   private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup");
   private static final Set<String> QUICK = Set.of("duration", "warmup");
   private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill");
-  private static final Set<String> KILL = Set.of("node", "after", "quick_after", "query_timeout");
+  private static final Set<String> KILL = Set.of("node", "nodes", "after", "quick_after", "query_timeout");
   /** More shoal processes than this on one host measure the host, not shoal. */
   static final int MAX_NODES = 9;
 
@@ -201,11 +201,22 @@ public record Scenario(
     if (!cluster || nodes < 3) {
       // With two nodes, keep-majority has no majority to keep once one is gone.
       throw new IllegalArgumentException(at.substring(0, at.length() - 1)
-          + ": the kill test needs cluster = on and at least 3 nodes, so a majority survives the kill");
+          + ": the kill test needs cluster = on and at least 3 nodes, so a majority survives the kill of one");
     }
-    int node = k.hasPath("node") ? k.getInt("node") : nodes - 1;
-    if (node < 0 || node >= nodes) {
-      throw new IllegalArgumentException(at + "node: from 0 to " + (nodes - 1) + ", is " + node);
+    if (k.hasPath("node") && k.hasPath("nodes")) {
+      throw new IllegalArgumentException(at + "nodes: give node (one) or nodes (a list), not both");
+    }
+    List<Integer> victims = k.hasPath("nodes") ? k.getIntList("nodes") : List.of(k.hasPath("node") ? k.getInt("node")
+        : nodes - 1);
+    String key = at + (k.hasPath("nodes") ? "nodes" : "node");
+    for (int node : victims) {
+      if (node < 0 || node >= nodes) {
+        throw new IllegalArgumentException(key + ": from 0 to " + (nodes - 1) + ", is " + node);
+      }
+    }
+    if (victims.isEmpty() || new HashSet<>(victims).size() != victims.size() || victims.size() >= nodes) {
+      throw new IllegalArgumentException(key + ": distinct nodes, at least one, and at least one node left to "
+          + "measure; is " + victims);
     }
     Duration after = k.getDuration("after");
     Duration quickAfter = k.hasPath("quick_after") ? k.getDuration("quick_after") : after;
@@ -221,7 +232,7 @@ public record Scenario(
     if (timeout.compareTo(Duration.ofSeconds(1)) < 0) {
       throw new IllegalArgumentException(at + "query_timeout: at least 1s (dnsperf -t counts seconds)");
     }
-    return new KillPlan(node, after, quickAfter, timeout);
+    return new KillPlan(victims, after, quickAfter, timeout);
   }
 
   private static int positive(Config c, String key) {

@@ -11,6 +11,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.Map;
 
 /**
@@ -314,10 +315,10 @@ public final class StudyRun {
         ProcessCpu.Sample cpuAfter = ProcessCpu.sample(pids, dir.resolve("cpu-after.txt"));
         cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
       } else {
-        ShoalUnderTest victim = group.node(m.kill().node());
-        measured = all.stream().filter(n -> n != victim).toList();
-        killed = List.of(victim);
-        for (String output : killTest(m, victim, measured, group, load, dir)) {
+        killed = m.kill().nodes().stream().map(group::node).toList();
+        List<ShoalUnderTest> victims = killed;
+        measured = all.stream().filter(n -> !victims.contains(n)).toList();
+        for (String output : killTest(m, victims, measured, group, load, dir)) {
           reports.add(DnsperfReport.parse(output));
         }
       }
@@ -366,23 +367,27 @@ public final class StudyRun {
   }
 
   /**
-   * dnsperf with per-second statistics against the surviving nodes; the victim is killed with
-   * SIGKILL a set time into the run. Returns the runs' outputs and keeps the merged timeline.
+   * dnsperf with per-second statistics against the surviving nodes; the victims are killed with
+   * SIGKILL together a set time into the run. Returns the runs' outputs and keeps the merged timeline.
    */
-  private List<String> killTest(Member m, ShoalUnderTest victim, List<ShoalUnderTest> targets, ShoalNodes group,
+  private List<String> killTest(Member m, List<ShoalUnderTest> victims, List<ShoalUnderTest> targets,
+      ShoalNodes group,
       LoadSettings load, Path dir) throws StudyException, IOException {
     KillPlan plan = m.kill();
     List<String> extra = List.of("-S", "1", "-v", "-t", Long.toString(plan.queryTimeout().toSeconds()));
     List<StartedProcesses.Running> running = dnsperf.launchAtOnce(ports(targets), queriesFor(targets, group), load,
         load.duration(), extra, outputs(targets, "dnsperf-kill.txt"));
     Duration after = plan.after(quick);
-    out.println("study: " + m.name() + ": dnsperf on " + targets.size() + " nodes; killing " + victim.label()
-        + " (pid " + victim.pid() + ") in " + after.toSeconds() + " s");
+    String names = victims.stream().map(ShoalUnderTest::label).collect(Collectors.joining(" and "));
+    String pids = victims.stream().map(v -> Long.toString(v.pid())).collect(Collectors.joining(" and "));
+    out.println("study: " + m.name() + ": dnsperf on " + targets.size() + (targets.size() == 1 ? " node" : " nodes")
+        + "; killing " + names + " (pid " + pids + ") in " + after.toSeconds() + " s");
     pause(after);
-    long pid = victim.pid();
     double killedAt = System.currentTimeMillis() / 1000.0;
     long killNanos = System.nanoTime();
-    victim.kill();
+    for (ShoalUnderTest victim : victims) {
+      victim.kill();
+    }
     // Watching while dnsperf runs says when ownership moved (unreachable) and when the cluster
     // let the node go; the survivors only stop cleanly once it is gone.
     ClusterFormation.Departure departure = ClusterFormation.watchDeparture(targets.get(0), targets.size(),
@@ -390,17 +395,18 @@ public final class StudyRun {
     List<String> outputs = dnsperf.awaitAll(running, load.duration());
     // the epoch of the kill is what places it among dnsperf's interval marks; kept for re-analysis
     Files.writeString(dir.resolve("kill.txt"), String.format(java.util.Locale.ROOT,
-        "node %s pid %d killed at epoch %.3f%nunreachable after %s s, removed after %s s (null: not seen)%n",
-        victim.label(), pid, killedAt, tenths(departure.unreachableAfterSeconds()),
+        "node %s pid %s killed at epoch %.3f%nunreachable after %s s, removed after %s s (null: not seen)%n",
+        names, pids, killedAt, tenths(departure.unreachableAfterSeconds()),
         tenths(departure.removedAfterSeconds())), StandardCharsets.UTF_8);
     killSeconds = KillTimeline.merge(outputs, killedAt, 1.0);
-    killEvent = new KillTimeline.Event(m.name(), ShoalNodes.nodeName(m.kill().node()), pid,
+    killEvent = new KillTimeline.Event(m.name(), plan.nodes().stream().map(ShoalNodes::nodeName)
+        .collect(Collectors.joining(" and ")), pids,
         KillTimeline.killAtSeconds(outputs.get(0), killedAt, 1.0),
         targets.stream().map(n -> ShoalNodes.nodeName(group.nodes().indexOf(n))).toList(), plan.queryTimeout(),
         departure.unreachableAfterSeconds(), departure.removedAfterSeconds(), null);
     if (departure.removedAfterSeconds() == null) {
-      out.println("study: note: " + victim.label() + " was still a member " + DEPARTURE_LIMIT.toSeconds()
-          + " s after the kill");
+      out.println("study: note: " + names + (victims.size() == 1 ? " was" : " were") + " still listed "
+          + DEPARTURE_LIMIT.toSeconds() + " s after the kill");
     }
     return outputs;
   }

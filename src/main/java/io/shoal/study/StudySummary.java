@@ -536,7 +536,7 @@ public final class StudySummary {
 
   private static String killSection(KillTimeline.Event kill, List<KillTimeline.Second> seconds) {
     StringBuilder md = new StringBuilder("\n## Node kill\n\n");
-    md.append(String.format(Locale.ROOT, "%s (PID %d) of %s was killed with SIGKILL %.1f s after dnsperf started. ",
+    md.append(String.format(Locale.ROOT, "%s (PID %s) of %s was killed with SIGKILL %.1f s after dnsperf started. ",
         kill.node(), kill.pid(), kill.member(), kill.atSeconds()));
     md.append("dnsperf ran against ").append(String.join(" and ", kill.targets()))
         .append(" with per-second statistics (`-S 1 -v -t ").append(kill.queryTimeout().toSeconds())

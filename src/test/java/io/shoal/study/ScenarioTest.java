@@ -10,6 +10,7 @@ import com.typesafe.config.ConfigFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
@@ -25,7 +26,7 @@ class ScenarioTest {
   void theCatalogHoldsTheAgreedScenarios() {
     assertTrue(Scenario.names(CATALOG).containsAll(
         List.of("cache_churn", "cache_churn_write_through", "cache_hit", "thin_ingress", "peers", "cluster_churn",
-            "cluster_hit", "cluster_kill")),
+            "cluster_hit", "cluster_kill", "cluster_minority")),
         Scenario.names(CATALOG).toString());
   }
 
@@ -141,10 +142,27 @@ class ScenarioTest {
     Member m = s.members().get(0);
     assertTrue(m.cluster());
     assertEquals(3, m.nodes());
-    assertEquals(2, m.kill().node());
+    assertEquals(List.of(2), m.kill().nodes());
     assertTrue(m.kill().after(false).compareTo(s.recipe().load().duration()) < 0);
     assertTrue(m.kill().after(true).compareTo(s.recipe().quick().duration()) < 0);
     assertEquals(2, m.kill().queryTimeout().toSeconds());
+  }
+
+  @Test
+  void theMinorityScenarioKillsTwoOfThreeNodesAndMeasuresTheSurvivorPastItsDowning() {
+    Scenario s = Scenario.load(CATALOG.resolve("cluster_minority.conf"));
+    Member m = s.members().get(0);
+    assertTrue(m.cluster());
+    assertEquals(3, m.nodes());
+    assertEquals(List.of(1, 2), m.kill().nodes());
+    assertTrue(m.kill().leavesMinority(m.nodes()));
+    assertFalse(Scenario.load(CATALOG.resolve("cluster_kill.conf")).members().get(0).kill().leavesMinority(3));
+    // The Split Brain Resolver downs the survivor about 25 s after the kill: the run must outlast that.
+    Duration quickLeft = s.recipe().quick().duration().minus(m.kill().after(true));
+    Duration fullLeft = s.recipe().load().duration().minus(m.kill().after(false));
+    assertTrue(quickLeft.compareTo(Duration.ofSeconds(30)) >= 0, quickLeft.toString());
+    assertTrue(fullLeft.compareTo(Duration.ofSeconds(30)) >= 0, fullLeft.toString());
+    assertEquals(s.recipe().queries(), Scenario.load(CATALOG.resolve("cluster_kill.conf")).recipe().queries());
   }
 
   @Test
@@ -156,7 +174,7 @@ class ScenarioTest {
         + " quick { duration = 4s, warmup = 0s } }\n";
     Scenario ok = Scenario.from("t", ConfigFactory.parseString(base + "members = [{ name = a, kind = shoal },"
         + " { name = c, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s } }]"));
-    assertEquals(2, ok.members().get(1).kill().node()); // the last node by default
+    assertEquals(List.of(2), ok.members().get(1).kill().nodes()); // the last node by default
     StudyRun.checkShoalMembers(ok);
     List<String[]> bad = List.of(
         new String[] {"{ name = u, kind = unbound, nodes = 3 }", "members[0].nodes"},
@@ -165,6 +183,14 @@ class ScenarioTest {
         new String[] {"{ name = s, kind = shoal, nodes = 2, cluster = on, kill { after = 5s } }", "at least 3 nodes"},
         new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { node = 3, after = 5s } }",
             "members[0].kill.node"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { nodes = [0, 1, 2], after = 5s,"
+            + " quick_after = 3s } }", "members[0].kill.nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { nodes = [1, 1], after = 5s,"
+            + " quick_after = 3s } }", "members[0].kill.nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { nodes = [1, 3], after = 5s,"
+            + " quick_after = 3s } }", "members[0].kill.nodes: from 0 to 2"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { node = 1, nodes = [2], after = 5s,"
+            + " quick_after = 3s } }", "not both"},
         new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 20s } }",
             "members[0].kill.after"},
         new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 5s } }",

@@ -115,7 +115,7 @@ class StudySummaryTest {
     List<KillTimeline.Second> seconds = KillTimeline.merge(List.of(
         DnsperfReportTest.resource("cluster/dnsperf-kill-node-0.txt"),
         DnsperfReportTest.resource("cluster/dnsperf-kill-node-1.txt")), 1795983062.676, 1.0);
-    KillTimeline.Event kill = new KillTimeline.Event("cluster-3", "node-2", 29903, 4.951,
+    KillTimeline.Event kill = new KillTimeline.Event("cluster-3", "node-2", "29903", 4.951,
         List.of("node-0", "node-1"), java.time.Duration.ofSeconds(2), 8.742, 30.152, 0L);
     List<String> lines = StudySummary.killAtAGlance(kill, seconds);
     assertEquals("Kill test: node-2 of cluster-3 killed with SIGKILL 5.0 s into the run (second 5); before it "
