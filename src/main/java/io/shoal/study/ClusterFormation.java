@@ -141,12 +141,16 @@ final class ClusterFormation {
 
   /**
    * Polls a survivor's {@code /cluster/members} from the kill on, until the killed node is gone
-   * (exactly {@code survivors} members, all Up and reachable) or {@code limit} after the kill.
+   * (exactly {@code survivors} members, all Up and reachable) or {@code limit} after the kill. When
+   * the survivors are a {@code minority}, the Split Brain Resolver downs them instead: "gone" is then
+   * the moment the survivor, having marked the others unreachable, no longer lists them so (its
+   * membership stopped, or started over and holds no one yet).
    */
-  static Departure watchDeparture(ShoalUnderTest survivor, int survivors, long killNanos, Duration limit,
-      StartedProcesses processes, Path dir) throws StudyException, IOException {
+  static Departure watchDeparture(ShoalUnderTest survivor, int survivors, boolean minority, long killNanos,
+      Duration limit, StartedProcesses processes, Path dir) throws StudyException, IOException {
     processes.note("# in-process: poll HTTP GET /cluster/members on " + survivor.label() + " every "
-        + POLL.toMillis() + " ms until the killed node is gone, at most " + limit.toSeconds() + " s after the kill");
+        + POLL.toMillis() + " ms until " + (minority ? "it is downed" : "the killed node is gone") + ", at most "
+        + limit.toSeconds() + " s after the kill");
     long deadline = killNanos + limit.toNanos();
     long rounds = limit.toMillis() / POLL.toMillis() + 1;
     Double unreachableAfter = null;
@@ -154,12 +158,18 @@ final class ClusterFormation {
       String json = members(survivor);
       View v = json == null ? null : View.parse(json);
       double since = (System.nanoTime() - killNanos) / 1e9;
+      if (minority && unreachableAfter != null && (v == null || v.unreachable() == 0)) {
+        Files.writeString(dir.resolve("cluster-members-after.json"), json == null ? "" : json, StandardCharsets.UTF_8);
+        processes.note(String.format(java.util.Locale.ROOT, "# downed: %s no longer lists the killed nodes as "
+            + "unreachable %.1f s after the kill", survivor.label(), since));
+        return new Departure(unreachableAfter, since);
+      }
       if (v != null) {
         if (unreachableAfter == null && v.unreachable() > 0) {
           unreachableAfter = since;
           Files.writeString(dir.resolve("cluster-members-unreachable.json"), json, StandardCharsets.UTF_8);
         }
-        if (v.settledAt(survivors)) {
+        if (!minority && v.settledAt(survivors)) {
           Files.writeString(dir.resolve("cluster-members-after.json"), json, StandardCharsets.UTF_8);
           processes.note(String.format(java.util.Locale.ROOT, "# removed: the killed node left %s's member list "
               + "%.1f s after the kill", survivor.label(), since));

@@ -47,15 +47,17 @@ public final class KillTimeline {
    *     the kill; null if not in time
    * @param servfailCounted SERVFAIL replies the survivors counted ({@code shoal_queries_total}) over the
    *     measured run; null until read
+   * @param minority whether the survivors were left a minority: then {@code removedAfterSeconds} is
+   *     when the Split Brain Resolver downed the survivor's own membership
    */
   public record Event(String member, String node, String pid, double atSeconds, List<String> targets,
       java.time.Duration queryTimeout, Double unreachableAfterSeconds, Double removedAfterSeconds,
-      Long servfailCounted) {
+      Long servfailCounted, boolean minority) {
 
     /** The same event with the survivors' SERVFAIL count, read after the run. */
     public Event withServfailCounted(long n) {
       return new Event(member, node, pid, atSeconds, targets, queryTimeout, unreachableAfterSeconds,
-          removedAfterSeconds, n);
+          removedAfterSeconds, n, minority);
     }
   }
 

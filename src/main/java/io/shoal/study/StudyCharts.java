@@ -130,8 +130,8 @@ public final class StudyCharts {
       double end = seconds.isEmpty() ? 0 : seconds.get(seconds.size() - 1).second();
       event(plot, kill.unreachableAfterSeconds(), kill.atSeconds(), end, "unreachable", RectangleAnchor.BOTTOM_RIGHT,
           TextAnchor.BOTTOM_LEFT);
-      event(plot, kill.removedAfterSeconds(), kill.atSeconds(), end, "removed", RectangleAnchor.CENTER,
-          TextAnchor.CENTER_LEFT);
+      event(plot, kill.removedAfterSeconds(), kill.atSeconds(), end, kill.minority() ? "survivor downed" : "removed",
+          RectangleAnchor.CENTER, TextAnchor.CENTER_LEFT);
     }
     ChartUtils.saveChartAsPNG(file.toFile(), chart, 1100, HEIGHT);
   }

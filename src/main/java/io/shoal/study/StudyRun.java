@@ -390,7 +390,8 @@ public final class StudyRun {
     }
     // Watching while dnsperf runs says when ownership moved (unreachable) and when the cluster
     // let the node go; the survivors only stop cleanly once it is gone.
-    ClusterFormation.Departure departure = ClusterFormation.watchDeparture(targets.get(0), targets.size(),
+    boolean minority = plan.leavesMinority(group.nodes().size());
+    ClusterFormation.Departure departure = ClusterFormation.watchDeparture(targets.get(0), targets.size(), minority,
         killNanos, DEPARTURE_LIMIT, processes, dir);
     List<String> outputs = dnsperf.awaitAll(running, load.duration());
     // the epoch of the kill is what places it among dnsperf's interval marks; kept for re-analysis
@@ -403,10 +404,11 @@ public final class StudyRun {
         .collect(Collectors.joining(" and ")), pids,
         KillTimeline.killAtSeconds(outputs.get(0), killedAt, 1.0),
         targets.stream().map(n -> ShoalNodes.nodeName(group.nodes().indexOf(n))).toList(), plan.queryTimeout(),
-        departure.unreachableAfterSeconds(), departure.removedAfterSeconds(), null);
+        departure.unreachableAfterSeconds(), departure.removedAfterSeconds(), null, minority);
     if (departure.removedAfterSeconds() == null) {
-      out.println("study: note: " + names + (victims.size() == 1 ? " was" : " were") + " still listed "
-          + DEPARTURE_LIMIT.toSeconds() + " s after the kill");
+      out.println("study: note: " + (minority ? targets.get(0).label() + " was not downed" : names
+          + (victims.size() == 1 ? " was" : " were") + " still listed") + " " + DEPARTURE_LIMIT.toSeconds()
+          + " s after the kill");
     }
     return outputs;
   }

@@ -456,6 +456,9 @@ public final class StudySummary {
 
   /** When the cluster noticed the kill and when it let the node go, as a survivor saw it. */
   static String departure(KillTimeline.Event kill) {
+    if (kill.minority()) {
+      return downing(kill);
+    }
     StringBuilder t = new StringBuilder();
     if (kill.unreachableAfterSeconds() == null) {
       t.append(kill.node()).append(" was never seen as unreachable");
@@ -469,6 +472,27 @@ public final class StudySummary {
     } else {
       t.append(" and left the cluster ").append(String.format(Locale.ROOT, "%.1f", kill.removedAfterSeconds()))
           .append(" s after it (downed by the Split Brain Resolver)");
+    }
+    return t.toString();
+  }
+
+  /** When the survivor, left a minority, saw the others go and when its own membership was downed. */
+  private static String downing(KillTimeline.Event kill) {
+    String survivor = String.join(" and ", kill.targets());
+    StringBuilder t = new StringBuilder(survivor);
+    if (kill.unreachableAfterSeconds() == null) {
+      t.append(" never saw ").append(kill.node()).append(" as unreachable");
+    } else {
+      t.append(" marked ").append(kill.node()).append(" unreachable ")
+          .append(String.format(Locale.ROOT, "%.1f", kill.unreachableAfterSeconds()))
+          .append(" s after the kill (from then on it owns every name)");
+    }
+    if (kill.removedAfterSeconds() == null) {
+      t.append(" and was not downed while the study watched");
+    } else {
+      t.append(", and, a minority, was downed by the Split Brain Resolver ")
+          .append(String.format(Locale.ROOT, "%.1f", kill.removedAfterSeconds()))
+          .append(" s after the kill: its membership started over while its DNS side went on answering");
     }
     return t.toString();
   }
@@ -536,8 +560,11 @@ public final class StudySummary {
 
   private static String killSection(KillTimeline.Event kill, List<KillTimeline.Second> seconds) {
     StringBuilder md = new StringBuilder("\n## Node kill\n\n");
-    md.append(String.format(Locale.ROOT, "%s (PID %s) of %s was killed with SIGKILL %.1f s after dnsperf started. ",
-        kill.node(), kill.pid(), kill.member(), kill.atSeconds()));
+    md.append(String.format(Locale.ROOT, "%s (PID %s) of %s %s killed with SIGKILL %.1f s after dnsperf started. ",
+        kill.node(), kill.pid(), kill.member(), kill.node().contains(" and ") ? "were" : "was", kill.atSeconds()));
+    if (kill.minority()) {
+      md.append(departure(kill)).append(". ");
+    }
     md.append("dnsperf ran against ").append(String.join(" and ", kill.targets()))
         .append(" with per-second statistics (`-S 1 -v -t ").append(kill.queryTimeout().toSeconds())
         .append("`). Per second: `qps` is the answers received in that second, summed over the nodes; ")

@@ -111,12 +111,21 @@ class StudySummaryTest {
   }
 
   @Test
+  void aMinorityKillSaysWhenTheSurvivorWasDowned() {
+    KillTimeline.Event kill = new KillTimeline.Event("cluster-3", "node-1 and node-2", "9584 and 9587", 5.0,
+        List.of("node-0"), java.time.Duration.ofSeconds(2), 8.8, 30.2, 35L, true);
+    assertEquals("node-0 marked node-1 and node-2 unreachable 8.8 s after the kill (from then on it owns every "
+        + "name), and, a minority, was downed by the Split Brain Resolver 30.2 s after the kill: its membership "
+        + "started over while its DNS side went on answering", StudySummary.departure(kill));
+  }
+
+  @Test
   void killLinesFromARecordedKillTest() throws java.io.IOException {
     List<KillTimeline.Second> seconds = KillTimeline.merge(List.of(
         DnsperfReportTest.resource("cluster/dnsperf-kill-node-0.txt"),
         DnsperfReportTest.resource("cluster/dnsperf-kill-node-1.txt")), 1795983062.676, 1.0);
     KillTimeline.Event kill = new KillTimeline.Event("cluster-3", "node-2", "29903", 4.951,
-        List.of("node-0", "node-1"), java.time.Duration.ofSeconds(2), 8.742, 30.152, 0L);
+        List.of("node-0", "node-1"), java.time.Duration.ofSeconds(2), 8.742, 30.152, 0L, false);
     List<String> lines = StudySummary.killAtAGlance(kill, seconds);
     assertEquals("Kill test: node-2 of cluster-3 killed with SIGKILL 5.0 s into the run (second 5); before it "
         + "~119 qps at 951.721 ms mean latency.", lines.get(0));
