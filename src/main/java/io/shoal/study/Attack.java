@@ -15,6 +15,19 @@ interface Attack extends AutoCloseable {
   /** Stops the attack (waits, bounded, for its threads) and says what it did. Idempotent. */
   Report stop();
 
+  /**
+   * Waits for a thread of the robustness study (an attack, the hostile upstream, the footprint
+   * sampler) that was told to stop; bounded, so a stuck thread cannot hang the study (they are
+   * daemons and end with it).
+   */
+  static void awaitEnd(Thread thread) {
+    try {
+      thread.join(10_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   @Override
   default void close() {
     stop();

@@ -136,7 +136,7 @@ final class AttackPhases {
     Long fds;
     try (ProcessFootprint footprint = ProcessFootprint.watch(server.pid());
         Attack attack = start(phase, server.address(), limit, baselineQps, processes)) {
-      pause(LEAD);
+      StudyRun.pause(LEAD);
       List<StartedProcesses.Running> running = dnsperf.launchAtOnce(List.of(server.port()), List.of(queries), load,
           load.duration(), List.of("-v"), List.of(pd.resolve("dnsperf.txt")));
       output = dnsperf.awaitAll(running, load.duration()).get(0);
@@ -144,7 +144,7 @@ final class AttackPhases {
       rss = footprint.maxRssMib();
       fds = footprint.maxFds();
     }
-    pause(SETTLE);
+    StudyRun.pause(SETTLE);
     MetricsScrape after = server.scrape(pd.resolve("metrics-after.txt"));
     DnsperfReport dnsperfReport = DnsperfReport.parse(output);
     PhaseRow.Honest honest = PhaseRow.Honest.of(output);
@@ -218,18 +218,8 @@ final class AttackPhases {
    */
   private static void keepStatisticsOnly(Path file, String output, PhaseRow.Honest honest) throws IOException {
     String kept = output.lines().filter(l -> !l.startsWith("> ")).collect(Collectors.joining("\n"));
+    String p99 = honest.p99LatencyMs() == null ? "none" : String.format(Locale.ROOT, "%.3f ms", honest.p99LatencyMs());
     Files.writeString(file, kept + "\n# per-query lines (-v) removed after counting: " + honest.answered()
-        + " answers, " + honest.servfail() + " SERVFAIL, p99 latency "
-        + (honest.p99LatencyMs() == null ? "none" : String.format(Locale.ROOT, "%.3f ms", honest.p99LatencyMs())) + "\n",
-        StandardCharsets.UTF_8);
-  }
-
-  private static void pause(Duration d) throws StudyException {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new StudyException("interrupted", e);
-    }
+        + " answers, " + honest.servfail() + " SERVFAIL, p99 latency " + p99 + "\n", StandardCharsets.UTF_8);
   }
 }

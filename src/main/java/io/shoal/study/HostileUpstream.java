@@ -5,7 +5,6 @@ import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
-import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
@@ -25,7 +24,6 @@ final class HostileUpstream implements AutoCloseable {
   enum Misbehaviour { GARBAGE, SELF_POINTER, WRONG_ID, SILENCE }
 
   private static final int RECEIVE_POLL_MS = 200;
-  private static final Duration JOIN_LIMIT = Duration.ofSeconds(5);
 
   private final DatagramSocket socket;
   private final Thread thread;
@@ -169,10 +167,6 @@ final class HostileUpstream implements AutoCloseable {
   public void close() {
     closed = true;
     socket.close();
-    try {
-      thread.join(JOIN_LIMIT.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Attack.awaitEnd(thread);
   }
 }

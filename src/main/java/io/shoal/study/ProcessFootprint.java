@@ -13,7 +13,6 @@ import java.util.stream.Stream;
  */
 final class ProcessFootprint implements AutoCloseable {
   static final Duration EVERY = Duration.ofMillis(250);
-  private static final Duration JOIN_LIMIT = Duration.ofSeconds(5);
 
   private final Path proc;
   private final Thread thread;
@@ -100,10 +99,6 @@ final class ProcessFootprint implements AutoCloseable {
   public void close() {
     closed = true;
     thread.interrupt();
-    try {
-      thread.join(JOIN_LIMIT.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Attack.awaitEnd(thread);
   }
 }

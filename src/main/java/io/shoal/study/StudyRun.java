@@ -498,7 +498,8 @@ public final class StudyRun {
         .reduce(Duration.ZERO, Duration::plus);
   }
 
-  private static void pause(Duration d) throws StudyException {
+  /** Sleeps; an interrupt ends the study. */
+  static void pause(Duration d) throws StudyException {
     try {
       Thread.sleep(d.toMillis());
     } catch (InterruptedException e) {

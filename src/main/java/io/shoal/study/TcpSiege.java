@@ -15,9 +15,8 @@ import java.util.Locale;
  * connection the server closes is opened again, as a persistent attacker would, until the siege
  * has made four connects per connection it holds. It ends at its time limit.
  */
-final class TcpSiege implements Attack {
+final class TcpSiege extends AttackThread {
   private static final Duration DRIP_EVERY = Duration.ofSeconds(1);
-  private static final Duration JOIN_LIMIT = Duration.ofSeconds(10);
   private static final int CONNECTS_PER_SLOT = 4;
 
   /**
@@ -37,9 +36,8 @@ final class TcpSiege implements Attack {
   private final InetSocketAddress target;
   private final byte[] framedQuery;
   private final List<Slot> slots = new ArrayList<>();
-  private final Thread thread;
+  private final Duration limit;
   private final int connectBudget;
-  private volatile boolean stopped;
   private volatile long startNanos;
   private long connects;
   private long connectFailures;
@@ -47,9 +45,9 @@ final class TcpSiege implements Attack {
   private long bytesDripped;
   private int heldMost;
   private String firstFailure;
-  private Report report;
 
   private TcpSiege(InetSocketAddress target, int drip, int idle, Duration limit, byte[] query) {
+    super("study-tcp-siege");
     if (!target.getAddress().isLoopbackAddress()) {
       throw new IllegalArgumentException("a siege goes to loopback only, not " + target);
     }
@@ -62,18 +60,18 @@ final class TcpSiege implements Attack {
       slots.add(new Slot(true));
     }
     this.connectBudget = CONNECTS_PER_SLOT * (drip + idle);
-    this.thread = new Thread(() -> besiege(limit), "study-tcp-siege");
-    thread.setDaemon(true);
+    this.limit = limit;
   }
 
   /** Opens the connections and keeps them up for at most {@code limit}. */
   static TcpSiege start(InetSocketAddress target, int drip, int idle, Duration limit, byte[] query) {
     TcpSiege s = new TcpSiege(target, drip, idle, limit, query);
-    s.thread.start();
+    s.begin();
     return s;
   }
 
-  private void besiege(Duration limit) {
+  @Override
+  protected void attack() {
     startNanos = System.nanoTime();
     long deadline = startNanos + limit.toNanos();
     try {
@@ -203,23 +201,13 @@ final class TcpSiege implements Attack {
   }
 
   @Override
-  public synchronized Report stop() {
-    if (report != null) {
-      return report;
-    }
-    stopped = true;
-    try {
-      thread.join(JOIN_LIMIT.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+  protected Report finish() {
     double seconds = Math.max(1e-3, (System.nanoTime() - startNanos) / 1e9);
     long drips = slots.stream().filter(s -> s.drip).count();
-    report = new Report(connects, connects / seconds, String.format(Locale.ROOT,
+    return new Report(connects, connects / seconds, String.format(Locale.ROOT,
         "%d drip + %d idle TCP connections: %d connects (%d failed%s), at most %d open at once, %d closed by "
             + "the server, %d bytes dripped",
         drips, slots.size() - drips, connects, connectFailures, firstFailure == null ? "" : ", first: " + firstFailure,
         heldMost, closedByServer, bytesDripped));
-    return report;
   }
 }

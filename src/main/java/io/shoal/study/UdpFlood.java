@@ -17,46 +17,51 @@ import java.util.function.Supplier;
  * from several source ports (the kernel spreads them over shoal's SO_REUSEPORT sockets). It stops
  * at its time limit or after rate x limit packets, whichever comes first. Replies are not read.
  */
-final class UdpFlood implements Attack {
+final class UdpFlood extends AttackThread {
   /** Source sockets the packets take turns on. */
   private static final int SOURCES = 8;
-  private static final Duration JOIN_LIMIT = Duration.ofSeconds(5);
 
-  private final Thread thread;
   private final String what;
+  private final InetSocketAddress target;
+  private final int perSecond;
+  private final Duration limit;
+  private final long max;
+  private final Supplier<byte[]> packets;
   private final List<DatagramChannel> sources = new ArrayList<>();
-  private volatile boolean stopped;
   private volatile long sent;
   private volatile long failed;
   private volatile long startNanos;
   private volatile long endNanos;
-  private Report report;
 
   private UdpFlood(String what, InetSocketAddress target, int perSecond, Duration limit, Supplier<byte[]> packets)
       throws IOException {
+    super("study-flood");
     if (!target.getAddress().isLoopbackAddress()) {
       throw new IllegalArgumentException("a flood goes to loopback only, not " + target);
     }
     this.what = what;
+    this.target = target;
+    this.perSecond = perSecond;
+    this.limit = limit;
+    this.packets = packets;
     for (int i = 0; i < SOURCES; i++) {
       DatagramChannel c = DatagramChannel.open(StandardProtocolFamily.INET);
       c.bind(new InetSocketAddress("127.0.0.1", 0));
       sources.add(c);
     }
-    long max = (long) perSecond * Math.max(1, limit.toSeconds());
-    this.thread = new Thread(() -> send(target, perSecond, limit, max, packets), "study-flood");
-    thread.setDaemon(true);
+    this.max = (long) perSecond * Math.max(1, limit.toSeconds());
   }
 
   /** Starts sending {@code perSecond} packets from {@code packets} to {@code target} for at most {@code limit}. */
   static UdpFlood start(String what, InetSocketAddress target, int perSecond, Duration limit,
       Supplier<byte[]> packets) throws IOException {
     UdpFlood f = new UdpFlood(what, target, perSecond, limit, packets);
-    f.thread.start();
+    f.begin();
     return f;
   }
 
-  private void send(InetSocketAddress target, int perSecond, Duration limit, long max, Supplier<byte[]> packets) {
+  @Override
+  protected void attack() {
     startNanos = System.nanoTime();
     long deadline = startNanos + limit.toNanos();
     long n = 0;
@@ -91,16 +96,7 @@ final class UdpFlood implements Attack {
   }
 
   @Override
-  public synchronized Report stop() {
-    if (report != null) {
-      return report;
-    }
-    stopped = true;
-    try {
-      thread.join(JOIN_LIMIT.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+  protected Report finish() {
     for (DatagramChannel c : sources) {
       try {
         c.close();
@@ -110,8 +106,7 @@ final class UdpFlood implements Attack {
     }
     long end = endNanos == 0 ? System.nanoTime() : endNanos;
     double seconds = Math.max(1e-3, (end - startNanos) / 1e9);
-    report = new Report(sent, sent / seconds, String.format(Locale.ROOT, "%s: %d packets in %.1f s (%d send errors)",
-        what, sent, seconds, failed));
-    return report;
+    return new Report(sent, sent / seconds, String.format(Locale.ROOT,
+        "%s: %d packets in %.1f s (%d/s asked for, %d send errors)", what, sent, seconds, perSecond, failed));
   }
 }
