@@ -30,7 +30,8 @@ public final class KillTimeline {
   static final double RECOVERED_SHARE = 0.9;
 
   private static final Pattern MARK = Pattern.compile("^(\\d+\\.\\d+): [0-9.]+$");
-  private static final Pattern ANSWER = Pattern.compile("^> (\\S+) \\S+ \\S+ ([0-9.]+)$");
+  /** An answered query in {@code dnsperf -v} output: its rcode and latency in seconds. */
+  static final Pattern ANSWER = Pattern.compile("^> (\\S+) \\S+ \\S+ ([0-9.]+)$");
   private static final Pattern GAVE_UP = Pattern.compile("^> T \\S+ \\S+$");
 
   /**

@@ -19,11 +19,13 @@ import java.util.stream.Stream;
  * A study recipe and the members measured under it, read from one HOCON file of the catalog.
  *
  * @param source the file it was read from, copied into each run directory; null if built in code
+ * @param attacks the robustness phases its one shoal member is measured under; null for a plain study
  */
 public record Scenario(
-    String name, String description, String baseline, Recipe recipe, List<Member> members, Path source) {
+    String name, String description, String baseline, Recipe recipe, List<Member> members, Path source,
+    AttackPlan attacks) {
 
-  private static final Set<String> TOP = Set.of("description", "baseline", "recipe", "members");
+  private static final Set<String> TOP = Set.of("description", "baseline", "recipe", "members", "attacks");
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
       "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds");
@@ -192,7 +194,20 @@ public record Scenario(
       throw new IllegalArgumentException("baseline: no member named '" + baseline + "'");
     }
     String description = c.hasPath("description") ? c.getString("description") : name;
-    return new Scenario(name, description, baseline, recipe, List.copyOf(members), source);
+    AttackPlan attacks = null;
+    if (c.hasPath("attacks")) {
+      attacks = AttackPlan.from(c.getConfig("attacks"));
+      Member only = members.get(0);
+      // the phases compare one server with itself, under attack and not
+      if (members.size() != 1 || only.kind() != MemberKind.SHOAL || only.isNodeGroup() || only.kill() != null) {
+        throw new IllegalArgumentException("attacks: a robustness scenario has exactly one member, a shoal of "
+            + "one node without a kill block");
+      }
+      if (rounds != 1) {
+        throw new IllegalArgumentException("attacks: the phases run once; recipe.rounds must be 1");
+      }
+    }
+    return new Scenario(name, description, baseline, recipe, List.copyOf(members), source, attacks);
   }
 
   private static KillPlan kill(Config k, String at, int nodes, boolean cluster, LoadSettings load,
@@ -243,7 +258,7 @@ public record Scenario(
     return v;
   }
 
-  private static void allowOnly(Config c, String prefix, Set<String> allowed) {
+  static void allowOnly(Config c, String prefix, Set<String> allowed) {
     Set<String> unknown = new TreeSet<>(c.root().keySet());
     unknown.removeAll(allowed);
     if (!unknown.isEmpty()) {

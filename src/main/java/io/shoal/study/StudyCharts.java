@@ -165,6 +165,37 @@ public final class StudyCharts {
 
   private static void bar(Path file, String title, String valueLabel, List<String> names, List<Double> values,
       String format, String subtitle) throws IOException {
+    save(file, barChart(title, "member", valueLabel, names, values, format, subtitle));
+  }
+
+  /**
+   * The robustness chart: honest QPS in each phase, with a line at the baseline phase's, so each
+   * attack's cost reads as the gap below the line.
+   */
+  public static void writeRobustness(Path file, List<PhaseRow> rows, String subtitle) throws IOException {
+    System.setProperty("java.awt.headless", "true");
+    JFreeChart chart = barChart("Honest clients' throughput under each attack (higher is better)", "phase",
+        "queries per second dnsperf completed", rows.stream().map(PhaseRow::phase).toList(),
+        values(rows, PhaseRow::honestQps), "#,##0", subtitle);
+    if (!rows.isEmpty()) {
+      ValueMarker baseline = new ValueMarker(rows.get(0).honestQps(), Color.DARK_GRAY, new BasicStroke(1.5f,
+          BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+      baseline.setLabel("baseline");
+      baseline.setLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+      baseline.setLabelAnchor(RectangleAnchor.TOP_RIGHT);
+      baseline.setLabelTextAnchor(TextAnchor.BOTTOM_RIGHT);
+      chart.getCategoryPlot().addRangeMarker(baseline);
+    }
+    save(file, chart);
+  }
+
+  private static void save(Path file, JFreeChart chart) throws IOException {
+    int columns = chart.getCategoryPlot().getDataset().getColumnCount();
+    ChartUtils.saveChartAsPNG(file.toFile(), chart, Math.max(900, 220 + 140 * Math.max(1, columns)), HEIGHT);
+  }
+
+  private static JFreeChart barChart(String title, String categoryLabel, String valueLabel, List<String> names,
+      List<Double> values, String format, String subtitle) {
     DefaultCategoryDataset data = new DefaultCategoryDataset();
     List<String> without = new java.util.ArrayList<>();
     for (int i = 0; i < names.size(); i++) {
@@ -175,7 +206,7 @@ public final class StudyCharts {
         without.add(names.get(i));
       }
     }
-    JFreeChart chart = ChartFactory.createBarChart(title, "member", valueLabel, data,
+    JFreeChart chart = ChartFactory.createBarChart(title, categoryLabel, valueLabel, data,
         PlotOrientation.VERTICAL, false, false, false);
     chart.setBackgroundPaint(Color.WHITE);
     chart.getTitle().setFont(new Font(Font.SANS_SERIF, Font.BOLD, 18));
@@ -212,8 +243,6 @@ public final class StudyCharts {
         "{2}", new DecimalFormat(format, DecimalFormatSymbols.getInstance(Locale.ROOT))));
     renderer.setDefaultItemLabelFont(new Font(Font.SANS_SERIF, Font.BOLD, 13));
     renderer.setDefaultItemLabelsVisible(true);
-
-    int width = Math.max(900, 220 + 140 * Math.max(1, data.getColumnCount()));
-    ChartUtils.saveChartAsPNG(file.toFile(), chart, width, HEIGHT);
+    return chart;
   }
 }

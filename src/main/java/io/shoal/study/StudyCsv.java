@@ -38,6 +38,10 @@ public final class StudyCsv<R> {
   public static final StudyCsv<KillTimeline.Second> KILL_TIMELINE = new StudyCsv<>(
       "kill_timeline.csv", KillTimeline.COLUMNS, KillTimeline.Second::cells, KillTimeline.Second::fromCells);
 
+  /** robustness.csv: one row per phase of a robustness run. */
+  public static final StudyCsv<PhaseRow> ROBUSTNESS =
+      new StudyCsv<>("robustness.csv", PhaseRow.COLUMNS, PhaseRow::cells, PhaseRow::fromCells);
+
   // Minimal quoting and "\n" keep the files as they were before this writer: Commons CSV's default
   // ends records with "\r\n".
   private static final CSVFormat FORMAT = CSVFormat.DEFAULT.builder().setRecordSeparator("\n").get();

@@ -49,6 +49,34 @@ public final class StudyRun {
   /** The kill test, once its member ran. */
   private KillTimeline.Event killEvent;
   private List<KillTimeline.Second> killSeconds;
+  /**
+   * A robustness scenario: its one shoal member through every attack phase, then robustness.csv,
+   * its chart and summary.md. Returns 0; a phase that fails ends the run with the exception.
+   */
+  private int runPhases(String startedAt) throws IOException, StudyException {
+    Member m = scenario.members().get(0);
+    AttackPhases phases = new AttackPhases(scenario, load(), queryFiles.get(0),
+        runDir.resolve("members").resolve(m.name()), dnsperf, out);
+    List<PhaseRow> rows;
+    out.println("study: starting knotd");
+    try (KnotUpstream knot = KnotUpstream.start(runDir.resolve("knotd"), scenario.recipe(), root, tools, processes)) {
+      rows = phases.run(m, knot, processes, tools, shoalJar);
+    }
+    Path csv = StudyCsv.ROBUSTNESS.write(runDir, rows);
+    List<PhaseRow> written = StudyCsv.ROBUSTNESS.read(csv);
+    StudyCharts.writeRobustness(runDir.resolve(RobustnessSummary.PNG), written,
+        scenario.name() + (quick ? " (quick smoke run)" : "") + ", " + startedAt);
+    RobustnessSummary.Context context = new RobustnessSummary.Context(scenario, startedAt, quick, load(),
+        phases.setupNote(), HostFacts.probe(dataPath()),
+        ToolVersions.probe(tools, shoalJar, processes, runDir.resolve("versions")), processes.commands());
+    Files.writeString(runDir.resolve("summary.md"), RobustnessSummary.render(context, written), StandardCharsets.UTF_8);
+    out.println("study: wrote " + csv + ", " + RobustnessSummary.PNG + " and summary.md");
+    for (String line : RobustnessSummary.atAGlance(written)) {
+      out.println("  " + line);
+    }
+    return 0;
+  }
+
   /** The kernel's clock ticks per second, read once, for CPU time from /proc. */
   private long ticksPerSecond;
 
@@ -111,6 +139,9 @@ public final class StudyRun {
       out.println("study: writing the query file of node " + i + " (seed " + perNode.seed() + ")");
       queryFiles.add(runDir.resolve("queries-node" + i + ".txt"));
       perNode.write(queryFiles.get(i));
+    }
+    if (scenario.attacks() != null) {
+      return runPhases(startedAt);
     }
 
     Map<String, String> setups = new LinkedHashMap<>();
@@ -451,6 +482,9 @@ public final class StudyRun {
 
   private Duration estimate(Member m) {
     Duration measured = load().warmup().plus(load().duration()).plus(SETTLE.multipliedBy(2));
+    if (scenario.attacks() != null) {
+      return MEMBER_OVERHEAD.plus(AttackPhases.estimate(load()));
+    }
     if (!m.isNodeGroup()) {
       return MEMBER_OVERHEAD.plus(measured);
     }
@@ -472,7 +506,8 @@ public final class StudyRun {
         .reduce(Duration.ZERO, Duration::plus);
   }
 
-  private static void pause(Duration d) throws StudyException {
+  /** Sleeps; an interrupt ends the study. */
+  static void pause(Duration d) throws StudyException {
     try {
       Thread.sleep(d.toMillis());
     } catch (InterruptedException e) {

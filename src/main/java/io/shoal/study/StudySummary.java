@@ -114,20 +114,27 @@ public final class StudySummary {
     }
     md.append("- shoal JVM options: ").append(String.join(" ", r.jvmOptions())).append('\n');
 
-    md.append("\n## Host\n\n");
-    md.append("- CPU: ").append(c.host().cpuModel()).append('\n');
-    md.append("- cores available: ").append(c.host().cores()).append('\n');
-    md.append("- kernel: ").append(c.host().kernel()).append('\n');
-    md.append("- data path storage: ").append(c.host().dataDisk()).append('\n');
-
-    md.append("\n## Versions\n\n");
-    c.versions().forEach((tool, v) -> md.append("- ").append(tool).append(": ").append(v).append('\n'));
-
-    md.append("\n## Commands run\n\nIn order; `#` lines are steps done inside the study process.\n\n```\n");
-    c.commands().forEach(cmd -> md.append(cmd).append('\n'));
-    md.append("```\n\nEach member's directory under `members/` holds its configuration, its log, the raw ")
+    appendProvenance(md, c.host(), c.versions(), c.commands());
+    md.append("\nEach member's directory under `members/` holds its configuration, its log, the raw ")
         .append("dnsperf output and the statistics read before and after the measured run.\n");
     return md.toString();
+  }
+
+  /** The sections every summary ends with: the host, the tools' versions and the commands run. */
+  static void appendProvenance(StringBuilder md, HostFacts host, Map<String, String> versions,
+      List<String> commands) {
+    md.append("\n## Host\n\n");
+    md.append("- CPU: ").append(host.cpuModel()).append('\n');
+    md.append("- cores available: ").append(host.cores()).append('\n');
+    md.append("- kernel: ").append(host.kernel()).append('\n');
+    md.append("- data path storage: ").append(host.dataDisk()).append('\n');
+
+    md.append("\n## Versions\n\n");
+    versions.forEach((tool, v) -> md.append("- ").append(tool).append(": ").append(v).append('\n'));
+
+    md.append("\n## Commands run\n\nIn order; `#` lines are steps done inside the study process.\n\n```\n");
+    commands.forEach(cmd -> md.append(cmd).append('\n'));
+    md.append("```\n");
   }
 
   /**

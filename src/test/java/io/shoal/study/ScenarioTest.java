@@ -26,7 +26,7 @@ class ScenarioTest {
   void theCatalogHoldsTheAgreedScenarios() {
     assertTrue(Scenario.names(CATALOG).containsAll(
         List.of("cache_churn", "cache_churn_write_through", "cache_hit", "thin_ingress", "peers", "cluster_churn",
-            "cluster_hit", "cluster_kill", "cluster_minority")),
+            "cluster_hit", "cluster_kill", "cluster_minority", "robustness")),
         Scenario.names(CATALOG).toString());
   }
 
@@ -203,6 +203,56 @@ class ScenarioTest {
     for (String[] b : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> Scenario.from("t", ConfigFactory.parseString(base + "members = [" + b[0] + "]")), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void robustnessRunsOneShoalWhoseHostileProfileIsAValidConfiguration() {
+    Scenario s = Scenario.load(CATALOG.resolve("robustness.conf"));
+    AttackPlan plan = s.attacks();
+    assertEquals(1, s.members().size());
+    assertEquals("hostile.test.", plan.hostileZone());
+    assertTrue(plan.dripConnections() + plan.idleConnections() <= AttackPlan.MAX_CONNECTIONS);
+    Member m = s.members().get(0);
+    Member hostile = new Member(m.name(), m.kind(), AttackPhases.withHostileProfile(m.config(), plan,
+        new java.net.InetSocketAddress("127.0.0.1", 5399)));
+    io.shoal.config.ShoalConfig c = ShoalUnderTest.validate(hostile, ShoalUnderTest.render(ShoalUnderTest.memberConfig(
+        s.recipe(), hostile, 5351, 9101, 8561, new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"),
+        null)));
+    assertTrue(c.profiles().stream().anyMatch(p -> p.name().equals("hostile") && p.upstreams().equals("hostile")),
+        c.profiles().toString());
+    assertTrue(c.profiles().stream().anyMatch(p -> p.name().equals("default")), c.profiles().toString());
+  }
+
+  @Test
+  void aBadAttacksBlockIsRejectedWithTheKey() {
+    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
+        + " quick { duration = 1s, warmup = 0s } }\n";
+    String one = "members = [{ name = a, kind = shoal }]\n";
+    String tcp = "tcp { drip_connections = 1, idle_connections = 1 }";
+    String miss = "miss_flood { times_baseline = 3, max_packets_per_second = 10 }";
+    String hostile = "hostile_upstream { zone = \"hostile.test.\", queries_per_second = 10, timeout = 500ms }";
+    String malformed = "malformed_udp { packets_per_second = 10 }";
+    assertEquals(10, Scenario.from("t", ConfigFactory.parseString(recipe + one + "attacks { " + malformed + ", "
+        + tcp + ", " + miss + ", " + hostile + " }")).attacks().malformedPerSecond());
+    List<String[]> bad = List.of(
+        new String[] {one + "attacks { malformed_udp { packets_per_second = 0 }, " + tcp + ", " + miss + ", "
+            + hostile + " }", "attacks.malformed_udp.packets_per_second"},
+        new String[] {one + "attacks { " + malformed + ", tcp { drip_connections = 5000, idle_connections = 5000 }, "
+            + miss + ", " + hostile + " }", "drip_connections + idle_connections"},
+        new String[] {one + "attacks { " + malformed + ", " + tcp + ", " + miss + ", hostile_upstream { zone = "
+            + "\"Hostile\", queries_per_second = 1, timeout = 1s } }", "attacks.hostile_upstream.zone"},
+        new String[] {one + "attacks { " + malformed + ", " + tcp + ", " + miss + ", " + hostile + ", slowloris {} }",
+            "attacks.slowloris"},
+        new String[] {"members = [{ name = a, kind = shoal }, { name = b, kind = unbound }]\nattacks { " + malformed
+            + ", " + tcp + ", " + miss + ", " + hostile + " }", "exactly one member"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(recipe + b[0])), b[0]);
       assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
     }
   }

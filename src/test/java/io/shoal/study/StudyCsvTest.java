@@ -73,4 +73,19 @@ class StudyCsvTest {
   void aFileWithAnotherHeaderIsRejected() {
     assertThrows(IllegalArgumentException.class, () -> StudyCsv.RESULTS.parse("member,qps\nx,1\n"));
   }
+
+  @Test
+  void robustnessRowsSurviveARoundTripWithTheirDropsByReason() {
+    PhaseRow malformed = new PhaseRow("malformed_udp", 80000, 19999.5, 15000.0, 0.75, 2.5, 12.25, 45000, 0, 3,
+        312.5, 150L, java.util.Map.of("response", 10L, "malformed", 40L), "malformed UDP: 80000 packets, in 4 s");
+    PhaseRow unread = new PhaseRow("baseline", 0, 0, 20000.0, 1.0, 2.0, null, 60000, 0, 0, null, null,
+        java.util.Map.of(), "no attack");
+    String text = StudyCsv.ROBUSTNESS.render(List.of(unread, malformed));
+    assertEquals(String.join(",", PhaseRow.COLUMNS), text.lines().findFirst().orElseThrow());
+    assertEquals("malformed_udp,80000,19999.5,15000.0,0.750,2.500,12.250,45000,0,3,312.5,150,50,"
+        + "malformed=40 response=10,\"malformed UDP: 80000 packets, in 4 s\"", text.lines().toList().get(2));
+    List<PhaseRow> back = StudyCsv.ROBUSTNESS.parse(text);
+    assertEquals(List.of(unread, malformed), back);
+    assertEquals(50, back.get(1).droppedTotal());
+  }
 }

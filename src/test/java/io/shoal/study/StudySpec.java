@@ -86,6 +86,60 @@ public class StudySpec extends JUnitSuite {
   }
 
   @Test
+  public void aQuickRobustnessRunMeasuresEveryPhaseAndWhatTheAttacksCost() throws IOException {
+    assumeTools();
+    Path jar = Path.of("target", "shoal.jar");
+    Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify", Files.isRegularFile(jar));
+    Path out = Files.createTempDirectory("study-robustness");
+
+    // the scenario as published in the catalog, with --quick: a few seconds per phase
+    int status = ShoalCommand.commandLine().execute("study", "robustness", "--quick",
+        "--catalog", Path.of("bench", "scenarios").toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
+    assertEquals("study exit status (see the output above)", 0, status);
+
+    List<PhaseRow> rows = StudyCsv.ROBUSTNESS.read(out.resolve("robustness.csv"));
+    assertEquals(List.of("baseline", "malformed_udp", "tcp_drip_idle", "miss_flood", "hostile_upstream"),
+        rows.stream().map(PhaseRow::phase).toList());
+    for (PhaseRow r : rows) {
+      assertTrue(r.phase() + " honest qps " + r.honestQps(), r.honestQps() > 0);
+      assertTrue(r.phase() + " ratio " + r.qpsVsBaseline(), r.qpsVsBaseline() != null && r.qpsVsBaseline() > 0);
+      assertTrue(r.phase() + " RSS " + r.rssMaxMib(), r.rssMaxMib() != null && r.rssMaxMib() > 0);
+      assertTrue(r.phase() + " fds " + r.fdsMax(), r.fdsMax() != null && r.fdsMax() > 0);
+      assertTrue(r.phase() + " p99 " + r.p99LatencyMs(), r.p99LatencyMs() != null);
+      if (!r.phase().equals("baseline")) {
+        assertTrue(r.phase() + " sent " + r.attackSent(), r.attackSent() > 0);
+      }
+    }
+    assertEquals(1.0, rows.get(0).qpsVsBaseline(), 1e-9);
+    PhaseRow malformed = rows.get(1);
+    assertTrue("malformed packets counted as dropped: " + malformed.droppedWords(),
+        malformed.droppedByReason().getOrDefault("malformed", 0L) > 0);
+    // the siege's connects completed: the kernel accepted them into shoal's listen queue at least
+    assertTrue(rows.get(2).attackDetail(), rows.get(2).attackDetail().matches(".*at most [1-9][0-9]* open at once.*"));
+    PhaseRow hostile = rows.get(4);
+    assertTrue("hostile answers refused: " + hostile.droppedWords(),
+        hostile.droppedByReason().getOrDefault("bad_upstream_answer", 0L) > 0
+            && hostile.droppedByReason().getOrDefault("upstream_mismatch", 0L) > 0);
+
+    byte[] png = Files.readAllBytes(out.resolve(RobustnessSummary.PNG));
+    assertTrue("robustness.png is a PNG", png.length > 8 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
+    String summary = Files.readString(out.resolve("summary.md"));
+    for (PhaseRow r : rows) {
+      assertTrue(r.phase(), summary.contains("| " + r.phase() + " |"));
+    }
+    assertTrue(summary, summary.contains("## At a glance"));
+    for (String audit : List.of("dnsperf.txt", "metrics-before.txt", "metrics-after.txt", "attack.txt")) {
+      assertTrue(audit, Files.isRegularFile(out.resolve("members/shoal-memory/phases/2-malformed_udp").resolve(audit)));
+    }
+    // passed: the run directory holds a 2-million-line query file, not worth keeping in the temp directory
+    try (java.util.stream.Stream<Path> walk = Files.walk(out)) {
+      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+
+  @Test
   public void anUnknownScenarioExitsTwoAndListsTheCatalog() throws URISyntaxException {
     Path catalog = Path.of(StudySpec.class.getResource("/study/catalog/tiny.conf").toURI()).getParent();
     int status = ShoalCommand.commandLine().execute("study", "no_such_scenario", "--catalog", catalog.toString());
