@@ -145,7 +145,7 @@ public class AnswerCacheBenchmark {
       dir = Files.createTempDirectory("shoal-jmh-cache-");
       CacheSettings settings = new CacheSettings("bench", CacheSettings.Backend.LMDB, MAX_ENTRIES,
           WhenFull.EVICT_ONE, Duration.ZERO, Duration.ofDays(1), Duration.ofMinutes(15), Duration.ofSeconds(5),
-          new LmdbSettings(dir, shards, sync, Duration.ofSeconds(1), 64 * MIB));
+          new LmdbSettings(dir, shards, sync, Duration.ofSeconds(1), 64 * MIB, Duration.ZERO));
       return LmdbAnswerCache.open(system::systemActorOf, system, settings, new CacheMetrics("bench", "lmdb"),
           LmdbAnswerCache.Tuning.defaults(system));
     }

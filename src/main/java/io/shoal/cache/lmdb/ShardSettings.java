@@ -9,9 +9,4 @@ import java.nio.file.Path;
  */
 record ShardSettings(
     String cache, int shard, Path directory, SyncMode sync, long mapSize, WhenFull whenFull, long capacity,
-    java.time.Duration commitWindow) {
-
-  ShardSettings(String cache, int shard, Path directory, SyncMode sync, long mapSize, WhenFull whenFull, long capacity) {
-    this(cache, shard, directory, sync, mapSize, whenFull, capacity, java.time.Duration.ZERO);
-  }
-}
+    java.time.Duration commitWindow) {}

@@ -37,7 +37,7 @@ final class CacheFixture {
       Duration syncInterval, long mapSize) {
     return new CacheSettings(name, CacheSettings.Backend.LMDB, maxEntries, whenFull, Duration.ZERO,
         Duration.ofDays(1), Duration.ofMinutes(15), Duration.ofSeconds(5),
-        new LmdbSettings(path, shards, sync, syncInterval, mapSize));
+        new LmdbSettings(path, shards, sync, syncInterval, mapSize, Duration.ZERO));
   }
 
   static CacheSettings settings(String name, Path path, int shards, long maxEntries, WhenFull whenFull) {
