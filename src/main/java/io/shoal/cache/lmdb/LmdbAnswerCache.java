@@ -128,10 +128,11 @@ public final class LmdbAnswerCache implements AnswerCache {
     LmdbSettings lmdb = settings.lmdb();
     int n = lmdb.shardCount();
     long capacity = (settings.maxEntries() + n - 1) / n;
+    long hot = (lmdb.hotEntries() + n - 1) / n;
     List<ShardSettings> shards = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       shards.add(new ShardSettings(settings.name(), i, shardDirectory(lmdb.path(), i), lmdb.sync(),
-          lmdb.mapSize(), settings.whenFull(), capacity, lmdb.commitWindow()));
+          lmdb.mapSize(), settings.whenFull(), capacity, lmdb.commitWindow(), hot));
     }
     ShardState[] states = new ShardState[n];
     for (int i = 0; i < n; i++) {

@@ -17,7 +17,7 @@ final class OfflineFlush {
   static int name(List<OfflineShards.Shard> shards, byte[] name, int qtype) throws CacheDirectoryException {
     int removed = 0;
     for (OfflineShards.Shard s : shards) {
-      removed += write(s, txn -> s.databases().removeName(txn, name, qtype));
+      removed += write(s, txn -> s.databases().removeName(txn, name, qtype, key -> { }));
     }
     return removed;
   }

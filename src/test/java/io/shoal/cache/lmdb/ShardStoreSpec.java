@@ -31,7 +31,7 @@ public class ShardStoreSpec extends JUnitSuite {
   @Test
   public void readersSeeHitsOrMissesWhileTheMapGrowsAndCloses() throws Exception {
     ShardSettings settings = new ShardSettings("env", 0, tmp.newFolder().toPath().resolve("shard-00"),
-        SyncMode.NONE, MIB, WhenFull.EVICT_ONE, 1000, Duration.ZERO);
+        SyncMode.NONE, MIB, WhenFull.EVICT_ONE, 1000, Duration.ZERO, 1000);
     ShardStore env = ShardFiles.open(settings, new CacheMetrics("env", "lmdb"));
     long now = System.currentTimeMillis();
     List<CacheKey> keys = new ArrayList<>();
@@ -57,7 +57,7 @@ public class ShardStoreSpec extends JUnitSuite {
           CacheKey k = keys.get(i++ % keys.size());
           try {
             boolean wasClosed = closed.get();
-            CachedAnswer a = env.read(k.bytes(), now);
+            CachedAnswer a = env.read(k, now);
             if (a != null) {
               assertTrue("no hit after close", !wasClosed);
               assertEquals(100, a.wire().length);
@@ -94,6 +94,6 @@ public class ShardStoreSpec extends JUnitSuite {
     assertTrue("reader failures: " + failures, failures.isEmpty());
     assertTrue(hits.get() > 0);
     assertTrue(missesAfterClose.get() > 0);
-    assertNull(env.read(keys.get(0).bytes(), now));
+    assertNull(env.read(keys.get(0), now));
   }
 }
