@@ -91,11 +91,12 @@ public class AnswerCacheBenchmark {
     public int shards;
 
     /**
-     * LMDB {@code hot_entries} for the whole cache: 16384 holds every key (gets_t1 then measures
-     * hot keys, served from the in-heap overlay); 256 holds few of them (most gets miss the
-     * overlay, read LMDB and try to admit what they read: the cost of a cold key); 0 turns it off.
+     * LMDB {@code hot_entries} for the whole cache: 32768 holds every key (each shard's share
+     * beyond the keys it owns; gets_t1 then measures hot keys, served from the in-heap overlay);
+     * 256 holds few of them (most gets miss the overlay, read LMDB and admit what they read,
+     * pushing another key out: the cost of a cold key); 0 turns the overlay off.
      */
-    @Param("16384")
+    @Param("32768")
     public long hotEntries;
 
     CacheKey[] keys;
