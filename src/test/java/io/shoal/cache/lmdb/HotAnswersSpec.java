@@ -48,8 +48,14 @@ public class HotAnswersSpec extends JUnitSuite {
     return open(testKit, settings("hot", tmp.newFolder().toPath(), shards, maxEntries, whenFull), events);
   }
 
-  /** Reads {@code key} twice: the first read admits it to the overlay, the second is served from there. */
-  private static CachedAnswer readTwice(LmdbAnswerCache cache, CacheKey key, long now) {
+  /**
+   * Fills {@code key}, waits for the commit and reads it twice: the first read admits it to the
+   * overlay, the second is served from there. Returns the second read.
+   */
+  private static CachedAnswer heldInOverlay(LmdbAnswerCache cache, CacheKey key, CachedAnswer answer, long now)
+      throws Exception {
+    assertTrue(await(cache.fill(key, answer)));
+    committedEverywhere(cache);
     assertNotNull(cache.get(key, now));
     return cache.get(key, now);
   }
@@ -67,9 +73,8 @@ public class HotAnswersSpec extends JUnitSuite {
     long now = System.currentTimeMillis();
     try (LmdbAnswerCache cache = cache(2, 1000, WhenFull.EVICT_ONE)) {
       CacheKey k = key("www.example.");
-      assertTrue(await(cache.fill(k, answer(120, (byte) 1, now + 60_000))));
-      committedEverywhere(cache);
-      assertArrayEquals(answer(120, (byte) 1, 0).wire(), readTwice(cache, k, now).wire());
+      assertArrayEquals(answer(120, (byte) 1, 0).wire(),
+          heldInOverlay(cache, k, answer(120, (byte) 1, now + 60_000), now).wire());
 
       CachedAnswer second = answer(90, (byte) 2, now + 120_000);
       assertTrue(await(cache.fill(k, second)));
@@ -87,9 +92,7 @@ public class HotAnswersSpec extends JUnitSuite {
       // One shard holding one answer: the second fill must evict the first.
       try (LmdbAnswerCache cache = cache(1, 1, whenFull)) {
         CacheKey first = key("first.example.");
-        assertTrue(await(cache.fill(first, answer(100, (byte) 1, now + 60_000))));
-        committedEverywhere(cache);
-        assertNotNull(readTwice(cache, first, now));
+        assertNotNull(heldInOverlay(cache, first, answer(100, (byte) 1, now + 60_000), now));
 
         CacheKey second = key("second.example.");
         assertTrue(await(cache.fill(second, answer(100, (byte) 2, now + 120_000))));
@@ -107,11 +110,8 @@ public class HotAnswersSpec extends JUnitSuite {
     try (LmdbAnswerCache cache = cache(4, 1000, WhenFull.EVICT_ONE)) {
       CacheKey k = key("gone.example.");
       CacheKey kept = key("kept.example.");
-      assertTrue(await(cache.fill(k, answer(100, (byte) 1, now + 60_000))));
-      assertTrue(await(cache.fill(kept, answer(100, (byte) 2, now + 60_000))));
-      committedEverywhere(cache);
-      assertNotNull(readTwice(cache, k, now));
-      assertNotNull(readTwice(cache, kept, now));
+      assertNotNull(heldInOverlay(cache, k, answer(100, (byte) 1, now + 60_000), now));
+      assertNotNull(heldInOverlay(cache, kept, answer(100, (byte) 2, now + 60_000), now));
 
       assertEquals(1, (int) cache.flushName("gone.example.", 0).toCompletableFuture().get(10, TimeUnit.SECONDS));
       assertNull("the flushed answer is not served from the overlay", cache.get(k, now));
@@ -124,9 +124,7 @@ public class HotAnswersSpec extends JUnitSuite {
     long now = System.currentTimeMillis();
     try (LmdbAnswerCache cache = cache(2, 1000, WhenFull.EVICT_ONE)) {
       CacheKey k = key("short.example.");
-      assertTrue(await(cache.fill(k, answer(100, (byte) 1, now + 5_000))));
-      committedEverywhere(cache);
-      assertNotNull(readTwice(cache, k, now));
+      assertNotNull(heldInOverlay(cache, k, answer(100, (byte) 1, now + 5_000), now));
       assertNull(cache.get(k, now + 5_000));
     }
   }
