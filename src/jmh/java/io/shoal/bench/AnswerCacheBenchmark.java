@@ -90,6 +90,15 @@ public class AnswerCacheBenchmark {
     @Param("16")
     public int shards;
 
+    /**
+     * LMDB {@code hot_entries} for the whole cache: 32768 holds every key (each shard's share
+     * beyond the keys it owns; gets_t1 then measures hot keys, served from the in-heap overlay);
+     * 256 holds few of them (most gets miss the overlay, read LMDB and admit what they read,
+     * pushing another key out: the cost of a cold key); 0 turns the overlay off.
+     */
+    @Param("32768")
+    public long hotEntries;
+
     CacheKey[] keys;
     CachedAnswer answer;
     long now;
@@ -145,7 +154,7 @@ public class AnswerCacheBenchmark {
       dir = Files.createTempDirectory("shoal-jmh-cache-");
       CacheSettings settings = new CacheSettings("bench", CacheSettings.Backend.LMDB, MAX_ENTRIES,
           WhenFull.EVICT_ONE, Duration.ZERO, Duration.ofDays(1), Duration.ofMinutes(15), Duration.ofSeconds(5),
-          new LmdbSettings(dir, shards, sync, Duration.ofSeconds(1), 64 * MIB));
+          new LmdbSettings(dir, shards, sync, Duration.ofSeconds(1), 64 * MIB, Duration.ZERO, hotEntries));
       return LmdbAnswerCache.open(system::systemActorOf, system, settings, new CacheMetrics("bench", "lmdb"),
           LmdbAnswerCache.Tuning.defaults(system));
     }

@@ -7,7 +7,8 @@ import java.lang.management.ThreadMXBean;
  * CPU time per hit of {@link AnswerCacheBenchmark}{@code .gets_t1}, per backend: the best of five
  * rounds of N gets on one thread, timed with the thread's CPU clock. Where other work shares the
  * machine, wall-clock throughput mostly measures the scheduler; CPU time per get does not.
- * Run: {@code java -cp target/benchmarks.jar io.shoal.bench.GetCpuTime memory,lmdb-none 1000000}.
+ * Run: {@code java -cp target/benchmarks.jar io.shoal.bench.GetCpuTime memory,lmdb-none 1000000 [hot_entries]}
+ * (hot_entries as the benchmark's parameter, 16384 when not given).
  */
 public class GetCpuTime {
   public static void main(String[] args) throws Exception {
@@ -17,6 +18,7 @@ public class GetCpuTime {
       AnswerCacheBenchmark.Backend b = new AnswerCacheBenchmark.Backend();
       b.backend = backend;
       b.shards = 16;
+      b.hotEntries = args.length > 2 ? Long.parseLong(args[2]) : 16384;
       b.open(null);
       AnswerCacheBenchmark.Caller c = new AnswerCacheBenchmark.Caller();
       c.start(b);

@@ -308,14 +308,15 @@ public record ShoalConfig(
     Duration negativeTtl = s.duration("negative_ttl", Duration.ZERO, DAY);
     Duration servfailTtl = s.duration("servfail_ttl", Duration.ZERO, Duration.ofSeconds(30));
     Section l = s.section("lmdb");
-    l.allowOnly("path", "shard_count", "sync", "sync_interval", "map_size", "commit_window");
+    l.allowOnly("path", "shard_count", "sync", "sync_interval", "map_size", "commit_window", "hot_entries");
     LmdbSettings lmdb = new LmdbSettings(
         Path.of(l.string("path")),
         (int) l.integer("shard_count", 1, 256),
         l.choice("sync", SyncMode.class, SyncMode::configName),
         l.duration("sync_interval", Duration.ofMillis(10), Duration.ofMinutes(10)),
         l.bytes("map_size", 1L << 20, 1L << 40),
-        l.duration("commit_window", Duration.ZERO, Duration.ofSeconds(1)));
+        l.duration("commit_window", Duration.ZERO, Duration.ofSeconds(1)),
+        l.integer("hot_entries", 0, 100_000_000));
     return new CacheSettings(name, backend, maxEntries, whenFull, minTtl, maxTtl, negativeTtl, servfailTtl, lmdb);
   }
 

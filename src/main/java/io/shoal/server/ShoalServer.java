@@ -19,6 +19,7 @@ import io.shoal.config.ClusterSettings;
 import io.shoal.cache.TtlRules;
 import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.CacheInUseException;
+import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
 import io.shoal.cache.CacheSettings;
@@ -100,6 +101,14 @@ public final class ShoalServer {
 
   /** Starts a node; throws {@link StartupException} with an operator-readable message. */
   public static ShoalServer start(Config raw, ShoalConfig config, LongSupplier clock) {
+    return start(raw, config, clock, CacheShard.Opener.FILES);
+  }
+
+  /**
+   * Starts a node whose LMDB shards open their stores through {@code lmdbStores}: their files
+   * ({@link CacheShard.Opener#FILES}), or in a test a store that fails on cue.
+   */
+  public static ShoalServer start(Config raw, ShoalConfig config, LongSupplier clock, CacheShard.Opener lmdbStores) {
     ClusterSettings cluster = config.cluster();
     SelfUpstreamCheck.refuse(config);
     Config akkaConfig = shutdownPhases(config)
@@ -130,7 +139,7 @@ public final class ShoalServer {
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           try {
-            wired.complete(wire(ctx, config, clock, metrics, node, upstreamSockets, loops));
+            wired.complete(wire(ctx, config, clock, metrics, node, upstreamSockets, loops, lmdbStores));
           } catch (RuntimeException e) {
             wired.completeExceptionally(e);
           }
@@ -221,7 +230,7 @@ public final class ShoalServer {
 
   private static Wiring wire(
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
-      UpstreamSelector upstreamSockets, LoopDetector loops) {
+      UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores) {
     Map<String, Upstream> upstreams = new HashMap<>();
     for (UpstreamGroupSettings group : config.upstreams().values()) {
       upstreams.put(group.name(), loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)));
@@ -231,7 +240,7 @@ public final class ShoalServer {
     for (CacheSettings c : config.caches().values()) {
       CacheMetrics m = new CacheMetrics(c.name(), c.backend().configName(), node);
       cacheMetrics.put(c.name(), m);
-      caches.put(c.name(), openCache(ctx, c, m));
+      caches.put(c.name(), openCache(ctx, c, m, lmdbStores));
     }
     Map<String, Profile> bySuffix = new HashMap<>();
     for (ProfileSettings p : config.profiles()) {
@@ -295,12 +304,13 @@ public final class ShoalServer {
     }).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
-  private static AnswerCache openCache(ActorContext<Void> ctx, CacheSettings c, CacheMetrics metrics) {
+  private static AnswerCache openCache(
+      ActorContext<Void> ctx, CacheSettings c, CacheMetrics metrics, CacheShard.Opener lmdbStores) {
     return switch (c.backend()) {
       case MEMORY -> new MemoryAnswerCache(c.name(), c.maxEntries(), c.whenFull(), metrics);
       case LMDB -> {
         try {
-          yield LmdbAnswerCache.open(ctx, c, metrics);
+          yield LmdbAnswerCache.open(ctx, c, metrics, lmdbStores);
         } catch (CacheInUseException e) {
           throw new StartupException("shoal.caches." + c.name() + ".lmdb.path: " + e.getMessage()
               + "; a cache directory serves one cache of one node");

@@ -86,7 +86,7 @@ public final class StoredAnswers {
   public static CacheSettings settings(String name, Path path, int shards, SyncMode sync) {
     return new CacheSettings(name, CacheSettings.Backend.LMDB, 1_000_000, WhenFull.EVICT_ONE, Duration.ZERO,
         Duration.ofDays(1), Duration.ofMinutes(15), Duration.ofSeconds(5),
-        new LmdbSettings(path, shards, sync, Duration.ofSeconds(1), 16L << 20));
+        new LmdbSettings(path, shards, sync, Duration.ofSeconds(1), 16L << 20, Duration.ZERO, 4096));
   }
 
   /** Opens an LMDB cache on {@code testKit} the way a node does. */

@@ -2,6 +2,7 @@ package io.shoal.testing;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.config.ConfigLoader;
 import io.shoal.config.ShoalConfig;
 import io.shoal.server.ShoalServer;
@@ -34,6 +35,11 @@ public final class TestNode implements AutoCloseable {
 
   /** Starts a node whose only upstream group is {@code upstream}, with extra HOCON on top. */
   public static TestNode start(String upstream, String extraHocon) {
+    return start(upstream, extraHocon, CacheShard.Opener.FILES);
+  }
+
+  /** As {@link #start(String, String)}, with the node's LMDB shards opening their stores through {@code lmdbStores}. */
+  public static TestNode start(String upstream, String extraHocon, CacheShard.Opener lmdbStores) {
     Map<String, Object> base = new HashMap<>();
     base.put("shoal.listen.udp", "127.0.0.1:0");
     base.put("shoal.listen.tcp", "127.0.0.1:0");
@@ -55,7 +61,7 @@ public final class TestNode implements AutoCloseable {
         .resolve();
     AtomicLong clock = new AtomicLong(System.currentTimeMillis());
     ShoalConfig config = ShoalConfig.from(raw);
-    return new TestNode(ShoalServer.start(raw, config, clock::get), clock, config.admin().tokenFile());
+    return new TestNode(ShoalServer.start(raw, config, clock::get, lmdbStores), clock, config.admin().tokenFile());
   }
 
   public InetSocketAddress udp() {

@@ -1,7 +1,5 @@
 package io.shoal.cache.lmdb;
 
-import static java.nio.ByteOrder.BIG_ENDIAN;
-
 import io.shoal.cache.CachedAnswer;
 import io.shoal.wire.CacheKey;
 import java.io.IOException;
@@ -15,9 +13,6 @@ import java.util.Properties;
 import java.util.TreeSet;
 import java.util.function.Consumer;
 import org.lmdbjava.Cursor;
-import org.lmdbjava.CursorIterable;
-import org.lmdbjava.Env;
-import org.lmdbjava.EnvInfo;
 import org.lmdbjava.GetOp;
 import org.lmdbjava.LmdbException;
 import org.lmdbjava.Txn;
@@ -65,7 +60,6 @@ public final class CacheDirectory implements AutoCloseable {
       return problems.isEmpty();
     }
   }
-
 
   private final Path path;
   private final Properties layout;
@@ -157,44 +151,10 @@ public final class CacheDirectory implements AutoCloseable {
     return Optional.ofNullable(inUse);
   }
 
-  // ---- stat ----
-
   /** Per-shard figures as of one read snapshot each; a shard that could not be read says why. */
   public List<ShardStat> stat(long nowMillis) {
-    List<ShardStat> out = new ArrayList<>();
-    for (OfflineShards.Shard s : shards) {
-      if (s.error() != null) {
-        out.add(new ShardStat(s.index(), s.directory(), s.error(), 0, 0, 0, 0, 0, 0, 0));
-        continue;
-      }
-      try {
-        EnvInfo info = s.env().info();
-        long pageSize = s.env().stat().pageSize;
-        long entries;
-        long indexed;
-        long expired = 0;
-        try (Txn<ByteBuffer> txn = s.env().txnRead()) {
-          entries = s.databases().answers().stat(txn).entries;
-          indexed = s.databases().expiry().stat(txn).entries;
-          try (CursorIterable<ByteBuffer> all = s.databases().answers().iterate(txn)) {
-            for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
-              ByteBuffer v = kv.val();
-              if (v.remaining() >= 8 && v.order(BIG_ENDIAN).getLong(v.position()) <= nowMillis) {
-                expired++;
-              }
-            }
-          }
-        }
-        out.add(new ShardStat(s.index(), s.directory(), null, entries, indexed, expired, info.mapSize,
-            (info.lastPageNumber + 1) * pageSize, info.lastTransactionId, info.numReaders));
-      } catch (LmdbException e) {
-        out.add(new ShardStat(s.index(), s.directory(), "cannot read: " + e.getMessage(), 0, 0, 0, 0, 0, 0, 0));
-      }
-    }
-    return out;
+    return shards.stream().map(s -> ShardFigures.read(s, nowMillis)).toList();
   }
-
-  // ---- dump and look-up ----
 
   /**
    * Hands {@code sink} the stored answers, shard by shard in key order, expired ones included:
@@ -238,8 +198,6 @@ public final class CacheDirectory implements AutoCloseable {
     }
   }
 
-  // ---- check ----
-
   /**
    * Verifies what a node relies on when it opens this directory: see {@link CacheCheck}.
    */
@@ -247,32 +205,17 @@ public final class CacheDirectory implements AutoCloseable {
     return new CacheCheck(shardCount, shards, strays).run(nowMillis);
   }
 
-  // ---- flush ----
-
   /** Removes every answer of {@code name} (any case, class and flags), of {@code qtype} or of every type when 0. */
   public int flushName(String name, int qtype) throws CacheDirectoryException {
-    byte[] prefix = AnswerCodec.nameWire(name);
+    byte[] wire = AnswerCodec.nameWire(name);
     requireWritable();
-    int removed = 0;
-    for (OfflineShards.Shard s : shards) {
-      removed += write(s, txn -> s.databases().removeName(txn, prefix, qtype));
-    }
-    return removed;
+    return OfflineFlush.name(shards, wire, qtype);
   }
 
   /** Removes every answer; returns how many there were. The files stay, emptied. */
   public long flushAll() throws CacheDirectoryException {
     requireWritable();
-    long removed = 0;
-    for (OfflineShards.Shard s : shards) {
-      removed += write(s, txn -> {
-        long n = s.databases().answers().stat(txn).entries;
-        s.databases().answers().drop(txn);
-        s.databases().expiry().drop(txn);
-        return (int) Math.min(Integer.MAX_VALUE, n);
-      });
-    }
-    return removed;
+    return OfflineFlush.all(shards);
   }
 
   /** Nothing is written unless every shard opened, so a flush never stops half way by surprise. */
@@ -287,30 +230,6 @@ public final class CacheDirectory implements AutoCloseable {
     }
   }
 
-  private interface ShardWrite {
-    int apply(Txn<ByteBuffer> txn);
-  }
-
-  private static int write(OfflineShards.Shard s, ShardWrite work) throws CacheDirectoryException {
-    for (int attempt = 0; ; attempt++) {
-      try (Txn<ByteBuffer> txn = s.env().txnWrite()) {
-        int n = work.apply(txn);
-        txn.commit();
-        return n;
-      } catch (Env.MapFullException e) {
-        // Deleting copies pages too; a map filled to the brim needs room to shrink.
-        if (attempt >= 2) {
-          throw new CacheDirectoryException(s.label() + ": map full even after growing it");
-        }
-        s.env().setMapSize(s.env().info().mapSize * 2);
-      } catch (LmdbException e) {
-        throw new CacheDirectoryException(s.label() + ": cannot write: " + e.getMessage());
-      }
-    }
-  }
-
-  // ---- keys ----
-
   /** The DO and CD bits of a key as dump and check print them: {@code do}, {@code cd}, {@code do,cd} or {@code -}. */
   public static String flagNames(int flags) {
     List<String> names = new ArrayList<>();
@@ -322,8 +241,6 @@ public final class CacheDirectory implements AutoCloseable {
     }
     return names.isEmpty() ? "-" : String.join(",", names);
   }
-
-  // ---- close ----
 
   @Override
   public void close() {

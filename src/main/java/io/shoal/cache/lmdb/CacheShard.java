@@ -47,9 +47,6 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   /** Sent to self at the end of the commit window. */
   private enum WindowEnd implements Command { INSTANCE }
 
-  /** Tests only: fail the way a broken environment would, to exercise the supervisor's restart. */
-  record InjectedFailure(String reason) implements Command {}
-
   /** What a shard reports to an observer (tests and studies; the node passes an ignoring ref). */
   public interface Event {}
 
@@ -65,9 +62,12 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   /** The shard's store is open again after a failure. */
   public record Reopened(int shard) implements Event {}
 
-  /** Opens a shard's store: {@link ShardFiles#open} in a node; tests may hand in a store that fails. */
+  /** Opens a shard's store: {@link #FILES} in a node; tests may hand in a store that fails. */
   @FunctionalInterface
   public interface Opener {
+    /** The shard's environment on disk, as {@link ShardFiles#open} opens it. */
+    Opener FILES = ShardFiles::open;
+
     ShardStore open(ShardSettings settings, CacheMetrics metrics);
   }
 
@@ -131,9 +131,6 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
         .onMessageEquals(FlushesQueued.INSTANCE, () -> guarded(this::onFlushesQueued))
         .onMessageEquals(Sync.INSTANCE, () -> guarded(this::onSync))
         .onMessageEquals(Close.INSTANCE, this::onClose)
-        .onMessage(InjectedFailure.class, failure -> guarded(() -> {
-          throw new IllegalStateException(failure.reason());
-        }))
         .onSignal(PreRestart.class, signal -> closed())
         .onSignal(PostStop.class, signal -> stopped())
         .build();

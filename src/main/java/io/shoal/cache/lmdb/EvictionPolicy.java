@@ -2,6 +2,7 @@ package io.shoal.cache.lmdb;
 
 import io.shoal.cache.WhenFull;
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 import org.lmdbjava.Txn;
 
 /**
@@ -23,8 +24,11 @@ interface EvictionPolicy {
   /** An answer was stored under {@code key}; {@code replacedExpiry} is the old one's, or -1 when new. */
   void stored(Txn<ByteBuffer> txn, byte[] key, long expiresAt, long replacedExpiry);
 
-  /** Removes at least one entry when there is one; returns how many went (0: the shard is empty). */
-  int evict(Txn<ByteBuffer> txn, long nowMillis);
+  /**
+   * Removes at least one entry when there is one, telling {@code removed} each key that went;
+   * returns how many went (0: the shard is empty).
+   */
+  int evict(Txn<ByteBuffer> txn, long nowMillis, Consumer<byte[]> removed);
 
   /**
    * The expiry times of up to {@code depth} entries that the policy would evict first, in order,

@@ -3,6 +3,7 @@ package io.shoal.cache.lmdb;
 import static java.nio.ByteOrder.BIG_ENDIAN;
 
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 import java.util.Arrays;
 import org.lmdbjava.Cursor;
 import org.lmdbjava.CursorIterable;
@@ -52,7 +53,7 @@ final class ExpiryIndexEviction implements EvictionPolicy {
   }
 
   @Override
-  public int evict(Txn<ByteBuffer> txn, long nowMillis) {
+  public int evict(Txn<ByteBuffer> txn, long nowMillis, Consumer<byte[]> removedKeys) {
     int removed = 0;
     try (Cursor<ByteBuffer> c = databases.expiry().openCursor(txn)) {
       while (removed < 1 + EXPIRED_SWEEP && c.first()) {
@@ -67,10 +68,11 @@ final class ExpiryIndexEviction implements EvictionPolicy {
         victimKey.put(k).flip();
         c.delete();
         databases.answers().delete(txn, victimKey);
+        removedKeys.accept(AnswerCodec.bytes(victimKey));
         removed++;
       }
     }
-    return removed > 0 ? removed : fallback.evict(txn, nowMillis);
+    return removed > 0 ? removed : fallback.evict(txn, nowMillis, removedKeys);
   }
 
   @Override

@@ -10,10 +10,4 @@ import java.util.concurrent.CompletableFuture;
  * was dropped. An {@code awaited} fill has a caller waiting on it (write-through) and is committed
  * at once; the others may wait for the commit window.
  */
-record Fill(CacheKey key, CachedAnswer answer, CompletableFuture<Boolean> committed, boolean awaited) {
-
-  /** A fill with a caller waiting on it. */
-  Fill(CacheKey key, CachedAnswer answer, CompletableFuture<Boolean> committed) {
-    this(key, answer, committed, true);
-  }
-}
+record Fill(CacheKey key, CachedAnswer answer, CompletableFuture<Boolean> committed, boolean awaited) {}

@@ -40,8 +40,6 @@ import org.slf4j.LoggerFactory;
 public final class LmdbAnswerCache implements AnswerCache {
   private static final Logger log = LoggerFactory.getLogger(LmdbAnswerCache.class);
 
-  /** Written at {@code path}: the shard layout, so a changed shard_count is noticed at open. */
-  static final String LAYOUT_FILE = AnswerCodec.LAYOUT_FILE;
   private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
@@ -53,7 +51,7 @@ public final class LmdbAnswerCache implements AnswerCache {
       CacheShard.Opener opener) {
 
     public Tuning(int fillQueueLimit, Duration minBackoff, Duration maxBackoff, ActorRef<CacheShard.Event> events) {
-      this(fillQueueLimit, minBackoff, maxBackoff, events, ShardFiles::open);
+      this(fillQueueLimit, minBackoff, maxBackoff, events, CacheShard.Opener.FILES);
     }
 
     /** 4096 waiting fills per shard; restarts after 200ms, backing off to 10s; no observer. */
@@ -94,9 +92,15 @@ public final class LmdbAnswerCache implements AnswerCache {
     this.metrics = metrics;
   }
 
-  /** Opens the cache in a node: its supervisor is a child of {@code guardian}. */
-  public static LmdbAnswerCache open(ActorContext<?> guardian, CacheSettings settings, CacheMetrics metrics) {
-    return open(guardian::spawn, guardian.getSystem(), settings, metrics, Tuning.defaults(guardian.getSystem()));
+  /**
+   * Opens the cache in a node: its supervisor is a child of {@code guardian}, its shards open
+   * their stores through {@code stores}.
+   */
+  public static LmdbAnswerCache open(
+      ActorContext<?> guardian, CacheSettings settings, CacheMetrics metrics, CacheShard.Opener stores) {
+    Tuning defaults = Tuning.defaults(guardian.getSystem());
+    return open(guardian::spawn, guardian.getSystem(), settings, metrics,
+        new Tuning(defaults.fillQueueLimit(), defaults.minBackoff(), defaults.maxBackoff(), defaults.events(), stores));
   }
 
   /**
@@ -124,10 +128,11 @@ public final class LmdbAnswerCache implements AnswerCache {
     LmdbSettings lmdb = settings.lmdb();
     int n = lmdb.shardCount();
     long capacity = (settings.maxEntries() + n - 1) / n;
+    long hot = (lmdb.hotEntries() + n - 1) / n;
     List<ShardSettings> shards = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       shards.add(new ShardSettings(settings.name(), i, shardDirectory(lmdb.path(), i), lmdb.sync(),
-          lmdb.mapSize(), settings.whenFull(), capacity, lmdb.commitWindow()));
+          lmdb.mapSize(), settings.whenFull(), capacity, lmdb.commitWindow(), hot));
     }
     ShardState[] states = new ShardState[n];
     for (int i = 0; i < n; i++) {
@@ -156,14 +161,10 @@ public final class LmdbAnswerCache implements AnswerCache {
     return name;
   }
 
-  /** The shard that owns {@code key} in this cache. */
-  public int shardOf(CacheKey key) {
-    return shardOf(key, shardCount);
-  }
 
   @Override
   public CachedAnswer get(CacheKey key, long nowMillis) {
-    int shard = shardOf(key);
+    int shard = shardOf(key, shardCount);
     try {
       // While the shard is opening, restarting or closed: a miss, never an error.
       return shards[shard].lookup(key, nowMillis);
@@ -187,7 +188,7 @@ public final class LmdbAnswerCache implements AnswerCache {
     if (closed.get()) {
       return CompletableFuture.completedFuture(Boolean.FALSE);
     }
-    ShardState shard = shards[shardOf(key)];
+    ShardState shard = shards[shardOf(key, shardCount)];
     CompletableFuture<Boolean> committed = shard.offer(key, answer, awaited, tuning.fillQueueLimit());
     if (committed == null) {
       // The shard is behind (a slow disk): dropping a fill costs a later miss, queueing without

@@ -5,10 +5,5 @@ import java.time.Duration;
 
 /** The LMDB backend of one cache ({@code shoal.caches.<name>.lmdb}). */
 public record LmdbSettings(
-    Path path, int shardCount, SyncMode sync, Duration syncInterval, long mapSize, Duration commitWindow) {
-
-  /** Settings that commit fills as soon as the shard takes them from its queue (commit_window = 0). */
-  public LmdbSettings(Path path, int shardCount, SyncMode sync, Duration syncInterval, long mapSize) {
-    this(path, shardCount, sync, syncInterval, mapSize, Duration.ZERO);
-  }
-}
+    Path path, int shardCount, SyncMode sync, Duration syncInterval, long mapSize, Duration commitWindow,
+    long hotEntries) {}

@@ -123,6 +123,11 @@ final class ReaderPool implements AutoCloseable {
     slot.snapshot = generation;
   }
 
+  /** Commits so far: a read that starts after this many has a snapshot that includes them. */
+  long generation() {
+    return generation;
+  }
+
   private Slot register() {
     synchronized (lock) {
       if (gate != READABLE) {

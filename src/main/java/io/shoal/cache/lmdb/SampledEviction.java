@@ -1,6 +1,7 @@
 package io.shoal.cache.lmdb;
 
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -43,7 +44,7 @@ final class SampledEviction implements EvictionPolicy {
   }
 
   @Override
-  public int evict(Txn<ByteBuffer> txn, long nowMillis) {
+  public int evict(Txn<ByteBuffer> txn, long nowMillis, Consumer<byte[]> removedKeys) {
     List<byte[]> keys = new ArrayList<>(SAMPLES);
     List<Long> expiries = new ArrayList<>(SAMPLES);
     try (Cursor<ByteBuffer> c = databases.answers().openCursor(txn)) {
@@ -82,6 +83,7 @@ final class SampledEviction implements EvictionPolicy {
     for (int i = 0; i < keys.size(); i++) {
       if (i == soonest || expiries.get(i) <= nowMillis) {
         databases.delete(txn, keys.get(i), expiries.get(i), victimKey, indexKey);
+        removedKeys.accept(keys.get(i));
         removed++;
       }
     }

@@ -1,6 +1,7 @@
 package io.shoal.cache.lmdb;
 
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 import java.util.ArrayList;
 import java.util.List;
 import org.lmdbjava.Cursor;
@@ -30,9 +31,10 @@ record ShardDatabases(Dbi<ByteBuffer> answers, Dbi<ByteBuffer> expiry) {
 
   /**
    * Removes every answer for the wire-form {@code name} of type {@code qtype} (0: every type),
-   * whatever its class and flags; returns how many went. Nothing is committed here.
+   * whatever its class and flags, telling {@code removed} each key that went; returns how many
+   * went. Nothing is committed here.
    */
-  int removeName(Txn<ByteBuffer> txn, byte[] name, int qtype) {
+  int removeName(Txn<ByteBuffer> txn, byte[] name, int qtype, Consumer<byte[]> removed) {
     ByteBuffer keyScratch = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY);
     ByteBuffer indexScratch = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY + 8);
     List<byte[]> keys = new ArrayList<>();
@@ -52,6 +54,7 @@ record ShardDatabases(Dbi<ByteBuffer> answers, Dbi<ByteBuffer> expiry) {
     }
     for (int i = 0; i < keys.size(); i++) {
       delete(txn, keys.get(i), expiries.get(i), keyScratch, indexScratch);
+      removed.accept(keys.get(i));
     }
     return keys.size();
   }

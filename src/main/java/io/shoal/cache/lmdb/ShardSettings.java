@@ -5,13 +5,9 @@ import java.nio.file.Path;
 
 /**
  * What one shard of an LMDB cache is: its cache's name (a metric label), its index, its own
- * environment directory, how it syncs, its map size, and its share of max_entries.
+ * environment directory, how it syncs, its map size, its share of max_entries and its share of
+ * hot_entries (answers held decoded in heap, {@link HotAnswers}).
  */
 record ShardSettings(
     String cache, int shard, Path directory, SyncMode sync, long mapSize, WhenFull whenFull, long capacity,
-    java.time.Duration commitWindow) {
-
-  ShardSettings(String cache, int shard, Path directory, SyncMode sync, long mapSize, WhenFull whenFull, long capacity) {
-    this(cache, shard, directory, sync, mapSize, whenFull, capacity, java.time.Duration.ZERO);
-  }
-}
+    java.time.Duration commitWindow, long hotEntries) {}

@@ -87,7 +87,7 @@ final class ShardState {
     if (s == null) {
       return null;
     }
-    CachedAnswer committed = s.read(key.bytes(), nowMillis);
+    CachedAnswer committed = s.read(key, nowMillis);
     if (committed != null && s.displaced(pending.get(), committed.expiresAtMillis())) {
       // Evicted, as far as anyone can see, by answers still on their way to this shard.
       return null;

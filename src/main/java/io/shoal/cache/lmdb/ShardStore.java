@@ -3,6 +3,7 @@ package io.shoal.cache.lmdb;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.LmdbShardMetrics;
+import io.shoal.wire.CacheKey;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.lmdbjava.Env;
@@ -11,7 +12,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One shard's open LMDB environment: reads from any thread (through its {@link ReaderPool}),
+ * One shard's open LMDB environment: reads from any thread (through its {@link HotAnswers}, then
+ * its {@link ReaderPool}),
  * and the write transactions of its {@link CacheShard}, one at a time, with their recovery from
  * a full map. Opening it is {@link ShardFiles}' job.
  */
@@ -37,6 +39,7 @@ class ShardStore implements AutoCloseable {
   private final ShardDatabases databases;
   private final EvictionPolicy eviction;
   private final ReaderPool readers;
+  private final HotAnswers hot;
   private final CacheMetrics metrics;
   private final LmdbShardMetrics shardMetrics;
 
@@ -56,10 +59,11 @@ class ShardStore implements AutoCloseable {
     this.databases = databases;
     this.eviction = EvictionPolicy.of(settings.whenFull(), databases);
     this.readers = new ReaderPool(env, databases.answers());
+    this.hot = new HotAnswers(settings.hotEntries());
     this.metrics = metrics;
     this.shardMetrics = metrics.lmdbShard(settings.shard());
     for (int attempt = 0; ; attempt++) {
-      try (Txn<ByteBuffer> txn = env.txnWrite()) {
+      try (Txn<ByteBuffer> txn = begin()) {
         eviction.reconcile(txn);
         finish(txn, databases.answers().stat(txn).entries);
         return;
@@ -75,9 +79,21 @@ class ShardStore implements AutoCloseable {
 
   // ---- readers (any thread) ----
 
-  /** The unexpired answer under {@code key}, or null (absent, expired, or the map is busy resizing). */
-  CachedAnswer read(byte[] key, long nowMillis) {
-    return readers.read(key, nowMillis);
+  /**
+   * The unexpired answer under {@code key}, or null (absent, expired, or the map is busy
+   * resizing): from the hot answers when they hold it, else from LMDB, admitting what it read.
+   */
+  CachedAnswer read(CacheKey key, long nowMillis) {
+    CachedAnswer held = hot.get(key, nowMillis);
+    if (held != null) {
+      return held;
+    }
+    long generation = readers.generation();
+    CachedAnswer read = readers.read(key.bytes(), nowMillis);
+    if (read != null) {
+      hot.admit(key, read, generation, readers::generation);
+    }
+    return read;
   }
 
   /**
@@ -139,10 +155,10 @@ class ShardStore implements AutoCloseable {
    * sync = full). On {@link Env.MapFullException} nothing was committed.
    */
   long store(List<Fill> fills, long nowMillis) {
-    try (Txn<ByteBuffer> txn = env.txnWrite()) {
+    try (Txn<ByteBuffer> txn = begin()) {
       long count = databases.answers().stat(txn).entries;
       for (Fill fill : fills) {
-        count += put(txn, fill.key().bytes(), fill.answer(), count, nowMillis);
+        count += put(txn, fill.key(), fill.answer(), count, nowMillis);
       }
       horizonDepth = Math.max(Horizon.DEPTH, 2 * fills.size());
       return finish(txn, count);
@@ -150,7 +166,8 @@ class ShardStore implements AutoCloseable {
   }
 
   /** Stores one answer; returns the change in the entry count. */
-  private long put(Txn<ByteBuffer> txn, byte[] key, CachedAnswer answer, long count, long nowMillis) {
+  private long put(Txn<ByteBuffer> txn, CacheKey cacheKey, CachedAnswer answer, long count, long nowMillis) {
+    byte[] key = cacheKey.bytes();
     ByteBuffer k = AnswerCodec.copyInto(writeKey, key);
     ByteBuffer old = databases.answers().get(txn, k);
     long replaced = old == null ? -1 : AnswerCodec.expiresAt(old);
@@ -165,12 +182,13 @@ class ShardStore implements AutoCloseable {
     writeValue = AnswerCodec.encode(answer, writeValue);
     databases.answers().put(txn, k, writeValue);
     eviction.stored(txn, key, answer.expiresAtMillis(), replaced);
+    hot.stored(cacheKey, answer);
     return old == null ? 1 - removed : 0;
   }
 
   private int evict(Txn<ByteBuffer> txn, long nowMillis) {
     long start = System.nanoTime();
-    int removed = eviction.evict(txn, nowMillis);
+    int removed = eviction.evict(txn, nowMillis, hot::removed);
     if (removed > 0) {
       metrics.evictionNanos(System.nanoTime() - start);
     }
@@ -187,14 +205,21 @@ class ShardStore implements AutoCloseable {
     entries = count;
     horizon = next;
     readers.committed();
+    hot.committed();
     return commitNanos;
+  }
+
+  /** Starts a write transaction; what an aborted one changed is forgotten. */
+  private Txn<ByteBuffer> begin() {
+    hot.begin();
+    return env.txnWrite();
   }
 
   /** Frees pages for a fill that did not fit: evicts an eighth of the shard, or grows the map. */
   private void makeRoom(int round, long nowMillis) {
     long held = entries;
     if (round <= EVICTION_ROUNDS && held > 0) {
-      try (Txn<ByteBuffer> txn = env.txnWrite()) {
+      try (Txn<ByteBuffer> txn = begin()) {
         for (long removed = 0, wanted = Math.max(1, held / 8); removed < wanted; ) {
           int n = evict(txn, nowMillis);
           if (n == 0) {
@@ -218,8 +243,8 @@ class ShardStore implements AutoCloseable {
   /** Removes every answer for the wire-form {@code name} of {@code qtype} (0: every type). */
   int removeName(byte[] name, int qtype) {
     for (int round = 1; ; round++) {
-      try (Txn<ByteBuffer> txn = env.txnWrite()) {
-        int removed = databases.removeName(txn, name, qtype);
+      try (Txn<ByteBuffer> txn = begin()) {
+        int removed = databases.removeName(txn, name, qtype, hot::removed);
         finish(txn, databases.answers().stat(txn).entries);
         return removed;
       } catch (Env.MapFullException e) {
@@ -249,6 +274,7 @@ class ShardStore implements AutoCloseable {
   /** Ends every reader's transaction and closes the environment; later reads are misses. */
   @Override
   public void close() {
+    hot.close();
     readers.close();
     env.close();
   }

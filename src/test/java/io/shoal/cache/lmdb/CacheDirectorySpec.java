@@ -269,13 +269,13 @@ public class CacheDirectorySpec extends JUnitSuite {
     Path empty = Files.createDirectory(root.resolve("empty"));
     assertRefused(empty, "is not a shoal cache: it has no shoal-cache.properties");
     Path layoutOnly = Files.createDirectory(root.resolve("layout-only"));
-    Files.writeString(layoutOnly.resolve(LmdbAnswerCache.LAYOUT_FILE), "format=1\nshard_count=2\nkey_hash=crc32\n");
+    Files.writeString(layoutOnly.resolve(AnswerCodec.LAYOUT_FILE), "format=1\nshard_count=2\nkey_hash=crc32\n");
     assertRefused(layoutOnly, "is not a shoal cache: it has no shard-NN directories");
     Path future = Files.createDirectory(root.resolve("future"));
-    Files.writeString(future.resolve(LmdbAnswerCache.LAYOUT_FILE), "format=2\nshard_count=2\nkey_hash=xx\n");
+    Files.writeString(future.resolve(AnswerCodec.LAYOUT_FILE), "format=2\nshard_count=2\nkey_hash=xx\n");
     assertRefused(future, "written by an incompatible shoal");
     Path damaged = Files.createDirectory(root.resolve("damaged"));
-    Files.writeString(damaged.resolve(LmdbAnswerCache.LAYOUT_FILE), "format=1\nshard_count=zero\nkey_hash=crc32\n");
+    Files.writeString(damaged.resolve(AnswerCodec.LAYOUT_FILE), "format=1\nshard_count=zero\nkey_hash=crc32\n");
     assertRefused(damaged, "is damaged: shard_count=zero");
     assertFalse("a read-only look creates nothing", Files.exists(empty.resolve(CacheLock.LOCK_FILE)));
   }

@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 /** Builds LMDB caches, keys and answers for the lmdb specs; each cache lives in its own temp dir. */
 final class CacheFixture {
   static final long MIB = 1L << 20;
+  /** hot_entries of the specs' caches: every answer they read is served from the overlay after its first read. */
+  static final long HOT_ENTRIES = 4096;
 
   private CacheFixture() {}
 
@@ -37,7 +39,7 @@ final class CacheFixture {
       Duration syncInterval, long mapSize) {
     return new CacheSettings(name, CacheSettings.Backend.LMDB, maxEntries, whenFull, Duration.ZERO,
         Duration.ofDays(1), Duration.ofMinutes(15), Duration.ofSeconds(5),
-        new LmdbSettings(path, shards, sync, syncInterval, mapSize));
+        new LmdbSettings(path, shards, sync, syncInterval, mapSize, Duration.ZERO, HOT_ENTRIES));
   }
 
   static CacheSettings settings(String name, Path path, int shards, long maxEntries, WhenFull whenFull) {
@@ -128,7 +130,7 @@ final class CacheFixture {
     LmdbSettings l = base.lmdb();
     return new CacheSettings(base.name(), base.backend(), base.maxEntries(), base.whenFull(),
         base.minTtl(), base.maxTtl(), base.negativeTtl(), base.servfailTtl(),
-        new LmdbSettings(l.path(), l.shardCount(), l.sync(), l.syncInterval(), l.mapSize(), window));
+        new LmdbSettings(l.path(), l.shardCount(), l.sync(), l.syncInterval(), l.mapSize(), window, l.hotEntries()));
   }
 
   static CacheKey key(String name) {

@@ -63,7 +63,7 @@ public final class FillUntilKilled {
     CompletableFuture<LmdbAnswerCache> opened = new CompletableFuture<>();
     ActorSystem<Void> system = ActorSystem.create(Behaviors.setup(ctx -> {
       try {
-        opened.complete(LmdbAnswerCache.open(ctx, settings, new CacheMetrics("crash", "lmdb")));
+        opened.complete(LmdbAnswerCache.open(ctx, settings, new CacheMetrics("crash", "lmdb"), CacheShard.Opener.FILES));
       } catch (RuntimeException e) {
         opened.completeExceptionally(e);
       }

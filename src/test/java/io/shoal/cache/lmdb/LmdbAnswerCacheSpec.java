@@ -210,8 +210,8 @@ public class LmdbAnswerCacheSpec extends JUnitSuite {
       assertTrue(await(cache.fill(key("f.example."), answer(60, (byte) 1, System.currentTimeMillis() + 600_000))));
       awaitShardOpen(cache, 0);
       awaitShardOpen(cache, 1);
-      assertTrue(Files.exists(path.resolve(LmdbAnswerCache.LAYOUT_FILE)));
-      assertEquals("rw-------", perms(path.resolve(LmdbAnswerCache.LAYOUT_FILE)));
+      assertTrue(Files.exists(path.resolve(AnswerCodec.LAYOUT_FILE)));
+      assertEquals("rw-------", perms(path.resolve(AnswerCodec.LAYOUT_FILE)));
       assertEquals("rwx------", perms(path));
       for (String shard : List.of("shard-00", "shard-01")) {
         Path dir = path.resolve(shard);

@@ -3,8 +3,6 @@ package io.shoal.cache.lmdb;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
-import akka.actor.typed.ActorRef;
-import akka.actor.typed.javadsl.Adapter;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
@@ -13,6 +11,8 @@ import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.Rule;
 import org.junit.Test;
@@ -154,20 +154,39 @@ public class LmdbNodeSpec extends JUnitSuite {
           up = name;
         }
       }
+      String trigger = null;
+      for (int i = 0; trigger == null; i++) {
+        String name = "trigger" + i + ".example.test.";
+        if (LmdbAnswerCache.shardOf(CacheKey.of(name, Type.A, DClass.IN, 0), 2) == 1) {
+          trigger = name;
+          auth.add(new ARecord(TestAuthServer.name(name), DClass.IN, 300, InetAddress.getByName("192.0.2.250")));
+        }
+      }
       Path path = tmp.newFolder().toPath().resolve("answers");
-      try (TestNode node = TestNode.start(auth.hostPort(), lmdb(path, "write-behind"))) {
+      // Shard 1's store fails its next commit once the test sets failNext: a disk gone bad.
+      AtomicBoolean failNext = new AtomicBoolean();
+      CacheShard.Opener failsOnCue = (settings, metrics) -> settings.shard() != 1
+          ? ShardFiles.open(settings, metrics)
+          : ShardFiles.open(settings, metrics, (s, env, db, m) -> new ShardStore(s, env, db, m) {
+            @Override
+            void commit(List<Fill> fills, long nowMillis, Outcome outcome) {
+              if (failNext.getAndSet(false)) {
+                throw new IllegalStateException("commit to shard 1 failed (injected by LmdbNodeSpec)");
+              }
+              super.commit(fills, nowMillis, outcome);
+            }
+          });
+      try (TestNode node = TestNode.start(auth.hostPort(), lmdb(path, "write-behind"), failsOnCue)) {
         int downBefore = awaitHit(node, auth, down);
         int upBefore = awaitHit(node, auth, up);
 
-        ActorRef<CacheShard.Command> shard = Adapter.toTyped(node.server.system().classicSystem()
-            .actorSelection("/user/lmdb-cache-answers/shard-01")
-            .resolveOne(Duration.ofSeconds(5)).toCompletableFuture().get(10, TimeUnit.SECONDS));
         // Queued answers are served until their commit, even while their shard is down: flush a
         // name that is not cached, which commits everything queued before it, so that the
         // answer is in the environment that is about to fail.
         assertEquals(0, flushUncached(node));
-        // One failure: the shard is down for its restart back-off.
-        shard.tell(new CacheShard.InjectedFailure("injected by LmdbNodeSpec"));
+        // One failure, on the commit of a new name's answer: the shard is down for its restart back-off.
+        failNext.set(true);
+        assertEquals(Rcode.NOERROR, ask(node, trigger, Type.A).getRcode());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         int replies = 0;
         while (auth.queries(down, Type.A) == downBefore && System.nanoTime() < deadline) {

@@ -11,6 +11,7 @@ import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.WhenFull;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.wire.CacheKey;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -30,7 +31,7 @@ public class ShardStoreSpec extends JUnitSuite {
   @Test
   public void readersSeeHitsOrMissesWhileTheMapGrowsAndCloses() throws Exception {
     ShardSettings settings = new ShardSettings("env", 0, tmp.newFolder().toPath().resolve("shard-00"),
-        SyncMode.NONE, MIB, WhenFull.EVICT_ONE, 1000);
+        SyncMode.NONE, MIB, WhenFull.EVICT_ONE, 1000, Duration.ZERO, 1000);
     ShardStore env = ShardFiles.open(settings, new CacheMetrics("env", "lmdb"));
     long now = System.currentTimeMillis();
     List<CacheKey> keys = new ArrayList<>();
@@ -38,7 +39,7 @@ public class ShardStoreSpec extends JUnitSuite {
     for (int i = 0; i < 200; i++) {
       CacheKey k = key("r" + i + ".example.");
       keys.add(k);
-      fills.add(new Fill(k, answer(100, (byte) i, now + 600_000), new CompletableFuture<>()));
+      fills.add(new Fill(k, answer(100, (byte) i, now + 600_000), new CompletableFuture<>(), true));
     }
     env.store(fills, now);
     assertEquals(200, env.entries());
@@ -56,7 +57,7 @@ public class ShardStoreSpec extends JUnitSuite {
           CacheKey k = keys.get(i++ % keys.size());
           try {
             boolean wasClosed = closed.get();
-            CachedAnswer a = env.read(k.bytes(), now);
+            CachedAnswer a = env.read(k, now);
             if (a != null) {
               assertTrue("no hit after close", !wasClosed);
               assertEquals(100, a.wire().length);
@@ -82,7 +83,7 @@ public class ShardStoreSpec extends JUnitSuite {
     assertEquals(size, env.mapSize());
     // Still writable and readable on the grown map.
     env.store(List.of(new Fill(key("late.example."), answer(100, (byte) 1, now + 600_000),
-        new CompletableFuture<>())), now);
+        new CompletableFuture<>(), true)), now);
     env.close();
     closed.set(true);
     Thread.sleep(50);
@@ -93,6 +94,6 @@ public class ShardStoreSpec extends JUnitSuite {
     assertTrue("reader failures: " + failures, failures.isEmpty());
     assertTrue(hits.get() > 0);
     assertTrue(missesAfterClose.get() > 0);
-    assertNull(env.read(keys.get(0).bytes(), now));
+    assertNull(env.read(keys.get(0), now));
   }
 }
