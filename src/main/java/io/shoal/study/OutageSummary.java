@@ -57,7 +57,9 @@ public final class OutageSummary {
         .append("still arrives in time), counted in the second it gave up. `stale` and `prefetches` are the ")
         .append("node's own counters (`shoal_stale_answers_total`, `shoal_prefetches_total`) read once a ")
         .append("second; shoal publishes them once a second, so they can trail dnsperf's seconds by one. ")
-        .append("`stale_pct` is stale answers per completed answer. The first second is left out of `before` ")
+        .append("`stale_pct` is stale answers per completed answer. Names that failed during the outage are ")
+        .append("served stale for up to 30 s after knotd is back (RFC 8767's failure recheck), so `after` can ")
+        .append("hold stale answers too. The first second is left out of `before` ")
         .append("(dnsperf ramps up in it). Per second: [outage_timeline.csv](outage_timeline.csv), chart ")
         .append("[").append(OutageTimeline.PNG).append("](").append(OutageTimeline.PNG).append(").\n");
     if (!c.notRun().isEmpty()) {
@@ -114,7 +116,7 @@ public final class OutageSummary {
           .mapToLong(OutageTimeline.Phase::servfail).sum();
       long prefetches = phases.stream().filter(p -> p.member().equals(m.name()))
           .mapToLong(OutageTimeline.Phase::prefetches).sum();
-      out.add(String.format(Locale.ROOT, "%s (%s): during the %d s of the outage %,d answers (%s/s), %,d of them "
+      out.add(String.format(Locale.ROOT, "%s (%s): in the %d s that overlapped the outage %,d answers (%s/s), %,d of them "
           + "stale (%s), %,d SERVFAIL, %,d lost; over the run %,d SERVFAIL and %,d prefetches.",
           m.name(), features(m), d.seconds(), d.completed(), StudySummary.approx(d.qps()), d.stale(),
           d.stalePct() == null ? "-" : String.format(Locale.ROOT, "%.1f%%", d.stalePct()), d.servfail(), d.lost(),
