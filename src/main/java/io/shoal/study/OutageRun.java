@@ -21,8 +21,6 @@ import java.util.concurrent.TimeUnit;
  * while knotd is stopped and resumed, and the node's counters read once a second throughout.
  */
 final class OutageRun {
-  /** Lets counters that shoal publishes once a second catch up before the last reading. */
-  private static final Duration SETTLE = Duration.ofSeconds(2);
   private static final Duration SCRAPE_EVERY = Duration.ofSeconds(1);
 
   private final Scenario scenario;
@@ -56,8 +54,8 @@ final class OutageRun {
 
   /** Roughly how long one member takes: start, fill, warm-up, the measured run and the stop. */
   static Duration estimate(Scenario s, LoadSettings load) {
-    return Duration.ofSeconds(12).plus(s.outage().fillSpread()).plus(load.warmup()).plus(load.duration())
-        .plus(SETTLE.multipliedBy(2));
+    return StudyRun.MEMBER_OVERHEAD.plus(s.outage().fillSpread()).plus(load.warmup()).plus(load.duration())
+        .plus(StudyRun.SETTLE.multipliedBy(2));
   }
 
   /** Runs member {@code m} in {@code dir} against {@code knot}; returns its seconds. knotd is running again after. */
@@ -111,11 +109,11 @@ final class OutageRun {
             load.duration(), extra, List.of(dir.resolve("dnsperf-outage.txt")));
         out.println("study: " + m.name() + ": dnsperf for " + load.duration().toSeconds() + " s; stopping knotd (pid "
             + knot.pid() + ") after " + after.toSeconds() + " s for " + length.toSeconds() + " s");
-        pause(after);
+        StudyRun.pause(after);
         stoppedAt = System.currentTimeMillis() / 1000.0;
         try {
           knot.suspend(dir.resolve("knotd-stop.txt"));
-          pause(length);
+          StudyRun.pause(length);
         } finally {
           // always resumed, also when the wait was interrupted: the next member needs its upstream
           knot.resume(dir.resolve("knotd-cont.txt"));
@@ -123,7 +121,7 @@ final class OutageRun {
         }
         out.println("study: " + m.name() + ": knotd resumed; waiting for dnsperf to finish");
         outputs = dnsperf.awaitAll(running, load.duration());
-        pause(SETTLE);
+        StudyRun.pause(StudyRun.SETTLE);
       } finally {
         scraper.shutdownNow();
         try {
@@ -165,14 +163,5 @@ final class OutageRun {
       }
     }
     Files.writeString(dir.resolve("outage-scrapes.txt"), t.toString(), StandardCharsets.UTF_8);
-  }
-
-  private static void pause(Duration d) throws StudyException {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new StudyException("interrupted", e);
-    }
   }
 }

@@ -21,9 +21,9 @@ import java.util.Map;
  */
 public final class StudyRun {
   /** Lets counters that are published on a timer (shoal's, every second) catch up before reading. */
-  private static final Duration SETTLE = Duration.ofSeconds(2);
+  static final Duration SETTLE = Duration.ofSeconds(2);
   /** Rough cost of starting and stopping one member, for the time-left estimate. */
-  private static final Duration MEMBER_OVERHEAD = Duration.ofSeconds(12);
+  static final Duration MEMBER_OVERHEAD = Duration.ofSeconds(12);
   /**
    * How long after a kill the study waits for the cluster to remove the node: the failure
    * detector's few seconds, the Split Brain Resolver's stable-after (20 s), and room for a busy host.

@@ -30,17 +30,22 @@ public class StudySpec extends JUnitSuite {
     }
   }
 
-  @Test
-  public void aQuickRunOfATinyScenarioWritesTheCsvChartsAndSummary() throws IOException, URISyntaxException {
+  /** Runs a scenario of the test catalog with --quick and checks it exited 0; returns its run directory. */
+  private static Path quickRun(String name) throws IOException, URISyntaxException {
     assumeTools();
     Path jar = Path.of("target", "shoal.jar");
     Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify", Files.isRegularFile(jar));
-    Path scenario = Path.of(StudySpec.class.getResource("/study/catalog/tiny.conf").toURI());
-    Path out = Files.createTempDirectory("study-spec");
-
-    int status = ShoalCommand.commandLine().execute("study", "tiny", "--quick",
+    Path scenario = Path.of(StudySpec.class.getResource("/study/catalog/" + name + ".conf").toURI());
+    Path out = Files.createTempDirectory("study-spec-" + name);
+    int status = ShoalCommand.commandLine().execute("study", name, "--quick",
         "--catalog", scenario.getParent().toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
     assertEquals("study exit status (see the output above)", 0, status);
+    return out;
+  }
+
+  @Test
+  public void aQuickRunOfATinyScenarioWritesTheCsvChartsAndSummary() throws IOException, URISyntaxException {
+    Path out = quickRun("tiny");
 
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
     assertEquals(String.join(",", ResultRow.COLUMNS), csv.get(0));
@@ -91,15 +96,7 @@ public class StudySpec extends JUnitSuite {
    */
   @Test
   public void aQuickOutageRunServesStaleAnswersWhereServeStaleOffFails() throws IOException, URISyntaxException {
-    assumeTools();
-    Path jar = Path.of("target", "shoal.jar");
-    Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify", Files.isRegularFile(jar));
-    Path scenario = Path.of(StudySpec.class.getResource("/study/catalog/outage_tiny.conf").toURI());
-    Path out = Files.createTempDirectory("study-outage-spec");
-
-    int status = ShoalCommand.commandLine().execute("study", "outage_tiny", "--quick",
-        "--catalog", scenario.getParent().toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
-    assertEquals("study exit status (see the output above)", 0, status);
+    Path out = quickRun("outage_tiny");
 
     List<OutageTimeline.Phase> phases = StudyCsv.OUTAGE_PHASES.read(out.resolve("outage_phases.csv"));
     OutageTimeline.Phase on = during(phases, "stale-on");
