@@ -20,7 +20,7 @@ public final class OutageSummary {
   private OutageSummary() {}
 
   /** The whole file. */
-  public static String render(Context c, List<OutageTimeline.Phase> phases) {
+  public static String render(Context c, List<OutageTimeline.Phase> phases, List<OutageTimeline.Second> seconds) {
     Scenario s = c.scenario();
     Recipe r = s.recipe();
     OutagePlan plan = s.outage();
@@ -33,7 +33,7 @@ public final class OutageSummary {
           .append(" s outage, so these numbers only show that the study works; do not quote them.");
     }
     md.append("\n\n## At a glance\n\n");
-    for (String line : atAGlance(s, phases)) {
+    for (String line : atAGlance(s, phases, seconds)) {
       md.append("- ").append(line).append('\n');
     }
     for (String member : c.notRun().keySet()) {
@@ -100,11 +100,12 @@ public final class OutageSummary {
   }
 
   /**
-   * One sentence per member on the outage (answers, stale share, SERVFAIL and lost, prefetches),
-   * then each member against the baseline: how many queries failed during the outage with one and
-   * the other.
+   * One sentence per member on the outage (answers, stale share, SERVFAIL and lost, prefetches, the
+   * seconds shoal had knotd marked down), then each member against the baseline: how many queries
+   * failed during the outage with one and the other.
    */
-  public static List<String> atAGlance(Scenario s, List<OutageTimeline.Phase> phases) {
+  public static List<String> atAGlance(Scenario s, List<OutageTimeline.Phase> phases,
+      List<OutageTimeline.Second> seconds) {
     List<String> out = new ArrayList<>();
     for (Member m : s.members()) {
       Optional<OutageTimeline.Phase> during = phase(phases, m.name(), "during");
@@ -120,7 +121,7 @@ public final class OutageSummary {
           + "stale (%s), %,d SERVFAIL, %,d lost; over the run %,d SERVFAIL and %,d prefetches.",
           m.name(), features(m), d.seconds(), d.completed(), StudySummary.approx(d.qps()), d.stale(),
           d.stalePct() == null ? "-" : String.format(Locale.ROOT, "%.1f%%", d.stalePct()), d.servfail(), d.lost(),
-          servfailAll, prefetches));
+          servfailAll, prefetches) + markedDown(m.name(), seconds));
     }
     Optional<OutageTimeline.Phase> base = phase(phases, s.baseline(), "during");
     for (Member m : s.members()) {
@@ -135,6 +136,22 @@ public final class OutageSummary {
       out.add("No member produced a result.");
     }
     return out;
+  }
+
+  /** When the node had knotd marked down (shoal_upstream_up 0), from the timeline; empty if never. */
+  static String markedDown(String member, List<OutageTimeline.Second> seconds) {
+    List<Integer> down = seconds.stream()
+        .filter(x -> x.member().equals(member) && Integer.valueOf(0).equals(x.upstreamUp()))
+        .map(OutageTimeline.Second::second).toList();
+    if (down.isEmpty()) {
+      return " knotd was never marked down.";
+    }
+    List<Integer> outage = seconds.stream().filter(x -> x.member().equals(member) && x.outage())
+        .map(OutageTimeline.Second::second).toList();
+    String window = outage.isEmpty() ? "" : String.format(Locale.ROOT, "; knotd was stopped in seconds %d to %d",
+        outage.get(0), outage.get(outage.size() - 1));
+    return String.format(Locale.ROOT, " shoal had knotd marked down for %d s (seconds %d to %d%s).",
+        down.size(), down.get(0), down.get(down.size() - 1), window);
   }
 
   /** Serve-stale and prefetch as the member runs them (both on unless its config turns them off). */

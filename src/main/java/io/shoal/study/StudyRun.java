@@ -553,10 +553,10 @@ public final class StudyRun {
     OutageSummary.Context context = new OutageSummary.Context(scenario, startedAt, quick, load(), setups, notRun,
         HostFacts.probe(dataPath()), ToolVersions.probe(tools, shoalJar, processes, runDir.resolve("versions")),
         processes.commands());
-    Files.writeString(runDir.resolve("summary.md"), OutageSummary.render(context, phases), StandardCharsets.UTF_8);
+    Files.writeString(runDir.resolve("summary.md"), OutageSummary.render(context, phases, written), StandardCharsets.UTF_8);
     out.println("study: wrote " + timelineCsv + ", " + StudyCsv.OUTAGE_PHASES.file() + ", " + OutageTimeline.PNG
         + " and summary.md");
-    for (String line : OutageSummary.atAGlance(scenario, phases)) {
+    for (String line : OutageSummary.atAGlance(scenario, phases, written)) {
       out.println("  " + line);
     }
     return notRun.isEmpty() ? 0 : 1;

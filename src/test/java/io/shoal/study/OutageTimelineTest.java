@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.typesafe.config.ConfigFactory;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -78,5 +79,24 @@ class OutageTimelineTest {
     assertFalse(s.stream().anyMatch(OutageTimeline.Second::outage));
     assertEquals(List.of("before"), OutageTimeline.phases(s).stream().map(OutageTimeline.Phase::phase).toList());
     assertNull(OutageTimeline.phases(List.of()).stream().findFirst().orElse(null));
+  }
+
+  @Test
+  void atAGlanceStatesTheStaleShareTheFailuresAndWhenKnotdWasMarkedDown() {
+    Scenario s = Scenario.from("t", ConfigFactory.parseString(
+        "recipe { zone = \"bench.test.\", stub_ttl = 10s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 8, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
+        + " quick { duration = 8s, warmup = 0s } }\n"
+        + "members = [{ name = m, kind = shoal, config { prefetch.enabled = off } }]\n"
+        + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }"));
+    List<OutageTimeline.Second> seconds = OutageTimeline.of("m", DNSPERF, SCRAPES, 101.2, 101.8, 1.0);
+    List<String> lines = OutageSummary.atAGlance(s, OutageTimeline.phases(seconds), seconds);
+    assertEquals(1, lines.size(), lines.toString());
+    String m = lines.get(0);
+    assertTrue(m.startsWith("m (serve-stale on, prefetch off): in the 1 s that overlapped the outage 3 answers"), m);
+    assertTrue(m.contains("1 of them stale (33.3%), 2 SERVFAIL, 1 lost; over the run 2 SERVFAIL and 4 prefetches"), m);
+    assertTrue(m.endsWith("marked down for 1 s (seconds 2 to 2; knotd was stopped in seconds 2 to 2)."), m);
   }
 }
