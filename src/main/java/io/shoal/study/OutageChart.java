@@ -65,7 +65,11 @@ final class OutageChart {
       // only the first panel's legend items: the members are the same in every panel
       lines.setSeriesVisibleInLegend(i, label.startsWith("SERVFAIL"));
     }
-    XYPlot plot = new XYPlot(data, null, new NumberAxis(label), lines);
+    NumberAxis counts = new NumberAxis(label);
+    // whole queries, and a readable axis when a panel is all zeros (no lost queries at all)
+    counts.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
+    counts.setAutoRangeMinimumSize(4);
+    XYPlot plot = new XYPlot(data, null, counts, lines);
     plot.setBackgroundPaint(Color.WHITE);
     plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
     plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
