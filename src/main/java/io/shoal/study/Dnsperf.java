@@ -90,6 +90,16 @@ final class Dnsperf {
     return DnsperfReport.parse(check(processes.run(cmd, output, SLACK)));
   }
 
+  /**
+   * One pass over {@code queries} at most {@code qps} queries a second (-n 1 -Q): a slow fill that
+   * spreads the answers' arrival, and so their expiry, over the pass.
+   */
+  DnsperfReport paced(int port, Path queries, int qps, Duration expected, Path output) throws StudyException {
+    List<String> cmd = List.of(binary, "-s", "127.0.0.1", "-p", Integer.toString(port), "-d", queries.toString(),
+        "-c", "1", "-q", "10", "-T", "1", "-n", "1", "-Q", Integer.toString(qps));
+    return DnsperfReport.parse(check(processes.run(cmd, output, expected.plus(SLACK))));
+  }
+
   private static String check(StartedProcesses.Completed c) throws StudyException {
     if (c.exitCode() != 0) {
       throw new StudyException("dnsperf exited with status " + c.exitCode() + ": " + firstLine(c.output()));

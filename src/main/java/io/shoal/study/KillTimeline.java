@@ -63,7 +63,8 @@ public final class KillTimeline {
   }
 
   /** One interval of one dnsperf run: what happened up to the mark at {@code endEpochSeconds}. */
-  record Interval(double endEpochSeconds, long completed, double latencySumSeconds, long lost, long servfail) {}
+  record Interval(double endEpochSeconds, long completed, double latencySumSeconds, long lost, long servfail,
+      long noerror) {}
 
   /**
    * One second of the merged timeline, over every dnsperf run.
@@ -122,6 +123,7 @@ public final class KillTimeline {
     double latency = 0;
     long lost = 0;
     long servfail = 0;
+    long noerror = 0;
     for (String line : output.split("\n")) {
       Matcher a = ANSWER.matcher(line);
       if (a.matches()) {
@@ -129,6 +131,8 @@ public final class KillTimeline {
         latency += Double.parseDouble(a.group(2));
         if (a.group(1).equals("SERVFAIL")) {
           servfail++;
+        } else if (a.group(1).equals("NOERROR")) {
+          noerror++;
         }
         continue;
       }
@@ -138,11 +142,12 @@ public final class KillTimeline {
       }
       Matcher m = MARK.matcher(line);
       if (m.matches()) {
-        out.add(new Interval(Double.parseDouble(m.group(1)), completed, latency, lost, servfail));
+        out.add(new Interval(Double.parseDouble(m.group(1)), completed, latency, lost, servfail, noerror));
         completed = 0;
         latency = 0;
         lost = 0;
         servfail = 0;
+        noerror = 0;
       }
     }
     return out;

@@ -27,6 +27,8 @@ public final class KnotUpstream implements AutoCloseable {
   private final Process process;
   private final StartedProcesses processes;
   private final Prerequisites.Tools tools;
+  /** True between {@link #suspend} and {@link #resume}: knotd is stopped and answers nothing. */
+  private volatile boolean suspended;
 
   private KnotUpstream(Path dir, Path conf, int port, Process process, StartedProcesses processes,
       Prerequisites.Tools tools) {
@@ -119,6 +121,11 @@ public final class KnotUpstream implements AutoCloseable {
     return port;
   }
 
+  /** knotd's process id. */
+  public long pid() {
+    return process.pid();
+  }
+
   /** Queries knotd has received so far, by {@code knotc stats}; the output is kept in {@code audit}. */
   public long queryCount(Path audit) throws StudyException {
     StartedProcesses.Completed c = processes.run(
@@ -139,8 +146,43 @@ public final class KnotUpstream implements AutoCloseable {
     return dir;
   }
 
+  /**
+   * Stops knotd with SIGSTOP, as an upstream that hangs: its socket stays open and queries pile
+   * up unanswered (no ICMP port unreachable, so a resolver sees timeouts, not refusals). The
+   * study started knotd and owns its PID; {@link #close} always resumes it.
+   */
+  public void suspend(Path audit) throws StudyException {
+    suspended = true;
+    signal("-STOP", audit);
+  }
+
+  /** Resumes knotd after {@link #suspend} with SIGCONT; it then answers what queued meanwhile. */
+  public void resume(Path audit) throws StudyException {
+    signal("-CONT", audit);
+    suspended = false;
+  }
+
+  private void signal(String signal, Path audit) throws StudyException {
+    StartedProcesses.Completed c = processes.run(
+        List.of(Prerequisites.find("kill").map(Path::toString).orElse("kill"), signal, Long.toString(process.pid())),
+        audit, KNOTC_LIMIT);
+    if (c.exitCode() != 0) {
+      throw new StudyException("kill " + signal + " " + process.pid() + " (knotd) failed (status " + c.exitCode()
+          + "): " + c.output().strip());
+    }
+  }
+
   @Override
   public void close() {
+    if (suspended) {
+      // a stopped process acts on SIGTERM only once continued; without this, stop() would wait
+      // its whole grace period and then SIGKILL knotd
+      try {
+        resume(dir.resolve("resume-at-close.txt"));
+      } catch (StudyException e) {
+        // stop() below still ends knotd, with SIGKILL after its grace period
+      }
+    }
     processes.stop(process);
   }
 }

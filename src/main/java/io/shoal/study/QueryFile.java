@@ -16,9 +16,19 @@ import java.util.SplittableRandom;
  */
 public record QueryFile(String zone, int names, int lines, long seed) {
 
+  /** Writes a file that asks each name once, {@code n0} first: the names a fill pass must cache. */
+  public void writeEachNameOnce(Path file) throws IOException {
+    String suffix = lineSuffix();
+    try (BufferedWriter out = Files.newBufferedWriter(file, StandardCharsets.US_ASCII)) {
+      for (int i = 0; i < names; i++) {
+        out.write("n" + i + suffix);
+      }
+    }
+  }
+
   /** Writes the file; the same recipe always writes the same bytes (SplittableRandom is specified). */
   public void write(Path file) throws IOException {
-    String suffix = "." + (zone.endsWith(".") ? zone.substring(0, zone.length() - 1) : zone) + " A\n";
+    String suffix = lineSuffix();
     SplittableRandom random = new SplittableRandom(seed);
     try (BufferedWriter out = Files.newBufferedWriter(file, StandardCharsets.US_ASCII)) {
       for (int i = 0; i < lines; i++) {
@@ -27,5 +37,10 @@ public record QueryFile(String zone, int names, int lines, long seed) {
         out.write(suffix);
       }
     }
+  }
+
+  /** What follows a name on each line: the zone without its trailing dot, and the type. */
+  private String lineSuffix() {
+    return "." + (zone.endsWith(".") ? zone.substring(0, zone.length() - 1) : zone) + " A\n";
   }
 }

@@ -20,12 +20,14 @@ import java.util.stream.Stream;
  *
  * @param source the file it was read from, copied into each run directory; null if built in code
  * @param attacks the robustness phases its one shoal member is measured under; null for a plain study
+ * @param outage the upstream-outage test every member runs instead of the plain measured run, or null
  */
 public record Scenario(
     String name, String description, String baseline, Recipe recipe, List<Member> members, Path source,
-    AttackPlan attacks) {
+    AttackPlan attacks, OutagePlan outage) {
 
-  private static final Set<String> TOP = Set.of("description", "baseline", "recipe", "members", "attacks");
+  private static final Set<String> TOP = Set.of(
+      "description", "baseline", "recipe", "members", "attacks", "outage");
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
       "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds");
@@ -207,7 +209,23 @@ public record Scenario(
         throw new IllegalArgumentException("attacks: the phases run once; recipe.rounds must be 1");
       }
     }
-    return new Scenario(name, description, baseline, recipe, List.copyOf(members), source, attacks);
+    OutagePlan outage = null;
+    if (c.hasPath("outage")) {
+      outage = OutagePlan.from(c.getConfig("outage"), recipe.stubTtl(), recipe.load(), recipe.quick());
+      // one knotd is stopped under one shoal at a time; a round is a whole timeline
+      if (members.stream().anyMatch(m -> m.kind() != MemberKind.SHOAL || m.isNodeGroup() || m.kill() != null)) {
+        throw new IllegalArgumentException("outage: every member of an outage scenario is a shoal of one node "
+            + "without a kill block");
+      }
+      if (rounds != 1) {
+        throw new IllegalArgumentException("outage: the outage test runs once; recipe.rounds must be 1");
+      }
+    }
+    if (attacks != null && outage != null) {
+      throw new IllegalArgumentException("outage: a scenario runs either the robustness phases (attacks) or the "
+          + "outage test, not both");
+    }
+    return new Scenario(name, description, baseline, recipe, List.copyOf(members), source, attacks, outage);
   }
 
   private static KillPlan kill(Config k, String at, int nodes, boolean cluster, LoadSettings load,

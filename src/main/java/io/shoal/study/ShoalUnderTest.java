@@ -232,7 +232,12 @@ final class ShoalUnderTest extends ServerUnderTest {
   }
 
   private String scrape() throws StudyException {
-    return httpGet(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"), true).body();
+    return httpGet(metricsUri(), true).body();
+  }
+
+  /** The node's Prometheus endpoint. */
+  URI metricsUri() {
+    return URI.create("http://127.0.0.1:" + metricsPort + "/metrics");
   }
 
   /**

@@ -42,6 +42,14 @@ public final class StudyCsv<R> {
   public static final StudyCsv<PhaseRow> ROBUSTNESS =
       new StudyCsv<>("robustness.csv", PhaseRow.COLUMNS, PhaseRow::cells, PhaseRow::fromCells);
 
+  /** outage_timeline.csv: an outage scenario, one row per member and second. */
+  public static final StudyCsv<OutageTimeline.Second> OUTAGE_TIMELINE = new StudyCsv<>(
+      "outage_timeline.csv", OutageTimeline.COLUMNS, OutageTimeline.Second::cells, OutageTimeline.Second::fromCells);
+
+  /** outage_phases.csv: an outage scenario, one row per member and phase (before, during, after). */
+  public static final StudyCsv<OutageTimeline.Phase> OUTAGE_PHASES = new StudyCsv<>(
+      "outage_phases.csv", OutageTimeline.PHASE_COLUMNS, OutageTimeline.Phase::cells, OutageTimeline.Phase::fromCells);
+
   // Minimal quoting and "\n" keep the files as they were before this writer: Commons CSV's default
   // ends records with "\r\n".
   private static final CSVFormat FORMAT = CSVFormat.DEFAULT.builder().setRecordSeparator("\n").get();

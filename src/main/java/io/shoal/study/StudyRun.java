@@ -21,9 +21,9 @@ import java.util.Map;
  */
 public final class StudyRun {
   /** Lets counters that are published on a timer (shoal's, every second) catch up before reading. */
-  private static final Duration SETTLE = Duration.ofSeconds(2);
+  static final Duration SETTLE = Duration.ofSeconds(2);
   /** Rough cost of starting and stopping one member, for the time-left estimate. */
-  private static final Duration MEMBER_OVERHEAD = Duration.ofSeconds(12);
+  static final Duration MEMBER_OVERHEAD = Duration.ofSeconds(12);
   /**
    * How long after a kill the study waits for the cluster to remove the node: the failure
    * detector's few seconds, the Split Brain Resolver's stable-after (20 s), and room for a busy host.
@@ -142,6 +142,9 @@ public final class StudyRun {
     }
     if (scenario.attacks() != null) {
       return runPhases(startedAt);
+    }
+    if (scenario.outage() != null) {
+      return runOutage(startedAt);
     }
 
     Map<String, String> setups = new LinkedHashMap<>();
@@ -481,6 +484,9 @@ public final class StudyRun {
   }
 
   private Duration estimate(Member m) {
+    if (scenario.outage() != null) {
+      return OutageRun.estimate(scenario, load());
+    }
     Duration measured = load().warmup().plus(load().duration()).plus(SETTLE.multipliedBy(2));
     if (scenario.attacks() != null) {
       return MEMBER_OVERHEAD.plus(AttackPhases.estimate(load()));
@@ -504,6 +510,56 @@ public final class StudyRun {
   private Duration estimatedRound() {
     return scenario.members().stream().filter(m -> !skipped.containsKey(m.name())).map(this::estimate)
         .reduce(Duration.ZERO, Duration::plus);
+  }
+
+  /**
+   * An outage scenario: each member in turn through {@link OutageRun} against one knotd, then
+   * outage_timeline.csv, outage_phases.csv, their chart and summary.md. Returns 0 if every member
+   * ran, 1 otherwise.
+   */
+  private int runOutage(String startedAt) throws IOException, StudyException {
+    Path names = runDir.resolve("names.txt");
+    scenario.recipe().queries().writeEachNameOnce(names);
+    OutageRun outage = new OutageRun(scenario, quick, load(), queryFiles.get(0), names, dnsperf, processes, tools,
+        shoalJar, out);
+    List<Member> members = scenario.members().stream().filter(m -> !skipped.containsKey(m.name())).toList();
+    Map<String, String> setups = new LinkedHashMap<>();
+    Map<String, String> notRun = new LinkedHashMap<>(skipped);
+    List<OutageTimeline.Second> seconds = new ArrayList<>();
+    out.println("study: starting knotd");
+    try (KnotUpstream knot = KnotUpstream.start(runDir.resolve("knotd"), scenario.recipe(), root, tools, processes)) {
+      for (int i = 0; i < members.size(); i++) {
+        Member m = members.get(i);
+        out.println("study: member " + (i + 1) + " of " + members.size() + ": " + m.name() + " — about "
+            + OutageRun.estimate(scenario, load()).multipliedBy(members.size() - i).toSeconds() + " s left");
+        Path dir = runDir.resolve("members").resolve(m.name());
+        StringBuilder setup = new StringBuilder();
+        try {
+          seconds.addAll(outage.measure(m, dir, knot, setup));
+          setups.put(m.name(), setup.toString());
+        } catch (StudyException | IOException | RuntimeException e) {
+          String why = e.getMessage() == null ? e.toString() : e.getMessage();
+          out.println("study: member " + m.name() + " failed: " + why);
+          notRun.put(m.name(), "failed: " + abbreviated(why) + " (see " + runDir.relativize(dir) + "/)");
+        }
+      }
+    }
+    Path timelineCsv = StudyCsv.OUTAGE_TIMELINE.write(runDir, seconds);
+    List<OutageTimeline.Second> written = StudyCsv.OUTAGE_TIMELINE.read(timelineCsv);
+    Path phasesCsv = StudyCsv.OUTAGE_PHASES.write(runDir, OutageTimeline.phases(written));
+    List<OutageTimeline.Phase> phases = StudyCsv.OUTAGE_PHASES.read(phasesCsv);
+    String subtitle = scenario.name() + (quick ? " (quick smoke run)" : "") + ", " + startedAt;
+    OutageChart.write(runDir.resolve(OutageTimeline.PNG), written, subtitle);
+    OutageSummary.Context context = new OutageSummary.Context(scenario, startedAt, quick, load(), setups, notRun,
+        HostFacts.probe(dataPath()), ToolVersions.probe(tools, shoalJar, processes, runDir.resolve("versions")),
+        processes.commands());
+    Files.writeString(runDir.resolve("summary.md"), OutageSummary.render(context, phases, written), StandardCharsets.UTF_8);
+    out.println("study: wrote " + timelineCsv + ", " + StudyCsv.OUTAGE_PHASES.file() + ", " + OutageTimeline.PNG
+        + " and summary.md");
+    for (String line : OutageSummary.atAGlance(scenario, phases, written)) {
+      out.println("  " + line);
+    }
+    return notRun.isEmpty() ? 0 : 1;
   }
 
   /** Sleeps; an interrupt ends the study. */

@@ -26,7 +26,7 @@ class ScenarioTest {
   void theCatalogHoldsTheAgreedScenarios() {
     assertTrue(Scenario.names(CATALOG).containsAll(
         List.of("cache_churn", "cache_churn_write_through", "cache_hit", "thin_ingress", "peers", "cluster_churn",
-            "cluster_hit", "cluster_kill", "cluster_minority", "robustness")),
+            "cluster_hit", "cluster_kill", "cluster_minority", "robustness", "upstream_outage")),
         Scenario.names(CATALOG).toString());
   }
 
@@ -253,6 +253,57 @@ class ScenarioTest {
     for (String[] b : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> Scenario.from("t", ConfigFactory.parseString(recipe + b[0])), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void upstreamOutageStopsKnotdMidRunUnderThreeShoalMembers() {
+    Scenario s = Scenario.load(CATALOG.resolve("upstream_outage.conf"));
+    assertEquals(List.of("stale-on", "stale-off", "prefetch-off"), s.members().stream().map(Member::name).toList());
+    assertEquals("serve-stale on, prefetch on", OutageSummary.features(s.members().get(0)));
+    assertEquals("serve-stale off, prefetch on", OutageSummary.features(s.members().get(1)));
+    assertEquals("serve-stale on, prefetch off", OutageSummary.features(s.members().get(2)));
+    assertEquals(60, s.recipe().stubTtl().toSeconds());
+    // every name fits: expired answers stay in the cache to be served stale
+    assertTrue(s.recipe().maxEntries() >= s.recipe().queries().names());
+    assertTrue(s.outage().fillSpread().compareTo(s.recipe().stubTtl()) < 0);
+    assertEquals(20, s.outage().after(false).toSeconds());
+    assertEquals(20, s.outage().length(false).toSeconds());
+    assertEquals(2, s.outage().queryTimeout().toSeconds());
+    assertTrue(s.outage().length(true).toSeconds() >= 3);
+  }
+
+  @Test
+  void outageMistakesAreRejectedWithTheKey() {
+    String base = "recipe { zone = \"bench.test.\", stub_ttl = 10s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 8, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
+        + " quick { duration = 8s, warmup = 0s } }\n";
+    String members = "members = [{ name = a, kind = shoal }]\n";
+    Scenario ok = Scenario.from("t", ConfigFactory.parseString(base + members
+        + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }"));
+    assertEquals(3, ok.outage().length(true).toSeconds());
+    assertEquals(2, ok.outage().queryTimeout().toSeconds());
+    List<String[]> bad = List.of(
+        new String[] {members + "outage { fill_spread = 10s, after = 5s, length = 5s, quick_after = 2s }",
+            "outage.fill_spread"},
+        new String[] {members + "outage { fill_spread = 5s, after = 1s, length = 5s, quick_after = 2s }",
+            "outage.after"},
+        new String[] {members + "outage { fill_spread = 5s, after = 10s, length = 10s, quick_after = 2s }",
+            "outage.after + outage.length"},
+        new String[] {members + "outage { fill_spread = 5s, after = 5s, length = 5s }", "outage.quick_after"},
+        new String[] {members + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, "
+            + "query_timeout = 1500ms }", "outage.query_timeout"},
+        new String[] {members + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, lenght = 1s }",
+            "outage.lenght"},
+        new String[] {"members = [{ name = k, kind = knotd }]\n"
+            + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }",
+            "shoal of one node"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(base + b[0])), b[0]);
       assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
     }
   }

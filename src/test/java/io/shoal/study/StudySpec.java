@@ -30,17 +30,22 @@ public class StudySpec extends JUnitSuite {
     }
   }
 
-  @Test
-  public void aQuickRunOfATinyScenarioWritesTheCsvChartsAndSummary() throws IOException, URISyntaxException {
+  /** Runs a scenario of the test catalog with --quick and checks it exited 0; returns its run directory. */
+  private static Path quickRun(String name) throws IOException, URISyntaxException {
     assumeTools();
     Path jar = Path.of("target", "shoal.jar");
     Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify", Files.isRegularFile(jar));
-    Path scenario = Path.of(StudySpec.class.getResource("/study/catalog/tiny.conf").toURI());
-    Path out = Files.createTempDirectory("study-spec");
-
-    int status = ShoalCommand.commandLine().execute("study", "tiny", "--quick",
+    Path scenario = Path.of(StudySpec.class.getResource("/study/catalog/" + name + ".conf").toURI());
+    Path out = Files.createTempDirectory("study-spec-" + name);
+    int status = ShoalCommand.commandLine().execute("study", name, "--quick",
         "--catalog", scenario.getParent().toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
     assertEquals("study exit status (see the output above)", 0, status);
+    return out;
+  }
+
+  @Test
+  public void aQuickRunOfATinyScenarioWritesTheCsvChartsAndSummary() throws IOException, URISyntaxException {
+    Path out = quickRun("tiny");
 
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
     assertEquals(String.join(",", ResultRow.COLUMNS), csv.get(0));
@@ -83,6 +88,41 @@ public class StudySpec extends JUnitSuite {
         "shoal.conf", "server.log", "cpu-before.txt", "cpu-after.txt")) {
       assertTrue(audit, Files.isRegularFile(out.resolve("members/two-workers").resolve(audit)));
     }
+  }
+
+  /**
+   * The outage test end to end: knotd stopped for 5 s while every answer of a 4 s TTL expires.
+   * With serve-stale the expired answers go out stale; without it the same queries fail.
+   */
+  @Test
+  public void aQuickOutageRunServesStaleAnswersWhereServeStaleOffFails() throws IOException, URISyntaxException {
+    Path out = quickRun("outage_tiny");
+
+    List<OutageTimeline.Phase> phases = StudyCsv.OUTAGE_PHASES.read(out.resolve("outage_phases.csv"));
+    OutageTimeline.Phase on = during(phases, "stale-on");
+    OutageTimeline.Phase off = during(phases, "stale-off");
+    assertTrue("stale-on answered during the outage: " + on, on.completed() > 0);
+    assertTrue("stale-on served stale answers: " + on, on.stale() > 0);
+    assertEquals("stale-off serves nothing stale: " + off, 0, off.stale());
+    assertTrue("serve-stale leaves fewer queries unanswered (SERVFAIL or lost): " + on + " vs " + off,
+        on.failed() < off.failed());
+    List<OutageTimeline.Second> seconds = StudyCsv.OUTAGE_TIMELINE.read(out.resolve("outage_timeline.csv"));
+    assertTrue(seconds.stream().anyMatch(x -> x.member().equals("stale-off") && x.outage()));
+    byte[] png = Files.readAllBytes(out.resolve(OutageTimeline.PNG));
+    assertTrue("the chart is a PNG", png.length > 8 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
+    String summary = Files.readString(out.resolve("summary.md"));
+    assertTrue(summary, summary.contains("## At a glance"));
+    assertTrue(summary, summary.contains("for stale-off against"));
+    assertTrue(summary, summary.contains("kill -STOP"));
+    for (String audit : List.of("dnsperf-fill.txt", "dnsperf-outage.txt", "outage-scrapes.txt", "knotd-stop.txt",
+        "knotd-cont.txt", "shoal.conf")) {
+      assertTrue(audit, Files.isRegularFile(out.resolve("members/stale-on").resolve(audit)));
+    }
+  }
+
+  private static OutageTimeline.Phase during(List<OutageTimeline.Phase> phases, String member) {
+    return phases.stream().filter(p -> p.member().equals(member) && p.phase().equals("during")).findFirst()
+        .orElseThrow(() -> new AssertionError("no 'during' row for " + member + " in " + phases));
   }
 
   @Test
