@@ -15,9 +15,9 @@ public record UpstreamGroupSettings(
     String name, List<InetSocketAddress> servers, Duration timeout, int maxFails, Duration backoff,
     Duration maxBackoff) {
 
-  /** A group with the default health rules (3 failures in a row, 1 s back-off up to 5 s). */
+  /** A group with the default health rules (3 failures in a row, 1 s back-off up to 2 s). */
   public UpstreamGroupSettings(String name, List<InetSocketAddress> servers, Duration timeout) {
-    this(name, servers, timeout, 3, Duration.ofSeconds(1), Duration.ofSeconds(5));
+    this(name, servers, timeout, 3, Duration.ofSeconds(1), Duration.ofSeconds(2));
   }
 
   /** How long a query may take when every server times out, plus a TCP retry's worth. */

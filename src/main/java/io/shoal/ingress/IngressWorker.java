@@ -265,10 +265,14 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     return flight;
   }
 
-  /** The flight of {@code key} ended: no longer in flight, and a prefetch's claim is released. */
-  private Flight end(CacheKey key) {
+  /**
+   * The flight of {@code key} ended: no longer in flight. A prefetch that {@code answered}
+   * releases its claim; one that failed keeps it until it lapses, so hits on an entry whose
+   * upstreams are down do not start a prefetch each.
+   */
+  private Flight end(CacheKey key, boolean answered) {
     Flight flight = inFlight.remove(key);
-    if (flight != null && flight.prefetch) {
+    if (flight != null && flight.prefetch && answered) {
       prefetch.release(key);
     }
     return flight;
@@ -288,7 +292,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       profile.cacheMetrics().prefetch();
       askUpstream(key, profile, refresh.query());
     } catch (RuntimeException e) {
-      end(key);
+      end(key, false);
       failures.warn("prefetch of " + key + " failed", e);
     }
     return this;
@@ -326,7 +330,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       // The owner did not answer in time (dead, partitioned, slow): go upstream ourselves.
       metrics.remoteLookup("timeout");
       if (flight.waiters.isEmpty()) {
-        end(done.key()); // every waiter had the stale answer
+        end(done.key(), false); // every waiter had the stale answer
       } else {
         askUpstream(done.key(), done.profile(), flight.waiters.get(0).query());
       }
@@ -334,7 +338,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     metrics.remoteLookup(answer.source);
     if (!answer.answered()) {
-      failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED);
+      failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED, false);
       return this;
     }
     CachedAnswer copy = answer.decode();
@@ -358,7 +362,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     try {
       if (!(done.outcome() instanceof Upstream.Answered answered)) {
-        failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED);
+        failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED, false);
         return this;
       }
       ScannedAnswer scan;
@@ -367,16 +371,22 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       } catch (WireException e) {
         failures.warn("malformed answer from " + answered.server() + " for " + done.key(), e);
         metrics.dropped(ServerMetrics.BAD_UPSTREAM_ANSWER);
-        failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED);
+        failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED, true);
         return this;
       }
       if (scan.rcode() == Rcode.REFUSED) {
         // The upstream will not resolve for us: to our client that is a failure, not a policy
         // of ours (RFC 8914's No Reachable Authority), remembered like a SERVFAIL.
-        failed(done.key(), done.profile(), ExtendedError.UPSTREAM_REFUSED);
+        failed(done.key(), done.profile(), ExtendedError.UPSTREAM_REFUSED, true);
         return this;
       }
-      if (scan.rcode() == Rcode.SERVFAIL && serveStaleFor(done.key(), done.profile())) {
+      if (scan.rcode() == Rcode.SERVFAIL && serveStaleFor(done.key(), done.profile(), true)) {
+        return this;
+      }
+      Flight flight = inFlight.get(done.key());
+      if (scan.rcode() == Rcode.SERVFAIL && flight.prefetch && flight.waiters.isEmpty()) {
+        // A prefetch that failed: the answer in the cache is still good until it expires.
+        end(done.key(), false);
         return this;
       }
       long now = clock.getAsLong();
@@ -408,9 +418,12 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   /**
    * No usable answer came for {@code key}: the stale answer if serve-stale has one; else SERVFAIL
    * saying {@code why}, and an upstream REFUSED is remembered as a SERVFAIL for servfail_ttl.
+   *
+   * @param nameFailed an upstream answered, and it is this name that fails there (SERVFAIL,
+   *     REFUSED, an answer that cannot be made valid); false when no upstream answered
    */
-  private void failed(CacheKey key, Profile profile, ExtendedError why) {
-    if (serveStaleFor(key, profile)) {
+  private void failed(CacheKey key, Profile profile, ExtendedError why, boolean nameFailed) {
+    if (serveStaleFor(key, profile, nameFailed)) {
       return;
     }
     if (why == ExtendedError.UPSTREAM_REFUSED) {
@@ -437,19 +450,24 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   /**
-   * Answers every waiter of {@code key} with its stale answer when serve-stale has one, opens the
-   * key's failure-recheck window, and ends the flight; false (nothing done) when there is none.
-   * The stale answer stays in the cache as it was: a failure never overwrites it.
+   * Answers every waiter of {@code key} with its stale answer when serve-stale has one and ends
+   * the flight; false (nothing done) when there is none. The stale answer stays in the cache as
+   * it was: a failure never overwrites it. When the upstream answered and the name failed there,
+   * the key's failure-recheck window opens (RFC 8767: do not ask again for 30 s); when no upstream
+   * answered it does not, since upstream health already fails fast while they are down and the
+   * name is fetched again as soon as they are back.
    */
-  private boolean serveStaleFor(CacheKey key, Profile profile) {
+  private boolean serveStaleFor(CacheKey key, Profile profile, boolean nameFailed) {
     Flight flight = inFlight.get(key);
     long now = clock.getAsLong();
     CachedAnswer expired = flight.stale != null ? flight.stale : stale.find(key, profile, now);
     if (expired == null) {
       return false;
     }
-    stale.failed(key, now);
-    end(key);
+    if (nameFailed) {
+      stale.failed(key, now);
+    }
+    end(key, false);
     for (Waiter w : flight.waiters) {
       if (w instanceof Resolve r) {
         replyStale(r, expired, profile, UPSTREAM_FAILED);
@@ -473,7 +491,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   private void answerAll(CacheKey key, CachedAnswer answer, boolean cacheable) {
-    Flight flight = end(key);
+    Flight flight = end(key, true);
     if (flight == null) {
       return;
     }
@@ -492,7 +510,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   private void servfailAll(CacheKey key, ExtendedError why) {
-    Flight flight = end(key);
+    Flight flight = end(key, false);
     if (flight != null) {
       for (Waiter w : flight.waiters) {
         if (w instanceof Resolve r) {

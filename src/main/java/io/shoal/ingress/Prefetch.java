@@ -14,12 +14,19 @@ public final class Prefetch {
   /** Shorter-lived answers are not prefetched: their last tenth is under a second. */
   static final long MIN_LIFETIME_MILLIS = 10_000;
 
+  /** How long a claim holds without being released. */
+  static final long CLAIM_MILLIS = 30_000;
+
   /** No prefetching. */
   public static final Prefetch OFF = new Prefetch(false, 0);
 
   private final boolean enabled;
   private final int maxUnderWay;
-  /** Claimed keys and when; a claim older than a minute is stale (its worker restarted) and taken over. */
+  /**
+   * Claimed keys and when. A claim lapses after {@link #CLAIM_MILLIS}: one whose prefetch failed
+   * is kept until then (a name whose upstreams are down is not prefetched on every hit), and one
+   * whose worker restarted is taken over.
+   */
   private final ConcurrentHashMap<CacheKey, Long> underWay = new ConcurrentHashMap<>();
 
   /** @param maxUnderWay prefetches in flight at once; more are skipped (they are an optimisation) */
@@ -39,10 +46,10 @@ public final class Prefetch {
       return false;
     }
     Long claimed = underWay.putIfAbsent(key, nowMillis);
-    return claimed == null || (nowMillis - claimed > 60_000 && underWay.replace(key, claimed, nowMillis));
+    return claimed == null || (nowMillis - claimed > CLAIM_MILLIS && underWay.replace(key, claimed, nowMillis));
   }
 
-  /** The prefetch of {@code key} ended (refreshed or failed): a later hit may try again. */
+  /** The prefetch of {@code key} refreshed the answer: a later hit may prefetch again. */
   void release(CacheKey key) {
     underWay.remove(key);
   }

@@ -57,9 +57,9 @@ public final class OutageSummary {
         .append("still arrives in time), counted in the second it gave up. `stale` and `prefetches` are the ")
         .append("node's own counters (`shoal_stale_answers_total`, `shoal_prefetches_total`) read once a ")
         .append("second; shoal publishes them once a second, so they can trail dnsperf's seconds by one. ")
-        .append("`stale_pct` is stale answers per completed answer. Names that failed during the outage are ")
-        .append("served stale for up to 30 s after knotd is back (RFC 8767's failure recheck), so `after` can ")
-        .append("hold stale answers too. The first second is left out of `before` ")
+        .append("`stale_pct` is stale answers per completed answer. Stale answers and SERVFAILs go on until ")
+        .append("shoal's next probe finds knotd back (within `max_backoff` of SIGCONT), so `after` can hold ")
+        .append("some too. The first second is left out of `before` ")
         .append("(dnsperf ramps up in it). Per second: [outage_timeline.csv](outage_timeline.csv), chart ")
         .append("[").append(OutageTimeline.PNG).append("](").append(OutageTimeline.PNG).append(").\n");
     if (!c.notRun().isEmpty()) {

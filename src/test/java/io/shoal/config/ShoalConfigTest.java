@@ -51,7 +51,7 @@ class ShoalConfigTest {
     UpstreamGroupSettings extra = c.upstreams().get("extra");
     assertEquals(3, extra.maxFails());
     assertEquals(Duration.ofSeconds(1), extra.backoff());
-    assertEquals(Duration.ofSeconds(5), extra.maxBackoff());
+    assertEquals(Duration.ofSeconds(2), extra.maxBackoff());
     assertEquals(ServeStaleSettings.OFF, ShoalConfig.from(config("shoal.serve_stale.enabled = off")).serveStale());
   }
 
