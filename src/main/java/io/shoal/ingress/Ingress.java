@@ -149,7 +149,8 @@ public final class Ingress {
       return null;
     }
     profile.cacheMetrics().hit();
-    if (prefetch.claim(query.key(), hit, now)) {
+    // Not for RD=0: probing the cache must not cost the upstreams anything.
+    if (query.recursionDesired() && prefetch.claim(query.key(), hit, now)) {
       workers.get(partition(query)).tell(new IngressWorker.Refresh(query));
     }
     return hit.render(query, now, protocol.sizeLimit(query));

@@ -125,6 +125,13 @@ public class UpstreamFailureSpec extends JUnitSuite {
         assertEquals("nothing went upstream", 0, auth.queries("snooped.example.test.", Type.A));
         assertEquals(refusedBefore + 1, node.metrics().await(v -> v >= refusedBefore + 1, "shoal_refused_total",
             "reason=\"no_recursion\""), 0.0);
+
+        node.advanceSeconds(55); // the last tenth of the 60 s answer: a hit with RD=1 would prefetch
+        Message late = edns(0x2104, "cached.example.test.");
+        late.getHeader().unsetFlag(Flags.RD);
+        assertEquals(Rcode.NOERROR, DnsClient.udp(node.udp(), late).getRcode());
+        Thread.sleep(500);
+        assertEquals("an RD=0 hit does not prefetch", 1, auth.queries("cached.example.test.", Type.A));
       }
     }
   }
