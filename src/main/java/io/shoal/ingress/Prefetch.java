@@ -8,7 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * Which hits send their name upstream again before it expires: a hit in the last tenth of its
  * answer's lifetime, for answers kept at least {@link #MIN_LIFETIME_MILLIS}, like Unbound's
  * {@code prefetch}. At most one prefetch per key is under way at a time: the reading threads
- * claim a key here, the worker releases it when the fetch ends.
+ * claim a key here, and the worker releases it when the fetch refreshed the answer (a failed one
+ * keeps its claim until it lapses).
  */
 public final class Prefetch {
   /** Shorter-lived answers are not prefetched: their last tenth is under a second. */
