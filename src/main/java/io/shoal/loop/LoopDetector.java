@@ -202,12 +202,8 @@ public final class LoopDetector {
     AtomicInteger left = new AtomicInteger(group.probes.size());
     AtomicBoolean answered = new AtomicBoolean();
     for (Probe p : group.probes) {
-      int id;
-      synchronized (random) {
-        id = random.nextInt(65536);
-      }
       long deadline = System.nanoTime() + group.settings.timeout().toNanos();
-      sockets.udp(p.server(), p.query().upstreamQuery(id), id, p.query().key(), deadline)
+      sockets.udp(p.server(), p.query(), deadline)
           .whenComplete((reply, failure) -> {
             if (reply != null) {
               answered.set(true);

@@ -6,7 +6,6 @@ import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.Rcode;
 import java.net.InetSocketAddress;
-import java.security.SecureRandom;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -28,7 +27,6 @@ public final class UpstreamGroup implements Upstream {
   private final UpstreamSelector sockets;
   private final ServerMetrics metrics;
   private final ServerHealth[] health;
-  private final SecureRandom random = new SecureRandom();
   private volatile int preferred;
 
   public UpstreamGroup(UpstreamGroupSettings group, UpstreamSelector sockets, ServerMetrics metrics) {
@@ -48,11 +46,7 @@ public final class UpstreamGroup implements Upstream {
 
   /** Asks {@code server} for {@code . NS} over UDP: any reply means it is alive. */
   private CompletableFuture<byte[]> probe(InetSocketAddress server) {
-    int id;
-    synchronized (random) {
-      id = random.nextInt(65536);
-    }
-    return sockets.udp(server, PROBE.upstreamQuery(id), id, PROBE.key(), System.nanoTime() + attemptNanos);
+    return sockets.udp(server, PROBE, System.nanoTime() + attemptNanos);
   }
 
   /** The probe question: root NS, which every DNS server answers somehow. */
@@ -98,10 +92,7 @@ public final class UpstreamGroup implements Upstream {
       result.complete(new Failed("the query's deadline passed"));
       return;
     }
-    int id;
-    synchronized (random) {
-      id = random.nextInt(65536);
-    }
+    int id = sockets.newQueryId();
     byte[] wire = query.upstreamQuery(id);
     InetSocketAddress address = servers.get(server);
     CompletableFuture<byte[]> exchange = overTcp

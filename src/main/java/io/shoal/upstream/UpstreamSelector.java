@@ -3,6 +3,7 @@ package io.shoal.upstream;
 import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.CacheKey;
+import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ScannedAnswer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -13,6 +14,7 @@ import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
+import java.security.SecureRandom;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,6 +61,7 @@ public final class UpstreamSelector implements AutoCloseable {
   private final int maxOpen;
   private final ServerMetrics metrics;
   private final ByteBuffer udpBuffer = ByteBuffer.allocateDirect(65535);
+  private final SecureRandom random = new SecureRandom();
   private final ConcurrentHashMap<InetSocketAddress, ConcurrentLinkedDeque<UdpSocket>> idle = new ConcurrentHashMap<>();
   /** When the selector thread will next look at its deadlines on its own (System.nanoTime). */
   private volatile long selectorWakesAt = Long.MIN_VALUE;
@@ -146,6 +149,22 @@ public final class UpstreamSelector implements AutoCloseable {
   /** The cap on open upstream sockets. */
   public int maxOpen() {
     return maxOpen;
+  }
+
+  /**
+   * A fresh random 16-bit query ID for one exchange: with the random source port, what an
+   * off-path attacker must guess to slip in a forged answer.
+   */
+  public int newQueryId() {
+    synchronized (random) {
+      return random.nextInt(65536);
+    }
+  }
+
+  /** Sends {@code query}'s question over UDP now with a fresh ID (see {@link #udp(InetSocketAddress, byte[], int, CacheKey, long)}). */
+  public CompletableFuture<byte[]> udp(InetSocketAddress server, DnsQuery query, long deadlineNanos) {
+    int id = newQueryId();
+    return udp(server, query.upstreamQuery(id), id, query.key(), deadlineNanos);
   }
 
   /** Sends {@code query} over UDP now; completes with the matching response, or fails at the deadline. */
