@@ -181,10 +181,11 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     Profile profile = profiles.match(key);
     long now = clock.getAsLong();
     // Counted as a miss where it was read; it may have been filled since (a waiter of the same
-    // key queued behind the answer), and then the cache answers it without another fetch.
-    CachedAnswer filled = profile.cache().get(key, now);
-    if (filled != null) {
-      reply(r, filled.render(r.query(), now, r.protocol().sizeLimit(r.query())));
+    // key queued behind the answer), and then the cache answers it without another fetch. The
+    // same read finds the expired answer serve-stale may need.
+    CachedAnswer found = stale.read(key, profile, now);
+    if (found != null && !found.expiredAt(now)) {
+      reply(r, found.render(r.query(), now, r.protocol().sizeLimit(r.query())));
       return;
     }
     ActorRef<PeerLookup> owner = owners.ownerOf(key);
@@ -202,7 +203,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       }
       return;
     }
-    CachedAnswer expired = stale.find(key, profile, now);
+    CachedAnswer expired = stale.servable(found);
     if (expired != null && stale.recheckPending(key, now)) {
       replyStale(r, expired, profile, UPSTREAM_FAILED);
       return;

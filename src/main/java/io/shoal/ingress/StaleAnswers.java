@@ -43,12 +43,21 @@ final class StaleAnswers {
    * served stale, or null (serve-stale off, none, or a remembered failure).
    */
   CachedAnswer find(CacheKey key, Profile profile, long now) {
-    if (!settings.enabled()) {
-      return null;
-    }
+    return servable(read(key, profile, now));
+  }
+
+  /**
+   * One cache read for {@code key} that serves both uses: the entry unexpired at {@code now}, or
+   * (serve-stale on) expired less than max_stale before it; null when neither.
+   */
+  CachedAnswer read(CacheKey key, Profile profile, long now) {
     // An entry not expired at now - max_stale expired at most max_stale ago.
-    CachedAnswer stale = profile.cache().get(key, now - settings.maxStale().toMillis());
-    return stale != null && stale.servableStale() ? stale : null;
+    return profile.cache().get(key, settings.enabled() ? now - settings.maxStale().toMillis() : now);
+  }
+
+  /** {@code answer} (from {@link #read}) when serve-stale may serve it, else null. */
+  CachedAnswer servable(CachedAnswer answer) {
+    return settings.enabled() && answer != null && answer.servableStale() ? answer : null;
   }
 
   /** The upstreams failed for {@code key} at {@code now} and its stale answer went out. */
