@@ -358,11 +358,11 @@ public final class UpstreamSelector implements AutoCloseable {
     while (true) {
       udpBuffer.clear();
       int n;
-      UdpQuery x = socket.query;
       try {
         n = socket.channel.read(udpBuffer);
       } catch (IOException e) {
         // e.g. ICMP port unreachable reported on the connected socket: the server is not there.
+        UdpQuery x = socket.query;
         if (x != null) {
           finish(x, null, new UpstreamException("error", x.server + ": " + e));
         }
@@ -371,6 +371,9 @@ public final class UpstreamSelector implements AutoCloseable {
       if (n <= 0) {
         return;
       }
+      // Read only now: the socket may have gone back idle and carried the caller's next query
+      // (set before it was sent) since this loop began, and this datagram may be its answer.
+      UdpQuery x = socket.query;
       if (x == null || x.result.isDone()) {
         // A datagram for no query in flight on this socket (a late or duplicate answer).
         metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
