@@ -8,13 +8,12 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.AskPattern;
 import com.typesafe.config.Config;
 import io.shoal.cache.AnswerCache;
-import io.shoal.wire.DnsQuery;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
 import kamon.Kamon;
 import kamon.metric.Counter;
 import org.slf4j.Logger;
@@ -32,9 +31,14 @@ public final class ClusterNode {
   private static final Duration FIRST_RETRY = Duration.ofSeconds(1);
   private static final Duration LONGEST_RETRY = Duration.ofSeconds(30);
 
-  /** What the cluster side needs from the node it belongs to. */
+  /**
+   * What the cluster side needs from the node it belongs to.
+   *
+   * @param dnsUdp, dnsTcp where the node answers DNS: other nodes ask it there for the keys it owns
+   */
   public record Services(
-      BiConsumer<DnsQuery, ActorRef<PeerAnswer>> resolveForPeer,
+      InetSocketAddress dnsUdp,
+      InetSocketAddress dnsTcp,
       List<AnswerCache> caches,
       OwnerDirectory owners,
       NodeStatus status,
@@ -86,7 +90,7 @@ public final class ClusterNode {
           flushes.complete(ctx.spawn(
               FlushRecord.create(services.caches(), services.status(), services.flushRetention(), joinWait),
               "flush-record"));
-          ctx.spawn(OwnerEndpoint.create(services.resolveForPeer()), "owner");
+          ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp()), "owner");
           ctx.spawn(Membership.create(services.owners(), services.nodeLabel()), "membership");
           return Behaviors.empty();
         }),

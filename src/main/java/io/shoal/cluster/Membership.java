@@ -12,8 +12,12 @@ import akka.cluster.ClusterEvent;
 import akka.cluster.MemberStatus;
 import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Subscribe;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import kamon.Kamon;
 import kamon.metric.Gauge;
 import org.slf4j.Logger;
@@ -22,7 +26,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps the {@link OwnerDirectory} in step with the cluster: the ring holds every reachable
  * node that has registered its {@link OwnerEndpoint}, so ownership moves as soon as a member
- * joins, leaves or becomes unreachable, without a restart.
+ * joins, leaves or becomes unreachable, without a restart. Each new member's endpoint is asked
+ * once where the member answers DNS, which is where its keys are looked up.
  */
 public final class Membership extends AbstractBehavior<Membership.Command> {
 
@@ -33,12 +38,23 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
 
   private record MembersChanged(ClusterEvent.MemberEvent event) implements Command {}
 
+  /** A node's endpoint said where it answers DNS; {@code at} is null when it did not in time. */
+  private record DnsAddressed(ActorRef<OwnerEndpoint.WhereIsDns> ref, OwnerEndpoint.DnsAt at) implements Command {}
+
+  private record AskAgain(ActorRef<OwnerEndpoint.WhereIsDns> ref) implements Command {}
+
+  private static final Duration ASK_TIMEOUT = Duration.ofSeconds(3);
+
   private static final Logger log = LoggerFactory.getLogger(Membership.class);
 
   private final OwnerDirectory directory;
   private final Cluster cluster;
   private final Gauge members;
   private final java.util.Set<Address> up = new java.util.HashSet<>();
+  /** The endpoints listed now, this node's included. */
+  private Set<ActorRef<OwnerEndpoint.WhereIsDns>> listed = Set.of();
+  /** Where the other listed members answer DNS, by member address, as far as they said. */
+  private final Map<String, OwnerDirectory.Owner> owners = new HashMap<>();
 
   public static Behavior<Command> create(OwnerDirectory directory, String nodeLabel) {
     return Behaviors.setup(ctx -> new Membership(ctx, directory, nodeLabel));
@@ -61,20 +77,68 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
     return newReceiveBuilder()
         .onMessage(ListingChanged.class, this::onListing)
         .onMessage(MembersChanged.class, this::onMembers)
+        .onMessage(DnsAddressed.class, this::onDnsAddressed)
+        .onMessage(AskAgain.class, this::onAskAgain)
         .build();
   }
 
   private Behavior<Command> onListing(ListingChanged changed) {
-    Address self = cluster.selfMember().address();
-    Map<String, ActorRef<PeerLookup>> owners = new HashMap<>();
-    // Only reachable endpoints: an unreachable node's keys are taken over at once.
-    for (ActorRef<PeerLookup> ref : changed.listing().getServiceInstances(OwnerEndpoint.KEY)) {
-      Address a = ref.path().address();
-      owners.put((a.hasGlobalScope() ? a : self).toString(), ref);
+    listed = changed.listing().getServiceInstances(OwnerEndpoint.KEY);
+    for (ActorRef<OwnerEndpoint.WhereIsDns> ref : listed) {
+      if (!isSelf(ref) && !owners.containsKey(memberOf(ref))) {
+        askWhere(ref);
+      }
     }
-    directory.update(owners, self.toString());
-    log.info("owner ring: {} node(s) {}", owners.size(), owners.keySet());
+    publish();
     return this;
+  }
+
+  /** Asks a node's endpoint where it answers DNS (once; again after a failure while it is listed). */
+  private void askWhere(ActorRef<OwnerEndpoint.WhereIsDns> ref) {
+    getContext().ask(OwnerEndpoint.DnsAt.class, ref, ASK_TIMEOUT, OwnerEndpoint.WhereIsDns::new,
+        (at, failure) -> new DnsAddressed(ref, at));
+  }
+
+  private Behavior<Command> onDnsAddressed(DnsAddressed answer) {
+    if (!listed.contains(answer.ref())) {
+      return this;
+    }
+    if (answer.at() == null) {
+      getContext().scheduleOnce(ASK_TIMEOUT, getContext().getSelf(), new AskAgain(answer.ref()));
+      return this;
+    }
+    String host = answer.ref().path().address().getHost().orElse("127.0.0.1");
+    owners.put(memberOf(answer.ref()), answer.at().owner(host));
+    publish();
+    return this;
+  }
+
+  private Behavior<Command> onAskAgain(AskAgain again) {
+    if (listed.contains(again.ref()) && !owners.containsKey(memberOf(again.ref()))) {
+      askWhere(again.ref());
+    }
+    return this;
+  }
+
+  /** Rebuilds the ring from the listed endpoints: only reachable ones are listed, so an unreachable node's keys are taken over at once. */
+  private void publish() {
+    List<String> members = new ArrayList<>();
+    for (ActorRef<OwnerEndpoint.WhereIsDns> ref : listed) {
+      members.add(memberOf(ref));
+    }
+    owners.keySet().retainAll(members);
+    String self = cluster.selfMember().address().toString();
+    directory.update(members, owners, self);
+    log.info("owner ring: {} node(s) {}; DNS addresses known for {}", members.size(), members, owners.keySet());
+  }
+
+  private boolean isSelf(ActorRef<?> ref) {
+    return !ref.path().address().hasGlobalScope();
+  }
+
+  private String memberOf(ActorRef<?> ref) {
+    Address a = ref.path().address();
+    return (a.hasGlobalScope() ? a : cluster.selfMember().address()).toString();
   }
 
   private Behavior<Command> onMembers(MembersChanged changed) {

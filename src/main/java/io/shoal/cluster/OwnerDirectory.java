@@ -1,39 +1,56 @@
 package io.shoal.cluster;
 
-import akka.actor.typed.ActorRef;
 import akka.routing.ConsistentHash;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.metrics.CacheMetrics;
+import io.shoal.upstream.UpstreamSelector;
 import io.shoal.wire.CacheKey;
+import io.shoal.wire.DnsQuery;
+import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Which node owns which cache key: a consistent-hash ring over the reachable members' addresses,
- * rebuilt by {@link Membership} when they change and read lock-free by the workers.
+ * Which node owns which cache key, and how to ask it: a consistent-hash ring over the reachable
+ * members, rebuilt by {@link Membership} when they change and read lock-free by the workers.
+ *
+ * <p>An owner is asked over DNS, on its own listeners, with the question marked by
+ * {@link DnsQuery#PEER_OPTION} so that it resolves the question itself. The lookup takes the path
+ * every client query takes (a hit is answered on the thread that read it) and the node's upstream
+ * sockets carry it, so a remote hit costs a datagram each way: no serialization, no actor hop on
+ * either side. A reply too large for UDP (TC=1) is asked again over TCP.
  */
 public final class OwnerDirectory {
   /** Virtual nodes per member: enough for an even spread over a handful of nodes. */
   private static final int VIRTUAL_NODES = 64;
 
+  /** Where one member answers DNS. */
+  public record Owner(InetSocketAddress udp, InetSocketAddress tcp) {}
+
   private final AtomicReference<Ring> ring = new AtomicReference<>(Ring.EMPTY);
+  /** The node's upstream sockets, which carry owner lookups too; null on a single node. */
+  private final UpstreamSelector sockets;
   /** Copies of answers owned by other nodes; null: none are kept. */
   private final AnswerCache nearCache;
   private final CacheMetrics nearMetrics;
 
-  /** A directory that keeps no copies of other nodes' answers (and a single node's, empty). */
+  /** A directory with no peers: every key is this node's own. */
   public OwnerDirectory() {
-    this(null, null);
+    this(null, null, null);
   }
 
   /**
+   * @param sockets the node's upstream sockets, over which owners are asked
    * @param nearCache where copies of answers fetched from their owners are kept, apart from the
    *     node's own caches so they never take room from the answers it owns; null for none
    * @param nearMetrics the near cache's hits and misses
    */
-  public OwnerDirectory(AnswerCache nearCache, CacheMetrics nearMetrics) {
+  public OwnerDirectory(UpstreamSelector sockets, AnswerCache nearCache, CacheMetrics nearMetrics) {
+    this.sockets = sockets;
     this.nearCache = nearCache;
     this.nearMetrics = nearMetrics;
   }
@@ -59,24 +76,55 @@ public final class OwnerDirectory {
     }
   }
 
-  private record Ring(ConsistentHash<String> hash, Map<String, ActorRef<PeerLookup>> owners, String self) {
-    static final Ring EMPTY = new Ring(null, Map.of(), "");
+  /**
+   * @param hash over every member in the ring, this node included
+   * @param owners where the members answer DNS, as far as known; a member missing here owns its
+   *     keys all the same, and a node asked for one of them answers it itself meanwhile
+   * @param size members in {@code hash} whose keys can be looked up: see {@link #size()}
+   */
+  private record Ring(ConsistentHash<String> hash, Map<String, Owner> owners, String self, int size) {
+    static final Ring EMPTY = new Ring(null, Map.of(), "", 0);
   }
 
-  /** The owner to ask for {@code key}, or null when this node owns it (or there are no peers). */
-  public ActorRef<PeerLookup> ownerOf(CacheKey key) {
+  /**
+   * The owner to ask for {@code key}, or null when this node owns it, there are no peers, or
+   * the owner's DNS address is not known yet.
+   */
+  public Owner ownerOf(CacheKey key) {
     Ring r = ring.get();
-    if (r.hash == null || r.hash.isEmpty()) {
+    if (r.hash == null || sockets == null) {
       return null;
     }
     String owner = r.hash.nodeFor(key.bytes());
     return owner.equals(r.self) ? null : r.owners.get(owner);
   }
 
-  /** Replaces the ring: {@code owners} maps each member's address to its owner endpoint. */
-  void update(Map<String, ActorRef<PeerLookup>> owners, String self) {
-    ConsistentHash<String> hash = ConsistentHash.create(List.copyOf(owners.keySet()), VIRTUAL_NODES);
-    ring.set(new Ring(hash, Map.copyOf(owners), self));
+  /**
+   * Asks {@code owner} for {@code query}'s answer; completes with the owner's reply (its ID and
+   * question checked), or exceptionally when none came within {@code timeout}.
+   */
+  public CompletableFuture<byte[]> ask(Owner owner, DnsQuery query, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    int id = sockets.newQueryId();
+    return sockets.udp(owner.udp(), query.peerQuery(id), id, query.key(), deadline).thenCompose(reply -> {
+      if ((reply[2] & 0x02) == 0) {
+        return CompletableFuture.completedFuture(reply);
+      }
+      int tcpId = sockets.newQueryId();
+      return sockets.tcp(owner.tcp(), query.peerQuery(tcpId), tcpId, query.key(), deadline);
+    });
+  }
+
+  /**
+   * Replaces the ring.
+   *
+   * @param members the address of every member that takes part, this node's ({@code self}) too
+   * @param owners where those members answer DNS, where known
+   */
+  void update(List<String> members, Map<String, Owner> owners, String self) {
+    ConsistentHash<String> hash = ConsistentHash.create(List.copyOf(members), VIRTUAL_NODES);
+    int askable = (int) members.stream().filter(m -> m.equals(self) || owners.containsKey(m)).count();
+    ring.set(new Ring(hash, Map.copyOf(owners), self, askable));
   }
 
   /** Forgets every owner: this node answers every key itself (it is out of the cluster). */
@@ -84,8 +132,11 @@ public final class OwnerDirectory {
     ring.set(Ring.EMPTY);
   }
 
-  /** Number of nodes in the ring (this one included when registered). */
+  /**
+   * Nodes in the ring whose keys are looked up where they belong: this one (once registered) and
+   * those whose DNS address is known.
+   */
   public int size() {
-    return ring.get().owners.size();
+    return ring.get().size;
   }
 }

@@ -3,7 +3,6 @@ package io.shoal.ingress;
 import akka.actor.typed.ActorRef;
 import io.shoal.access.AccessControl;
 import io.shoal.cache.CachedAnswer;
-import io.shoal.cluster.PeerAnswer;
 import io.shoal.loop.LoopDetector;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
@@ -164,11 +163,6 @@ public final class Ingress {
   private byte[] notRecursing(DnsQuery query) {
     metrics.refused(ServerMetrics.NO_RECURSION);
     return query.refused(ExtendedError.NOT_AUTHORITATIVE);
-  }
-
-  /** A lookup from another cluster node for a key this node owns. */
-  public void resolveForPeer(DnsQuery query, ActorRef<PeerAnswer> replyTo) {
-    workers.get(partition(query)).tell(new IngressWorker.PeerResolve(query, replyTo));
   }
 
   private boolean admit(int worker) {

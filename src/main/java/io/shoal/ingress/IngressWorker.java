@@ -10,8 +10,6 @@ import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ServeStaleSettings;
 import io.shoal.logging.FailureLog;
-import io.shoal.cluster.PeerAnswer;
-import io.shoal.cluster.PeerLookup;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
@@ -51,21 +49,15 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   /** Messages to a worker. */
   public interface Command {}
 
-  /** Someone waiting for the answer to a question that is in flight. */
-  private sealed interface Waiter permits Resolve, PeerResolve {
-    DnsQuery query();
-  }
-
-  /** Answer {@code query}, which missed the cache, from {@code client}; the reply goes to {@code replyTo}. */
-  public record Resolve(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath replyTo)
-      implements Command, Waiter {}
-
   /**
-   * Another cluster node asks this node, the key's owner, for the answer. Resolved here (from
-   * the cache or upstream), never passed on to yet another node, so rings that briefly disagree
-   * cannot bounce a lookup around.
+   * Answer {@code query}, which missed the cache, from {@code client}; the reply goes to
+   * {@code replyTo}. The client may be another cluster node asking this one, the key's owner
+   * ({@link DnsQuery#fromPeer()}): such a query is resolved here, from the cache or upstream, never
+   * passed on to yet another node, and never answered stale (the asking node would keep the stale
+   * answer as a fresh copy; it serves its own stale answer if it has one).
    */
-  public record PeerResolve(DnsQuery query, ActorRef<PeerAnswer> replyTo) implements Command, Waiter {}
+  public record Resolve(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath replyTo)
+      implements Command {}
 
   /** A hit found its answer near expiry: fetch it again, nobody waits (see {@link Prefetch}). */
   public record Refresh(DnsQuery query) implements Command {}
@@ -75,7 +67,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
 
   private record UpstreamDone(CacheKey key, Profile profile, Upstream.Outcome outcome) implements Command {}
 
-  private record OwnerDone(CacheKey key, Profile profile, PeerAnswer answer) implements Command {}
+  /** The owner node's reply to a lookup of {@code key}; null when none came in time. */
+  private record OwnerDone(CacheKey key, Profile profile, byte[] reply) implements Command {}
 
   /** Reasons of shoal_stale_answers_total. */
   static final String UPSTREAM_FAILED = "upstream_failed";
@@ -92,7 +85,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
 
   /** One question on its way upstream (or to its owner node), and who waits for it. */
   private static final class Flight {
-    final List<Waiter> waiters = new ArrayList<>(2);
+    final List<Resolve> waiters = new ArrayList<>(2);
     /** Started by a prefetch: its claim is released when the flight ends. */
     boolean prefetch;
     /** The expired answer to serve if the upstreams fail or are slow; null if there is none. */
@@ -102,6 +95,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   }
 
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(IngressWorker.class), 10);
+  private static final FailureLog ownerRefusals = new FailureLog(LoggerFactory.getLogger(IngressWorker.class), 60);
 
   private final ProfileTable profiles;
   private final FillMode fillMode;
@@ -155,7 +149,6 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Resolve.class, this::onResolve)
-        .onMessage(PeerResolve.class, this::onPeerResolve)
         .onMessage(Refresh.class, this::onRefresh)
         .onMessage(StaleDeadline.class, this::onStaleDeadline)
         .onMessage(UpstreamDone.class, this::onUpstreamDone)
@@ -188,7 +181,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       reply(r, found.render(r.query(), now, r.protocol().sizeLimit(r.query())));
       return;
     }
-    ActorRef<PeerLookup> owner = owners.ownerOf(key);
+    OwnerDirectory.Owner owner = r.query().fromPeer() ? null : owners.ownerOf(key);
     CachedAnswer copy = owner == null ? null : owners.nearCopy(key, now);
     if (copy != null) {
       reply(r, copy.render(r.query(), now, r.protocol().sizeLimit(r.query())));
@@ -196,7 +189,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     Flight flight = inFlight.get(key);
     if (flight != null) {
-      if (flight.staleServed) {
+      if (flight.staleServed && !r.query().fromPeer()) {
         replyStale(r, flight.stale, profile, CLIENT_TIMEOUT);
       } else {
         flight.waiters.add(r);
@@ -205,7 +198,11 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     CachedAnswer expired = stale.servable(found);
     if (expired != null && stale.recheckPending(key, now)) {
-      replyStale(r, expired, profile, UPSTREAM_FAILED);
+      if (r.query().fromPeer()) {
+        reply(r, r.query().servfail(ExtendedError.UPSTREAM_FAILED));
+      } else {
+        replyStale(r, expired, profile, UPSTREAM_FAILED);
+      }
       return;
     }
     flight = start(key, r);
@@ -214,50 +211,15 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       getContext().scheduleOnce(stale.clientTimeout(), getContext().getSelf(), new StaleDeadline(key, flight));
     }
     if (owner != null) {
-      try {
-        getContext().ask(
-            PeerAnswer.class,
-            owner,
-            ownerTimeout,
-            replyTo -> new PeerLookup(r.query().packet(), replyTo),
-            (answer, failure) -> new OwnerDone(key, profile, answer));
-        return;
-      } catch (IllegalStateException e) {
-        // The owner's cluster system is shutting down (this node was downed): answer alone.
-        metrics.remoteLookup("timeout");
-      }
+      getContext().pipeToSelf(owners.ask(owner, r.query(), ownerTimeout),
+          (reply, failure) -> new OwnerDone(key, profile, reply));
+      return;
     }
     askUpstream(key, profile, r.query());
   }
 
-  private Behavior<Command> onPeerResolve(PeerResolve p) {
-    try {
-      CacheKey key = p.query().key();
-      Profile profile = profiles.match(key);
-      long now = clock.getAsLong();
-      CachedAnswer hit = profile.cache().get(key, now);
-      if (hit != null) {
-        profile.cacheMetrics().hit();
-        p.replyTo().tell(PeerAnswer.of("hit", hit, true));
-      } else {
-        profile.cacheMetrics().miss();
-        Flight flight = inFlight.get(key);
-        if (flight != null) {
-          flight.waiters.add(p);
-        } else {
-          start(key, p);
-          askUpstream(key, profile, p.query());
-        }
-      }
-    } catch (RuntimeException e) {
-      failures.warn("peer lookup " + p.query().key() + " failed", e);
-      p.replyTo().tell(PeerAnswer.failed());
-    }
-    return this;
-  }
-
   /** A new flight for {@code key} with its first waiter (null for a prefetch). */
-  private Flight start(CacheKey key, Waiter first) {
+  private Flight start(CacheKey key, Resolve first) {
     Flight flight = new Flight();
     if (first != null) {
       flight.waiters.add(first);
@@ -306,12 +268,12 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     flight.staleServed = true;
     Profile profile = profiles.match(deadline.key());
-    flight.waiters.removeIf(w -> {
-      if (w instanceof Resolve r) {
-        replyStale(r, flight.stale, profile, CLIENT_TIMEOUT);
-        return true;
+    flight.waiters.removeIf(r -> {
+      if (r.query().fromPeer()) {
+        return false; // it waits for the fetch: see Resolve
       }
-      return false;
+      replyStale(r, flight.stale, profile, CLIENT_TIMEOUT);
+      return true;
     });
     return this;
   }
@@ -321,15 +283,34 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     reply(r, stale.renderStale(r.query(), r.protocol().sizeLimit(r.query())));
   }
 
+  /**
+   * The owner answered (or did not): its answer goes to every waiter and into the near cache,
+   * never into this node's own caches. No reply in time, or one this node cannot use, and the
+   * node asks upstream itself; an owner's SERVFAIL is this node's failure too (the owner asked
+   * the same upstreams), served stale here if this node has a stale answer.
+   */
   private Behavior<Command> onOwnerDone(OwnerDone done) {
     Flight flight = inFlight.get(done.key());
     if (flight == null) {
       return this;
     }
-    PeerAnswer answer = done.answer();
-    if (answer == null) {
-      // The owner did not answer in time (dead, partitioned, slow): go upstream ourselves.
+    ScannedAnswer scan = null;
+    if (done.reply() != null) {
+      try {
+        scan = ScannedAnswer.fromUpstream(done.reply());
+      } catch (WireException e) {
+        failures.warn("malformed answer from the owner node of " + done.key(), e);
+      }
+    }
+    if (scan != null && scan.rcode() == Rcode.REFUSED) {
+      ownerRefusals.warn("an owner node refused a lookup of " + done.key() + ": its access_control must allow"
+          + " the other nodes' addresses (shoal_cluster_remote_lookups_total{outcome=\"refused\"})");
+      metrics.remoteLookup("refused");
+      scan = null;
+    } else if (scan == null) {
       metrics.remoteLookup("timeout");
+    }
+    if (scan == null) {
       if (flight.waiters.isEmpty()) {
         end(done.key(), false); // every waiter had the stale answer
       } else {
@@ -337,18 +318,23 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       }
       return this;
     }
-    metrics.remoteLookup(answer.source);
-    if (!answer.answered()) {
+    if (scan.rcode() == Rcode.SERVFAIL) {
+      metrics.remoteLookup("failed");
       failed(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED, false);
       return this;
     }
-    CachedAnswer copy = answer.decode();
-    if (answer.cacheable && !copy.expiredAt(clock.getAsLong())) {
-      // A copy in the near cache, not in the profile's cache: that one holds what this node
-      // owns, and the cluster's capacity is the sum of the nodes' caches only if copies stay out.
-      owners.keepCopy(done.key(), copy);
+    metrics.remoteLookup("answered");
+    long now = clock.getAsLong();
+    long seconds = done.profile().ttlRules().cacheSeconds(scan);
+    if (seconds <= 0) {
+      answerAll(done.key(), CachedAnswer.of(scan, now, now + 0xFFFF_FFFFL * 1000));
+      return this;
     }
-    answerAll(done.key(), copy, answer.cacheable);
+    CachedAnswer copy = done.profile().ttlRules().cachedAnswer(scan, now, seconds);
+    // A copy in the near cache, not in the profile's cache: that one holds what this node owns,
+    // and the cluster's capacity is the sum of the nodes' caches only if copies stay out.
+    owners.keepCopy(done.key(), copy);
+    answerAll(done.key(), copy);
     return this;
   }
 
@@ -394,7 +380,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       long seconds = done.profile().ttlRules().cacheSeconds(scan);
       if (seconds <= 0) {
         // Not cacheable: pass it on with the upstream's own TTLs.
-        answerAll(done.key(), CachedAnswer.of(scan, now, now + 0xFFFF_FFFFL * 1000), false);
+        answerAll(done.key(), CachedAnswer.of(scan, now, now + 0xFFFF_FFFFL * 1000));
         return this;
       }
       CachedAnswer answer = done.profile().ttlRules().cachedAnswer(scan, now, seconds);
@@ -406,7 +392,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
             failure != null || Boolean.TRUE.equals(ok) ? failure : new IllegalStateException("not stored")));
       } else {
         done.profile().cache().fillBehind(done.key(), answer);
-        answerAll(done.key(), answer, true);
+        answerAll(done.key(), answer);
       }
     } catch (RuntimeException e) {
       failures.warn("answer for " + done.key() + " failed", e);
@@ -469,11 +455,11 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       stale.failed(key, now);
     }
     end(key, false);
-    for (Waiter w : flight.waiters) {
-      if (w instanceof Resolve r) {
+    for (Resolve r : flight.waiters) {
+      if (r.query().fromPeer()) {
+        reply(r, r.query().servfail(ExtendedError.UPSTREAM_FAILED));
+      } else {
         replyStale(r, expired, profile, UPSTREAM_FAILED);
-      } else if (w instanceof PeerResolve p) {
-        p.replyTo().tell(PeerAnswer.failed());
       }
     }
     return true;
@@ -487,38 +473,26 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       failures.warn("write-through fill of " + done.key() + (late ? " not committed within " + FILL_WAIT.toMillis()
           + " ms; answered anyway" : " failed; answered uncached"), done.failure());
     }
-    answerAll(done.key(), done.answer(), true);
+    answerAll(done.key(), done.answer());
     return this;
   }
 
-  private void answerAll(CacheKey key, CachedAnswer answer, boolean cacheable) {
+  private void answerAll(CacheKey key, CachedAnswer answer) {
     Flight flight = end(key, true);
     if (flight == null) {
       return;
     }
     long now = clock.getAsLong();
-    PeerAnswer forPeers = null;
-    for (Waiter w : flight.waiters) {
-      if (w instanceof Resolve r) {
-        reply(r, answer.renderFetched(r.query(), now, r.protocol().sizeLimit(r.query())));
-      } else if (w instanceof PeerResolve p) {
-        if (forPeers == null) {
-          forPeers = PeerAnswer.of("fetched", answer, cacheable);
-        }
-        p.replyTo().tell(forPeers);
-      }
+    for (Resolve r : flight.waiters) {
+      reply(r, answer.renderFetched(r.query(), now, r.protocol().sizeLimit(r.query())));
     }
   }
 
   private void servfailAll(CacheKey key, ExtendedError why) {
     Flight flight = end(key, false);
     if (flight != null) {
-      for (Waiter w : flight.waiters) {
-        if (w instanceof Resolve r) {
-          reply(r, r.query().servfail(why));
-        } else if (w instanceof PeerResolve p) {
-          p.replyTo().tell(PeerAnswer.failed());
-        }
+      for (Resolve r : flight.waiters) {
+        reply(r, r.query().servfail(why));
       }
     }
   }

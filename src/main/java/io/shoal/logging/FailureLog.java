@@ -19,11 +19,16 @@ public final class FailureLog {
   }
 
   public void warn(String what, Throwable cause) {
+    warn(what + ": " + cause);
+  }
+
+  /** As {@link #warn(String, Throwable)}, for a failure that {@code what} says all of. */
+  public void warn(String what) {
     long now = System.nanoTime();
     long next = nextAt.get();
     if ((next == Long.MIN_VALUE || now - next >= 0) && nextAt.compareAndSet(next, now + intervalNanos)) {
       long n = suppressed.getAndSet(0);
-      log.warn("{}: {}{}", what, cause.toString(), n > 0 ? " (" + n + " more since the last report)" : "");
+      log.warn("{}{}", what, n > 0 ? " (" + n + " more since the last report)" : "");
     } else {
       suppressed.incrementAndGet();
     }

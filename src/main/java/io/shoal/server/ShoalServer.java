@@ -163,9 +163,8 @@ public final class ShoalServer {
       if (cluster.enabled()) {
         step = "start the cluster (management " + cluster.managementHost() + ":" + cluster.managementPort()
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
-        Ingress ingress = wiring.ingress();
         clusterNode = ClusterNode.start(raw, cluster,
-            new ClusterNode.Services(ingress::resolveForPeer, wiring.caches(), wiring.owners(), status, node,
+            new ClusterNode.Services(udp.localAddress(), tcp.localAddress(), wiring.caches(), wiring.owners(), status, node,
                 longestMaxTtl(config)));
       }
       InetSocketAddress admin = null;
@@ -262,12 +261,16 @@ public final class ShoalServer {
     OwnerDirectory owners = new OwnerDirectory();
     List<AnswerCache> cacheList = new ArrayList<>(caches.values());
     long nearEntries = config.cluster().nearCacheMaxEntries();
-    if (config.cluster().enabled() && nearEntries > 0) {
-      CacheMetrics nearMetrics = new CacheMetrics(NEAR_CACHE, "memory", node);
-      MemoryAnswerCache near = new MemoryAnswerCache(NEAR_CACHE, nearEntries, WhenFull.EVICT_ONE, nearMetrics);
-      // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
-      cacheList.add(near);
-      owners = new OwnerDirectory(near, nearMetrics);
+    if (config.cluster().enabled()) {
+      MemoryAnswerCache near = null;
+      CacheMetrics nearMetrics = null;
+      if (nearEntries > 0) {
+        nearMetrics = new CacheMetrics(NEAR_CACHE, "memory", node);
+        near = new MemoryAnswerCache(NEAR_CACHE, nearEntries, WhenFull.EVICT_ONE, nearMetrics);
+        // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
+        cacheList.add(near);
+      }
+      owners = new OwnerDirectory(upstreamSockets, near, nearMetrics);
     }
     Duration ownerTimeout = config.cluster().ownerTimeout();
     Prefetch prefetch = config.prefetch()

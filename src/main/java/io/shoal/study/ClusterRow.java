@@ -30,10 +30,10 @@ public record ClusterRow(
     Long cacheHits,
     Long cacheMisses,
     Double cacheHitRatePct,
-    Long remoteLookupsHit,
-    Long remoteLookupsFetched,
+    Long remoteLookupsAnswered,
     Long remoteLookupsTimeout,
     Long remoteLookupsFailed,
+    Long remoteLookupsRefused,
     Double remoteLookupOverheadMs,
     Double cpuSeconds,
     Double cpuMicrosPerQuery) {
@@ -42,7 +42,7 @@ public record ClusterRow(
   public static final List<String> COLUMNS = List.of(
       "member", "nodes", "cluster", "achieved_qps", "avg_latency_ms", "sent", "completed", "lost",
       "upstream_queries", "fair_hit_rate_pct", "cache_hits", "cache_misses", "cache_hit_rate_pct",
-      "remote_lookups_hit", "remote_lookups_fetched", "remote_lookups_timeout", "remote_lookups_failed",
+      "remote_lookups_answered", "remote_lookups_timeout", "remote_lookups_failed", "remote_lookups_refused",
       "remote_lookup_overhead_ms", "cpu_seconds", "cpu_us_per_query");
 
   /**
@@ -55,8 +55,8 @@ public record ClusterRow(
         load.completed(), load.lost(), upstream, ResultRow.fairHitRatePct(upstream, load.completed()),
         counters.hits(), counters.misses(),
         cacheHitRatePct(counters.hits(), counters.misses(), cluster ? remote : RemoteLookups.NONE),
-        cluster ? remote.hit() : null, cluster ? remote.fetched() : null, cluster ? remote.timeout() : null,
-        cluster ? remote.failed() : null, overheadMs, cpuSeconds,
+        cluster ? remote.answered() : null, cluster ? remote.timeout() : null, cluster ? remote.failed() : null,
+        cluster ? remote.refused() : null, overheadMs, cpuSeconds,
         ProcessCpu.microsPerQuery(cpuSeconds, load.completed()));
   }
 
@@ -83,8 +83,8 @@ public record ClusterRow(
 
   /** The remote lookups of the row, or none outside a cluster. */
   public RemoteLookups remoteLookups() {
-    return remoteLookupsHit == null ? RemoteLookups.NONE
-        : new RemoteLookups(remoteLookupsHit, remoteLookupsFetched, remoteLookupsTimeout, remoteLookupsFailed);
+    return remoteLookupsAnswered == null ? RemoteLookups.NONE
+        : new RemoteLookups(remoteLookupsAnswered, remoteLookupsTimeout, remoteLookupsFailed, remoteLookupsRefused);
   }
 
   /** This row's cells in {@link #COLUMNS} order. */
@@ -93,7 +93,7 @@ public record ClusterRow(
         member, Integer.toString(nodes), cluster ? "on" : "off", ResultRow.fixed(achievedQps, 1), ResultRow.fixed(avgLatencyMs, 3),
         Long.toString(sent), Long.toString(completed), Long.toString(lost), Long.toString(upstreamQueries),
         ResultRow.fixed(fairHitRatePct, 2), ResultRow.whole(cacheHits), ResultRow.whole(cacheMisses), ResultRow.fixed(cacheHitRatePct, 2),
-        ResultRow.whole(remoteLookupsHit), ResultRow.whole(remoteLookupsFetched), ResultRow.whole(remoteLookupsTimeout), ResultRow.whole(remoteLookupsFailed),
+        ResultRow.whole(remoteLookupsAnswered), ResultRow.whole(remoteLookupsTimeout), ResultRow.whole(remoteLookupsFailed), ResultRow.whole(remoteLookupsRefused),
         ResultRow.fixed(remoteLookupOverheadMs, 4), ResultRow.fixed(cpuSeconds, 2),
         ResultRow.fixed(cpuMicrosPerQuery, 2));
   }

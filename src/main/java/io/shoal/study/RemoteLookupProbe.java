@@ -48,9 +48,9 @@ final class RemoteLookupProbe {
 
     /** The lines of probe.txt and of the summary. */
     String describe() {
-      return String.format(Locale.ROOT, "first passes: %d queries, mean %.4f ms, %d remote lookups (hit %d, fetched "
-              + "%d, timeout %d, failed %d); repeat passes (all local hits): mean %.4f ms; remote lookup overhead: %s",
-          queries, firstMs, remote.total(), remote.hit(), remote.fetched(), remote.timeout(), remote.failed(), repeatMs,
+      return String.format(Locale.ROOT, "first passes: %d queries, mean %.4f ms, %d remote lookups (answered %d, "
+              + "timeout %d, failed %d, refused %d); repeat passes (all local hits): mean %.4f ms; remote lookup overhead: %s",
+          queries, firstMs, remote.total(), remote.answered(), remote.timeout(), remote.failed(), remote.refused(), repeatMs,
           overheadMs == null ? "not measured (no remote lookups)" : String.format(Locale.ROOT, "%.4f ms", overheadMs));
     }
   }

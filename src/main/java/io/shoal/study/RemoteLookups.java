@@ -2,11 +2,12 @@ package io.shoal.study;
 
 /**
  * A clustered node's misses that it asked of the key's owner node, by outcome, from
- * {@code shoal_cluster_remote_lookups_total{outcome}}: {@code hit} (the owner had the answer),
- * {@code fetched} (the owner went upstream, or joined a fetch in flight), {@code failed} (the
- * owner's upstream failed) and {@code timeout} (the owner was silent; this node went upstream).
+ * {@code shoal_cluster_remote_lookups_total{outcome}}: {@code answered} (the owner answered, from
+ * its cache or upstream), {@code failed} (the owner answered SERVFAIL: its upstreams failed),
+ * {@code timeout} (no usable reply in time; this node went upstream) and {@code refused} (the
+ * owner's access control refused the asking node; this node went upstream).
  */
-public record RemoteLookups(long hit, long fetched, long timeout, long failed) {
+public record RemoteLookups(long answered, long timeout, long failed, long refused) {
 
   /** No remote lookups: a node outside a cluster. */
   public static final RemoteLookups NONE = new RemoteLookups(0, 0, 0, 0);
@@ -15,7 +16,7 @@ public record RemoteLookups(long hit, long fetched, long timeout, long failed) {
 
   /** The cumulative counts in one scrape (0 for an outcome not seen yet). */
   public static RemoteLookups of(MetricsScrape s) {
-    return new RemoteLookups(count(s, "hit"), count(s, "fetched"), count(s, "timeout"), count(s, "failed"));
+    return new RemoteLookups(count(s, "answered"), count(s, "timeout"), count(s, "failed"), count(s, "refused"));
   }
 
   private static long count(MetricsScrape s, String outcome) {
@@ -23,23 +24,24 @@ public record RemoteLookups(long hit, long fetched, long timeout, long failed) {
   }
 
   public RemoteLookups plus(RemoteLookups o) {
-    return new RemoteLookups(hit + o.hit, fetched + o.fetched, timeout + o.timeout, failed + o.failed);
+    return new RemoteLookups(answered + o.answered, timeout + o.timeout, failed + o.failed, refused + o.refused);
   }
 
   public RemoteLookups minus(RemoteLookups o) {
-    return new RemoteLookups(hit - o.hit, fetched - o.fetched, timeout - o.timeout, failed - o.failed);
+    return new RemoteLookups(answered - o.answered, timeout - o.timeout, failed - o.failed, refused - o.refused);
   }
 
   /** Every remote lookup, whatever its outcome. */
   public long total() {
-    return hit + fetched + timeout + failed;
+    return answered + timeout + failed + refused;
   }
 
   /**
    * Lookups the owner answered, each of which the owner also counted in its own cache hits or
-   * misses. A timed-out lookup may or may not have reached the owner, so it is left out.
+   * misses. A timed-out lookup may or may not have reached the owner, and a refused one never
+   * reached its cache, so they are left out.
    */
   public long answeredByOwner() {
-    return hit + fetched + failed;
+    return answered + failed;
   }
 }

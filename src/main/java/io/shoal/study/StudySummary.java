@@ -532,9 +532,11 @@ public final class StudySummary {
         rate; timed-out remote lookups make it higher (the asking node went upstream itself, and the owner may \
         have fetched the same name too).
         - `remote_lookups_*` are `shoal_cluster_remote_lookups_total` by outcome over the measured run: \
-        `hit` (the owner had it), `fetched` (the owner went upstream or joined a fetch), `timeout` (the owner \
-        did not answer within `owner_timeout`; the node went upstream itself), `failed`.
-        - `cpu_seconds` is the user + system CPU time of all the member's node processes over the measured         run (from /proc/PID/stat, summed), and `cpu_us_per_query` that time per completed query.
+        `answered` (the owner answered, from its cache or upstream), `timeout` (no usable reply within \
+        `owner_timeout`; the node went upstream itself), `failed` (the owner answered SERVFAIL), `refused` (the \
+        owner's access control refused the asking node, which went upstream itself).
+        - `cpu_seconds` is the user + system CPU time of all the member's node processes over the measured \
+        run (from /proc/PID/stat, summed), and `cpu_us_per_query` that time per completed query.
         """);
     int mostNodes = c.clusterRows().stream().mapToInt(ClusterRow::nodes).max().orElse(1);
     md.append("\nAggregate QPS can only grow with the node count where the host has a core for each node, ")

@@ -9,6 +9,15 @@ public final class DnsQuery {
   /** The UDP payload size we advertise upstream and to EDNS clients (DNS flag day 2020). */
   public static final int EDNS_UDP_SIZE = 1232;
 
+  /**
+   * The EDNS option (in the local and experimental range, RFC 6891 section 9) that marks a
+   * cluster node's lookup of a key it believes this node owns: resolve it here, from the cache or
+   * upstream, and never pass it on to another node, so rings that briefly disagree cannot bounce
+   * a lookup between nodes. It grants nothing else: a client that sends it gets what any client
+   * gets.
+   */
+  public static final int PEER_OPTION = 65001;
+
   private static final int MIN_UDP = 512;
 
   private final byte[] packet;
@@ -19,10 +28,12 @@ public final class DnsQuery {
   private final boolean dnssecOk;
   private final int udpLimit;
   private final CacheKey key;
+  private final boolean fromPeer;
 
   private DnsQuery(
       byte[] packet, int questionEnd, int qtype, int qclass, boolean edns, boolean dnssecOk,
-      int udpLimit, CacheKey key) {
+      int udpLimit, CacheKey key, boolean fromPeer) {
+    this.fromPeer = fromPeer;
     this.packet = packet;
     this.questionEnd = questionEnd;
     this.qtype = qtype;
@@ -139,7 +150,21 @@ public final class DnsQuery {
     boolean checkingDisabled = (packet[3] & 0x10) != 0;
     int flags = (dnssecOk ? CacheKey.FLAG_DO : 0) | (checkingDisabled ? CacheKey.FLAG_CD : 0);
     CacheKey key = CacheKey.of(packet, Wire.HEADER, nameEnd, qtype, qclass, flags);
-    return new DnsQuery(packet, questionEnd, qtype, qclass, edns, dnssecOk, udpLimit, key);
+    boolean fromPeer = edns && hasOption(packet, optAt, PEER_OPTION);
+    return new DnsQuery(packet, questionEnd, qtype, qclass, edns, dnssecOk, udpLimit, key, fromPeer);
+  }
+
+  /** Whether the OPT record whose type field is at {@code optAt} carries option {@code code}. */
+  private static boolean hasOption(byte[] packet, int optAt, int code) {
+    int pos = optAt + 10;
+    int end = pos + Wire.u16(packet, optAt + 8);
+    while (pos + 4 <= end) {
+      if (Wire.u16(packet, pos) == code) {
+        return true;
+      }
+      pos += 4 + Wire.u16(packet, pos + 2);
+    }
+    return false;
   }
 
   /** The question name must be written out in full: a pointer here has nothing to point back to. */
@@ -218,6 +243,11 @@ public final class DnsQuery {
     return key;
   }
 
+  /** Whether this is another cluster node's owner lookup ({@link #PEER_OPTION}): resolve it here. */
+  public boolean fromPeer() {
+    return fromPeer;
+  }
+
   /** SERVFAIL for this query, with its question, for when no upstream could answer. */
   public byte[] servfail() {
     return ErrorReply.of(packet, questionEnd, Rcode.SERVFAIL, edns, dnssecOk);
@@ -255,6 +285,20 @@ public final class DnsQuery {
     Wire.put16(q, 10, 1);
     System.arraycopy(key.bytes(), 0, q, Wire.HEADER, nameLen + 4);
     ErrorReply.writeOpt(q, Wire.HEADER + nameLen + 4, dnssecOk);
+    return q;
+  }
+
+  /**
+   * This question as a cluster node asks the key's owner for it: {@link #upstreamQuery} with
+   * {@link #PEER_OPTION} in its OPT, so the owner resolves it itself.
+   */
+  public byte[] peerQuery(int id) {
+    byte[] plain = upstreamQuery(id);
+    byte[] q = java.util.Arrays.copyOf(plain, plain.length + 4);
+    int rdlen = plain.length - 2;
+    Wire.put16(q, rdlen, 4);
+    Wire.put16(q, plain.length, PEER_OPTION);
+    Wire.put16(q, plain.length + 2, 0);
     return q;
   }
 }

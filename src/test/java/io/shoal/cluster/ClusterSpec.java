@@ -18,10 +18,14 @@ import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
+import io.shoal.wire.DnsQuery;
 import org.xbill.DNS.ARecord;
 import org.xbill.DNS.DClass;
+import org.xbill.DNS.GenericEDNSOption;
 import org.xbill.DNS.Message;
+import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
 /**
@@ -117,10 +121,35 @@ public class ClusterSpec extends JUnitSuite {
       assertEquals(name + " fetched once for three nodes", 1, auth.queries(name, Type.A));
     }
     Metrics metrics = nodes.get(0).metrics();
-    double remote = metrics.await(v -> v > 0, "shoal_cluster_remote_lookups_total");
-    assertTrue("non-owners asked owners: " + remote, remote > 0);
+    double remote = metrics.await(v -> v > 0, "shoal_cluster_remote_lookups_total", "outcome=\"answered\"");
+    assertTrue("non-owners asked owners, who answered: " + remote, remote > 0);
+    assertEquals("no owner lookup timed out", 0.0,
+        metrics.value("shoal_cluster_remote_lookups_total", "outcome=\"timeout\""), 0.0);
     double members = metrics.await(v -> v == NODES, "shoal_cluster_members", "node=\"node-0\"");
     assertEquals(NODES, members, 0.0);
+  }
+
+  /**
+   * An owner lookup is a DNS query with shoal's peer option: whichever node gets one resolves it
+   * itself, so a lookup is never passed on, even where the rings of two nodes disagree.
+   */
+  @Test
+  public void aQueryMarkedAsAnOwnerLookupIsResolvedWhereItArrives() throws Exception {
+    String name = "c25.example.test.";
+    Metrics metrics = nodes.get(0).metrics();
+    double remoteBefore = metrics.value("shoal_cluster_remote_lookups_total");
+    int asked = 2; // nodes 0 and 1: node 2 may have been stopped by another test
+    for (int k = 0; k < asked; k++) {
+      Message q = DnsClient.query(4000 + k, name, Type.A, null);
+      q.addRecord(new OPTRecord(1232, 0, 0, 0, List.of(new GenericEDNSOption(DnsQuery.PEER_OPTION, new byte[0]))),
+          Section.ADDITIONAL);
+      Message m = DnsClient.udp(nodes.get(k).udp(), q);
+      assertEquals(Rcode.NOERROR, m.getRcode());
+      assertEquals(1, m.getSection(Section.ANSWER).size());
+    }
+    assertEquals("each node fetched it itself", asked, auth.queries(name, Type.A));
+    assertEquals("no node passed a marked lookup on", remoteBefore,
+        metrics.value("shoal_cluster_remote_lookups_total"), 0.0);
   }
 
   @Test

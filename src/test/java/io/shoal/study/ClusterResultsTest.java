@@ -74,10 +74,10 @@ class ClusterResultsTest {
     // Kamon registers the counter on first use: before any remote lookup there is no series
     assertEquals(RemoteLookups.NONE, RemoteLookups.of(before));
     RemoteLookups window = RemoteLookups.of(after).minus(RemoteLookups.of(before));
-    assertEquals(new RemoteLookups(2, 0, 156, 0), window);
+    assertEquals(new RemoteLookups(2, 156, 0, 0), window);
     assertEquals(158, window.total());
     assertEquals(2, window.answeredByOwner());
-    assertEquals(new RemoteLookups(4, 0, 312, 0), window.plus(window));
+    assertEquals(new RemoteLookups(4, 312, 0, 0), window.plus(window));
     CacheCounters counters = ShoalUnderTest.countersOf(after).minus(ShoalUnderTest.countersOf(before));
     assertEquals(6L, counters.hits());
     assertEquals(507L, counters.misses());
@@ -86,14 +86,14 @@ class ClusterResultsTest {
   @Test
   void theCounterHitRateTakesOwnerSideLookupsOutOfTheDenominator() {
     // 1000 client queries on three nodes: 500 local hits, 500 local misses of which 300 went to an
-    // owner (200 owner hits, 100 owner misses that the owner fetched). The owners counted those 300
+    // owner, which answered them (200 from its cache, 100 fetched). The owners counted those 300
     // again: hits 500 + 200, misses 500 + 100.
-    RemoteLookups remote = new RemoteLookups(200, 100, 0, 0);
+    RemoteLookups remote = new RemoteLookups(300, 0, 0, 0);
     assertEquals(70.0, ClusterRow.cacheHitRatePct(700L, 600L, remote), 1e-9);
     // without the correction the same counters would claim 700 / 1300
     assertEquals(100.0 * 700 / 1300, ClusterRow.cacheHitRatePct(700L, 600L, RemoteLookups.NONE), 1e-9);
     // a timed-out lookup may not have reached the owner: it stays in the denominator
-    assertEquals(70.0, ClusterRow.cacheHitRatePct(700L, 600L, new RemoteLookups(200, 100, 50, 0)), 1e-9);
+    assertEquals(70.0, ClusterRow.cacheHitRatePct(700L, 600L, new RemoteLookups(300, 50, 0, 0)), 1e-9);
     assertNull(ClusterRow.cacheHitRatePct(null, 600L, remote));
     assertNull(ClusterRow.cacheHitRatePct(0L, 0L, RemoteLookups.NONE));
   }
@@ -102,14 +102,14 @@ class ClusterResultsTest {
   void aRowFromTheSummedNumbers() throws IOException {
     DnsperfReport sum = DnsperfReport.sumOver(threeNodes());
     CacheCounters counters = new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0);
-    RemoteLookups remote = new RemoteLookups(5, 0, 543, 0);
+    RemoteLookups remote = new RemoteLookups(5, 543, 0, 0);
     ClusterRow on = ClusterRow.of("cluster-3", 3, true, sum, 1314, counters, remote, 6.0474, 1.7);
     assertEquals(0.0, on.fairHitRatePct()); // more upstream queries than answers: clamped at 0
     assertEquals(100.0 * 29 / (29 + 1379 - 5), on.cacheHitRatePct(), 1e-9);
     assertEquals(remote, on.remoteLookups());
     ClusterRow off = ClusterRow.of("independent-3", 3, false, sum, 170, counters, remote, null, null);
     assertEquals(100.0 * (1 - 170.0 / 340), off.fairHitRatePct(), 1e-9);
-    assertNull(off.remoteLookupsHit());
+    assertNull(off.remoteLookupsAnswered());
     assertEquals(RemoteLookups.NONE, off.remoteLookups());
     assertEquals(100.0 * 29 / (29 + 1379), off.cacheHitRatePct(), 1e-9);
   }
@@ -121,15 +121,15 @@ class ClusterResultsTest {
         ClusterRow.of("memory", 1, false, DnsperfReport.parse(DnsperfReportTest.resource("dnsperf-shoal.txt")), 3168,
             new CacheCounters(1704L, 3168L, 2952L, 0.06, 904L, 0.004), RemoteLookups.NONE, null, null),
         ClusterRow.of("cluster-3", 3, true, sum, 1314, new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0),
-            new RemoteLookups(5, 0, 543, 0), 6.0474, 1.7));
+            new RemoteLookups(5, 543, 0, 0), 6.0474, 1.7));
     String text = StudyCsv.CLUSTER.render(rows);
     List<String> lines = text.lines().toList();
     assertEquals("member,nodes,cluster,achieved_qps,avg_latency_ms,sent,completed,lost,upstream_queries,"
-        + "fair_hit_rate_pct,cache_hits,cache_misses,cache_hit_rate_pct,remote_lookups_hit,remote_lookups_fetched,"
-        + "remote_lookups_timeout,remote_lookups_failed,remote_lookup_overhead_ms,cpu_seconds,cpu_us_per_query",
+        + "fair_hit_rate_pct,cache_hits,cache_misses,cache_hit_rate_pct,remote_lookups_answered,remote_lookups_timeout,"
+        + "remote_lookups_failed,remote_lookups_refused,remote_lookup_overhead_ms,cpu_seconds,cpu_us_per_query",
         lines.get(0));
     assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,,,", lines.get(1));
-    assertEquals("cluster-3,3,on,43.0,2073.745,860,340,520,1314,0.00,29,1379,2.07,5,0,543,0,6.0474,1.70,5000.00",
+    assertEquals("cluster-3,3,on,43.0,2073.745,860,340,520,1314,0.00,29,1379,2.07,5,543,0,0,6.0474,1.70,5000.00",
         lines.get(2));
     List<ClusterRow> back = StudyCsv.CLUSTER.parse(text);
     assertEquals(rows.get(1).member(), back.get(1).member());
@@ -137,7 +137,7 @@ class ClusterResultsTest {
     assertEquals(true, back.get(1).cluster());
     assertEquals(543L, back.get(1).remoteLookupsTimeout());
     assertEquals(6.0474, back.get(1).remoteLookupOverheadMs(), 1e-9);
-    assertNull(back.get(0).remoteLookupsHit());
+    assertNull(back.get(0).remoteLookupsAnswered());
     assertThrows(IllegalArgumentException.class, () -> StudyCsv.CLUSTER.parse(StudyCsv.RESULTS.render(List.of())));
   }
 }

@@ -48,6 +48,28 @@ class DnsQueryTest {
     assertEquals(Rcode.FORMERR, reply.getRcode());
   }
 
+  // --- owner lookups between cluster nodes ---
+
+  @Test
+  void aPeerQueryIsMarkedAndKeepsTheQuestionAndKey() throws Exception {
+    DnsQuery client = DnsQuery.parse(wire(Messages.query(7, "WwW.Example.COM.", Type.AAAA)));
+    assertFalse(client.fromPeer());
+
+    byte[] peer = client.peerQuery(0x4242);
+    DnsQuery owner = DnsQuery.parse(peer);
+
+    assertTrue(owner.fromPeer());
+    assertTrue(owner.recursionDesired());
+    assertEquals(0x4242, owner.id());
+    assertEquals(client.key(), owner.key());
+    Message m = parse(peer);
+    OPTRecord opt = m.getOPT();
+    assertNotNull(opt);
+    assertEquals(DnsQuery.PEER_OPTION, opt.getOptions().get(0).getCode());
+    // the plain upstream query carries no mark
+    assertFalse(DnsQuery.parse(client.upstreamQuery(9)).fromPeer());
+  }
+
   // --- the cache key ---
 
   @Test
