@@ -67,8 +67,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
 
   private record UpstreamDone(CacheKey key, Profile profile, Upstream.Outcome outcome) implements Command {}
 
-  /** The owner node's reply to a lookup of {@code key}; null when none came in time. */
-  private record OwnerDone(CacheKey key, Profile profile, byte[] reply) implements Command {}
+  /** The owner node's reply to a lookup of {@code key} asked at {@code askedNanos}; null when none came in time. */
+  private record OwnerDone(CacheKey key, Profile profile, byte[] reply, long askedNanos) implements Command {}
 
   /** Reasons of shoal_stale_answers_total. */
   static final String UPSTREAM_FAILED = "upstream_failed";
@@ -211,8 +211,9 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       getContext().scheduleOnce(stale.clientTimeout(), getContext().getSelf(), new StaleDeadline(key, flight));
     }
     if (owner != null) {
+      long asked = System.nanoTime();
       getContext().pipeToSelf(owners.ask(owner, r.query(), ownerTimeout),
-          (reply, failure) -> new OwnerDone(key, profile, reply));
+          (reply, failure) -> new OwnerDone(key, profile, reply, asked));
       return;
     }
     askUpstream(key, profile, r.query());
@@ -324,6 +325,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       return this;
     }
     metrics.remoteLookup("answered");
+    metrics.remoteLookupTime(System.nanoTime() - done.askedNanos());
     long now = clock.getAsLong();
     long seconds = done.profile().ttlRules().cacheSeconds(scan);
     if (seconds <= 0) {

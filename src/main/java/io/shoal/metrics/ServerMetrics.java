@@ -45,6 +45,8 @@ public final class ServerMetrics {
   private final ConcurrentHashMap<String, Counter> dropped = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> remoteLookups = new ConcurrentHashMap<>();
+  /** Created on the first owner lookup, so a node outside a cluster exports no such series. */
+  private volatile Timer remoteLookupTime;
   private final ConcurrentHashMap<String, Counter> refused = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Gauge> upstreamUp = new ConcurrentHashMap<>();
   private final Counter slipped;
@@ -149,6 +151,19 @@ public final class ServerMetrics {
   public Counter udpSocketReceived(int socket) {
     return Kamon.counter("shoal.udp.received", "Datagrams read, per listening UDP socket")
         .withTags(base.withTag("socket", String.valueOf(socket)));
+  }
+
+  /**
+   * How long an owner lookup that the owner answered took, from the question leaving this node to
+   * the answer back in its worker: shoal_cluster_remote_lookup_seconds.
+   */
+  public void remoteLookupTime(long nanos) {
+    Timer t = remoteLookupTime;
+    if (t == null) {
+      t = Kamon.timer("shoal.cluster.remote.lookup", "Round trip of owner lookups the owner answered").withTags(base);
+      remoteLookupTime = t;
+    }
+    t.record(nanos);
   }
 
   /** A miss asked of the key's owner node: shoal_cluster_remote_lookups_total{outcome}. */

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
+import java.util.TreeMap;
 
 /** One Prometheus text-format scrape: the samples it holds, with their labels. */
 public final class MetricsScrape {
@@ -49,6 +50,21 @@ public final class MetricsScrape {
       }
     }
     return found ? OptionalDouble.of(total) : OptionalDouble.empty();
+  }
+
+  /**
+   * The cumulative buckets of histogram {@code name} (its {@code _bucket} samples), summed over
+   * label sets: upper bound ({@code le}, +Inf included) to count, in ascending order.
+   */
+  public TreeMap<Double, Double> buckets(String name) {
+    TreeMap<Double, Double> out = new TreeMap<>();
+    for (Sample s : samples) {
+      String le = s.labels().get("le");
+      if (s.name().equals(name + "_bucket") && le != null) {
+        out.merge(le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le), s.value(), Double::sum);
+      }
+    }
+    return out;
   }
 
   /** The sum of the samples of {@code name} whose label {@code label} is {@code value}; 0 if none. */

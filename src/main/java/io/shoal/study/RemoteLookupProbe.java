@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Measures what asking the owner node adds to one query, on a clustered member after its measured
@@ -44,15 +46,44 @@ final class RemoteLookupProbe {
    * @param remote node 1's remote lookups during the probe (the first passes')
    * @param overheadMs the estimated cost of one remote lookup; null without remote lookups
    */
-  record Result(long queries, double firstMs, double repeatMs, RemoteLookups remote, Double overheadMs) {
+  record Result(long queries, double firstMs, double repeatMs, RemoteLookups remote, Double overheadMs,
+      Double p50Ms, Double p90Ms) {
 
     /** The lines of probe.txt and of the summary. */
     String describe() {
       return String.format(Locale.ROOT, "first passes: %d queries, mean %.4f ms, %d remote lookups (answered %d, "
               + "timeout %d, failed %d, refused %d); repeat passes (all local hits): mean %.4f ms; remote lookup overhead: %s",
           queries, firstMs, remote.total(), remote.answered(), remote.timeout(), remote.failed(), remote.refused(), repeatMs,
-          overheadMs == null ? "not measured (no remote lookups)" : String.format(Locale.ROOT, "%.4f ms", overheadMs));
+          overheadMs == null ? "not measured (no remote lookups)" : String.format(Locale.ROOT, "%.4f ms", overheadMs))
+          + (p50Ms == null ? "" : String.format(Locale.ROOT, "; round trip of an answered lookup as node-1 timed it "
+              + "(shoal_cluster_remote_lookup_seconds, so bounded by its buckets): median <= %s ms, p90 <= %s ms",
+              millis(p50Ms), millis(p90Ms)));
     }
+
+    private static String millis(double ms) {
+      return Double.isInfinite(ms) ? "inf" : String.format(Locale.ROOT, "%.2f", ms);
+    }
+  }
+
+  /** The round-trip timer of answered owner lookups, in seconds, as Prometheus shows it. */
+  static final String ROUND_TRIP = "shoal_cluster_remote_lookup_seconds";
+
+  /**
+   * The upper bound, in milliseconds, of the bucket that holds the {@code q} quantile of what was
+   * recorded between two scrapes' cumulative buckets; null when nothing was recorded.
+   */
+  static Double quantileBoundMillis(TreeMap<Double, Double> before, TreeMap<Double, Double> after, double q) {
+    double total = after.getOrDefault(Double.POSITIVE_INFINITY, 0.0) - before.getOrDefault(Double.POSITIVE_INFINITY, 0.0);
+    if (total <= 0) {
+      return null;
+    }
+    for (Map.Entry<Double, Double> e : after.entrySet()) {
+      double n = e.getValue() - before.getOrDefault(e.getKey(), 0.0);
+      if (n >= q * total) {
+        return e.getKey() * 1000;
+      }
+    }
+    return Double.POSITIVE_INFINITY;
   }
 
   private RemoteLookupProbe() {}
@@ -74,7 +105,8 @@ final class RemoteLookupProbe {
     Files.createDirectories(dir);
     ShoalUnderTest warm = nodes.node(0);
     ShoalUnderTest probed = nodes.node(1);
-    RemoteLookups before = RemoteLookups.of(probed.scrape(dir.resolve("stats-before.txt")));
+    MetricsScrape scrapeBefore = probed.scrape(dir.resolve("stats-before.txt"));
+    RemoteLookups before = RemoteLookups.of(scrapeBefore);
     List<DnsperfReport> first = new ArrayList<>();
     List<DnsperfReport> repeat = new ArrayList<>();
     int perBatch = NAMES / BATCHES;
@@ -86,11 +118,15 @@ final class RemoteLookupProbe {
       repeat.add(dnsperf.onePass(probed.port(), names, dir.resolve("dnsperf-repeat-" + b + ".txt")));
     }
     pause();
-    RemoteLookups remote = RemoteLookups.of(probed.scrape(dir.resolve("stats-after.txt"))).minus(before);
+    MetricsScrape scrapeAfter = probed.scrape(dir.resolve("stats-after.txt"));
+    RemoteLookups remote = RemoteLookups.of(scrapeAfter).minus(before);
+    TreeMap<Double, Double> bucketsBefore = scrapeBefore.buckets(ROUND_TRIP);
+    TreeMap<Double, Double> bucketsAfter = scrapeAfter.buckets(ROUND_TRIP);
     DnsperfReport firsts = DnsperfReport.sumOver(first);
     DnsperfReport repeats = DnsperfReport.sumOver(repeat);
     Result r = new Result(firsts.completed(), firsts.avgLatencyMillis(), repeats.avgLatencyMillis(), remote,
-        overheadMillis(firsts.avgLatencyMillis(), repeats.avgLatencyMillis(), firsts.completed(), remote.total()));
+        overheadMillis(firsts.avgLatencyMillis(), repeats.avgLatencyMillis(), firsts.completed(), remote.total()),
+        quantileBoundMillis(bucketsBefore, bucketsAfter, 0.5), quantileBoundMillis(bucketsBefore, bucketsAfter, 0.9));
     Files.writeString(dir.resolve("probe.txt"), "warmed owners through " + warm.label() + ", probed "
         + probed.label() + " in " + BATCHES + " batches of " + perBatch + " names\n" + r.describe() + "\n",
         StandardCharsets.UTF_8);

@@ -123,6 +123,8 @@ public class ClusterSpec extends JUnitSuite {
     Metrics metrics = nodes.get(0).metrics();
     double remote = metrics.await(v -> v > 0, "shoal_cluster_remote_lookups_total", "outcome=\"answered\"");
     assertTrue("non-owners asked owners, who answered: " + remote, remote > 0);
+    assertTrue("answered lookups are timed",
+        metrics.await(v -> v >= remote, "shoal_cluster_remote_lookup_seconds_count") >= remote);
     assertEquals("no owner lookup timed out", 0.0,
         metrics.value("shoal_cluster_remote_lookups_total", "outcome=\"timeout\""), 0.0);
     double members = metrics.await(v -> v == NODES, "shoal_cluster_members", "node=\"node-0\"");

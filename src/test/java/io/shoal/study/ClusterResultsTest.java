@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -81,6 +83,23 @@ class ClusterResultsTest {
     CacheCounters counters = ShoalUnderTest.countersOf(after).minus(ShoalUnderTest.countersOf(before));
     assertEquals(6L, counters.hits());
     assertEquals(507L, counters.misses());
+  }
+
+  @Test
+  void remoteLookupPercentilesAreTheBucketBoundsOfWhatWasRecordedBetweenScrapes() throws IOException {
+    double inf = Double.POSITIVE_INFINITY;
+    TreeMap<Double, Double> before = new TreeMap<>(Map.of(0.0005, 10.0, 0.001, 10.0, 0.002, 10.0, inf, 10.0));
+    // 100 recorded in between: 50 within 0.5 ms, 90 within 1 ms, 98 within 2 ms
+    TreeMap<Double, Double> after = new TreeMap<>(Map.of(0.0005, 60.0, 0.001, 100.0, 0.002, 108.0, inf, 110.0));
+    assertEquals(0.5, RemoteLookupProbe.quantileBoundMillis(before, after, 0.5), 1e-12);
+    assertEquals(1.0, RemoteLookupProbe.quantileBoundMillis(before, after, 0.9), 1e-12);
+    assertEquals(inf, RemoteLookupProbe.quantileBoundMillis(before, after, 0.99));
+    assertNull(RemoteLookupProbe.quantileBoundMillis(before, before, 0.5));
+    // buckets are read from a real scrape, summed over label sets
+    MetricsScrape scrape = MetricsScrape.parse(DnsperfReportTest.resource("cluster/scrape-node-1-after.txt"));
+    TreeMap<Double, Double> upstream = scrape.buckets("shoal_upstream_seconds");
+    assertEquals(1.0, upstream.get(0.0025), 0.0);
+    assertEquals(scrape.sum("shoal_upstream_seconds_count").orElseThrow(), upstream.get(inf), 0.0);
   }
 
   @Test
