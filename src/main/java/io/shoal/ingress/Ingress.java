@@ -3,6 +3,7 @@ package io.shoal.ingress;
 import akka.actor.typed.ActorRef;
 import io.shoal.access.AccessControl;
 import io.shoal.cache.CachedAnswer;
+import io.shoal.cluster.OwnerDirectory;
 import io.shoal.loop.LoopDetector;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
@@ -25,7 +26,7 @@ import java.util.function.LongSupplier;
  * The front door shared by the UDP sockets and TCP connections, run on the thread that read the
  * query: turns away clients that access control does not serve, validates the query, answers bad
  * ones (FORMERR, NOTIMP, REFUSED) or drops them, answers a cache hit right there (and has a hit
- * near its expiry prefetched), refuses a miss that did not ask for recursion (RD=0), and hands
+ * near its expiry prefetched; in a cluster, a hit in the near cache of copies too), refuses a miss that did not ask for recursion (RD=0), and hands
  * any other miss to the worker that owns its cache key. Each worker holds at
  * most {@code maxPending} misses; beyond that a query is dropped and counted, so overload costs
  * answers, never unbounded memory.
@@ -42,6 +43,7 @@ public final class Ingress {
   private final ReplyPolicy policy;
   private final Prefetch prefetch;
   private final LoopDetector loops;
+  private final OwnerDirectory owners;
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -51,7 +53,8 @@ public final class Ingress {
   public Ingress(
       ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
       AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration tcpGuard, AccessControl access,
-      ReplyPolicy policy, Prefetch prefetch, LoopDetector loops) {
+      ReplyPolicy policy, Prefetch prefetch, LoopDetector loops, OwnerDirectory owners) {
+    this.owners = owners;
     this.prefetch = prefetch;
     this.loops = loops;
     this.access = access;
@@ -145,7 +148,11 @@ public final class Ingress {
     CachedAnswer hit = profile.cache().get(query.key(), now);
     if (hit == null) {
       profile.cacheMetrics().miss();
-      return null;
+      // In a cluster: this node's copy of an answer another node owns, if it keeps one. An owner
+      // lookup (fromPeer) is this node's to resolve, never answered from a copy.
+      CachedAnswer copy = query.fromPeer() || owners.ownerOf(query.key()) == null
+          ? null : owners.nearCopy(query.key(), now);
+      return copy == null ? null : copy.render(query, now, protocol.sizeLimit(query));
     }
     profile.cacheMetrics().hit();
     // Not for RD=0: probing the cache must not cost the upstreams anything.

@@ -181,12 +181,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       reply(r, found.render(r.query(), now, r.protocol().sizeLimit(r.query())));
       return;
     }
+    // (The near cache of copies was looked at where the query was read.)
     OwnerDirectory.Owner owner = r.query().fromPeer() ? null : owners.ownerOf(key);
-    CachedAnswer copy = owner == null ? null : owners.nearCopy(key, now);
-    if (copy != null) {
-      reply(r, copy.render(r.query(), now, r.protocol().sizeLimit(r.query())));
-      return;
-    }
     Flight flight = inFlight.get(key);
     if (flight != null) {
       if (flight.staleServed && !r.query().fromPeer()) {

@@ -285,7 +285,7 @@ public final class ShoalServer {
     }
     Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
         longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies(),
-        prefetch, loops);
+        prefetch, loops, owners);
     return new Wiring(ingress, List.copyOf(cacheList), owners);
   }
 
