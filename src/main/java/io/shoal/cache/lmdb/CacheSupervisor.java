@@ -161,7 +161,7 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
     // of its transaction went with it, so only the fills still queued count as waiting.
     getContext().getLog().error("shard {} of cache {} stopped unexpectedly; starting it again",
         i, settings.get(i).cache());
-    shards[i].pending.set(shards[i].queued.size());
+    shards[i].resetPending(shards[i].queued.size());
     generation[i]++;
     spawn(settings.get(i));
     return this;

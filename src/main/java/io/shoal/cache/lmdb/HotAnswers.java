@@ -41,10 +41,14 @@ final class HotAnswers {
   /** Changes of the write transaction in progress; the writer's alone. */
   private final List<Change> changes = new ArrayList<>();
 
-  /** Holds up to {@code capacity} answers; 0 holds none (every read goes to LMDB). */
-  HotAnswers(long capacity) {
+  /**
+   * Holds up to {@code capacity} answers of this shard in {@code answers}, which the cache's other
+   * shards share ({@link HotIndex}) and where this shard puts and removes only its own keys; 0
+   * holds none (every read goes to LMDB).
+   */
+  HotAnswers(long capacity, ConcurrentHashMap<CacheKey, CachedAnswer> answers) {
     int bound = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(0, capacity));
-    this.answers = new ConcurrentHashMap<>(Math.max(16, bound * 4 / 3 + 1));
+    this.answers = answers;
     this.admitted = new CacheKey[bound];
   }
 
@@ -121,9 +125,18 @@ final class HotAnswers {
     changes.clear();
   }
 
-  /** The store closes: nothing is served or admitted from now on. */
+  /**
+   * The store closes: nothing is served or admitted from now on, and this shard's answers leave
+   * the shared map (every one of them was admitted, so each is in the ring).
+   */
   void close() {
     closed = true;
-    answers.clear();
+    synchronized (admitted) {
+      for (CacheKey k : admitted) {
+        if (k != null) {
+          answers.remove(k);
+        }
+      }
+    }
   }
 }

@@ -92,7 +92,7 @@ final class ShardBatch implements ShardStore.Outcome {
   private void settle(List<Fill> fills, boolean stored) {
     // No longer pending first: whoever a completed fill wakes must not see it still displacing
     // a committed answer (see Horizon).
-    state.pending.addAndGet(-fills.size());
+    state.settled(fills.size());
     for (Fill f : fills) {
       f.committed().complete(stored);
     }

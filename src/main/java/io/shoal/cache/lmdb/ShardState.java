@@ -70,8 +70,24 @@ final class ShardState {
   /** Entries as of the shard's last commit (expired ones included until evicted). */
   volatile long entries;
 
-  ShardState(int index) {
+  /** Fills pending in every shard of the cache: moved with {@link #pending} (see {@link HotIndex}). */
+  private final AtomicInteger allPending;
+
+  ShardState(int index, AtomicInteger allPending) {
     this.index = index;
+    this.allPending = allPending;
+  }
+
+  /** {@code n} fills settled (committed or dropped): no longer pending, here or cache-wide. */
+  void settled(int n) {
+    pending.addAndGet(-n);
+    allPending.addAndGet(-n);
+  }
+
+  /** After a shard restart: only the {@code n} fills still queued are pending. */
+  void resetPending(int n) {
+    int was = pending.getAndSet(n);
+    allPending.addAndGet(n - was);
   }
 
   /**
@@ -79,16 +95,21 @@ final class ShardState {
    * else the committed one unless the uncommitted answers ahead of it displaced it.
    */
   CachedAnswer lookup(CacheKey key, long nowMillis) {
-    CachedAnswer pendingAnswer = uncommitted.get(key);
-    if (pendingAnswer != null && !pendingAnswer.expiredAt(nowMillis)) {
-      return pendingAnswer;
+    // With no fill pending, every answer still in the map has settled (it is committed, or it was
+    // dropped): the common case of a warm cache skips the look-up there.
+    int waiting = pending.get();
+    if (waiting > 0) {
+      CachedAnswer pendingAnswer = uncommitted.get(key);
+      if (pendingAnswer != null && !pendingAnswer.expiredAt(nowMillis)) {
+        return pendingAnswer;
+      }
     }
     ShardStore s = store.get();
     if (s == null) {
       return null;
     }
     CachedAnswer committed = s.read(key, nowMillis);
-    if (committed != null && s.displaced(pending.get(), committed.expiresAtMillis())) {
+    if (committed != null && waiting > 0 && s.displaced(waiting, committed.expiresAtMillis())) {
       // Evicted, as far as anyone can see, by answers still on their way to this shard.
       return null;
     }
@@ -100,8 +121,11 @@ final class ShardState {
    * when it was refused. The answer is served from the moment it is queued.
    */
   CompletableFuture<Boolean> offer(CacheKey key, CachedAnswer answer, boolean awaited, int limit) {
+    // Cache-wide first: from here on hits take the shard's path, which sees this fill.
+    allPending.incrementAndGet();
     if (pending.incrementAndGet() > limit) {
       pending.decrementAndGet();
+      allPending.decrementAndGet();
       return null;
     }
     CompletableFuture<Boolean> committed = new CompletableFuture<>();

@@ -59,7 +59,7 @@ class ShardStore implements AutoCloseable {
     this.databases = databases;
     this.eviction = EvictionPolicy.of(settings.whenFull(), databases);
     this.readers = new ReaderPool(env, databases.answers());
-    this.hot = new HotAnswers(settings.hotEntries());
+    this.hot = new HotAnswers(settings.hotEntries(), settings.hotIndex().answers);
     this.metrics = metrics;
     this.shardMetrics = metrics.lmdbShard(settings.shard());
     for (int attempt = 0; ; attempt++) {

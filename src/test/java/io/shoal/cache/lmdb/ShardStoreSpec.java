@@ -31,7 +31,7 @@ public class ShardStoreSpec extends JUnitSuite {
   @Test
   public void readersSeeHitsOrMissesWhileTheMapGrowsAndCloses() throws Exception {
     ShardSettings settings = new ShardSettings("env", 0, tmp.newFolder().toPath().resolve("shard-00"),
-        SyncMode.NONE, MIB, WhenFull.EVICT_ONE, 1000, Duration.ZERO, 1000);
+        SyncMode.NONE, MIB, WhenFull.EVICT_ONE, 1000, Duration.ZERO, 1000, new HotIndex(1000));
     ShardStore env = ShardFiles.open(settings, new CacheMetrics("env", "lmdb"));
     long now = System.currentTimeMillis();
     List<CacheKey> keys = new ArrayList<>();
