@@ -78,7 +78,7 @@ class StudySummaryTest {
   private static ClusterRow clusterRow(String member, int nodes, boolean cluster, double qps, long completed,
       long upstream, Double overheadMs) {
     return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
-        ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 5L : null, cluster ? 1L : null,
+        ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 6L : null, cluster ? 0L : null,
         cluster ? 0L : null, cluster ? 0L : null, overheadMs, null, null);
   }
 
