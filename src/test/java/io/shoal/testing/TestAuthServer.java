@@ -64,6 +64,13 @@ public final class TestAuthServer implements AutoCloseable {
   public static final long SOA_MINIMUM = 30;
 
   private final DatagramSocket udp;
+  /** Sends the answers held back by {@link #delay}. */
+  private final java.util.concurrent.ScheduledExecutorService delayed =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "test-auth-delayed");
+        t.setDaemon(true);
+        return t;
+      });
   private final ServerSocket tcp;
   private final Map<Name, List<Record>> records = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
@@ -351,16 +358,16 @@ public final class TestAuthServer implements AutoCloseable {
         if (silent || modeOf(query) == Mode.SILENT) {
           continue;
         }
-        if (delayMs > 0) {
-          Thread.sleep(delayMs);
+        java.net.SocketAddress client = p.getSocketAddress();
+        long delay = delayMs;
+        if (delay > 0) {
+          // Each answer waits on its own, as a slow server's do: one slow question (shoal's loop
+          // probe at start, say) must not hold back the answers to the others.
+          delayed.schedule(() -> reply(query, client), delay, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } else {
+          reply(query, client);
         }
-        int limit = query.getOPT() != null ? Math.max(512, query.getOPT().getPayloadSize()) : 512;
-        if (spoofFirst) {
-          sendSpoofs(query, answer(query), p);
-        }
-        byte[] out = wire(query, limit);
-        udp.send(new DatagramPacket(out, out.length, p.getSocketAddress()));
-      } catch (SocketException | InterruptedException e) {
+      } catch (SocketException e) {
         return;
       } catch (IOException e) {
         // a test may send garbage here too; ignore it
@@ -368,17 +375,30 @@ public final class TestAuthServer implements AutoCloseable {
     }
   }
 
-  private void sendSpoofs(Message query, Message answer, DatagramPacket from) throws IOException {
+  private void reply(Message query, java.net.SocketAddress client) {
+    try {
+      int limit = query.getOPT() != null ? Math.max(512, query.getOPT().getPayloadSize()) : 512;
+      if (spoofFirst) {
+        sendSpoofs(query, answer(query), client);
+      }
+      byte[] out = wire(query, limit);
+      udp.send(new DatagramPacket(out, out.length, client));
+    } catch (IOException e) {
+      // closed meanwhile, or a query it cannot answer: as a server that went away
+    }
+  }
+
+  private void sendSpoofs(Message query, Message answer, java.net.SocketAddress from) throws IOException {
     Message wrongId = answer.clone();
     wrongId.getHeader().setID((query.getHeader().getID() + 1) & 0xFFFF);
     byte[] a = wrongId.toWire(512);
-    udp.send(new DatagramPacket(a, a.length, from.getSocketAddress()));
+    udp.send(new DatagramPacket(a, a.length, from));
     Message wrongQuestion = new Message(query.getHeader().getID());
     wrongQuestion.getHeader().setFlag(Flags.QR);
     wrongQuestion.addRecord(Record.newRecord(name("evil.example.test."), query.getQuestion().getType(), DClass.IN),
         Section.QUESTION);
     byte[] b = wrongQuestion.toWire();
-    udp.send(new DatagramPacket(b, b.length, from.getSocketAddress()));
+    udp.send(new DatagramPacket(b, b.length, from));
     spoofsSent.addAndGet(2);
   }
 
@@ -418,6 +438,7 @@ public final class TestAuthServer implements AutoCloseable {
   @Override
   public void close() {
     running = false;
+    delayed.shutdownNow();
     udp.close();
     try {
       tcp.close();
