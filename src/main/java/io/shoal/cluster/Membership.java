@@ -53,8 +53,11 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
   private final java.util.Set<Address> up = new java.util.HashSet<>();
   /** The endpoints listed now, this node's included. */
   private Set<ActorRef<OwnerEndpoint.WhereIsDns>> listed = Set.of();
-  /** Where the other listed members answer DNS, by member address, as far as they said. */
-  private final Map<String, OwnerDirectory.Owner> owners = new HashMap<>();
+  /**
+   * Where the other listed members answer DNS, as far as they said, by endpoint: a member that
+   * comes back at the same address is a new endpoint, asked again.
+   */
+  private final Map<ActorRef<OwnerEndpoint.WhereIsDns>, OwnerDirectory.Owner> owners = new HashMap<>();
 
   public static Behavior<Command> create(OwnerDirectory directory, String nodeLabel) {
     return Behaviors.setup(ctx -> new Membership(ctx, directory, nodeLabel));
@@ -85,7 +88,7 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
   private Behavior<Command> onListing(ListingChanged changed) {
     listed = changed.listing().getServiceInstances(OwnerEndpoint.KEY);
     for (ActorRef<OwnerEndpoint.WhereIsDns> ref : listed) {
-      if (!isSelf(ref) && !owners.containsKey(memberOf(ref))) {
+      if (!isSelf(ref) && !owners.containsKey(ref)) {
         askWhere(ref);
       }
     }
@@ -108,28 +111,36 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
       return this;
     }
     String host = answer.ref().path().address().getHost().orElse("127.0.0.1");
-    owners.put(memberOf(answer.ref()), answer.at().owner(host));
+    owners.put(answer.ref(), answer.at().owner(host));
     publish();
     return this;
   }
 
   private Behavior<Command> onAskAgain(AskAgain again) {
-    if (listed.contains(again.ref()) && !owners.containsKey(memberOf(again.ref()))) {
+    if (listed.contains(again.ref()) && !owners.containsKey(again.ref())) {
       askWhere(again.ref());
     }
     return this;
   }
 
-  /** Rebuilds the ring from the listed endpoints: only reachable ones are listed, so an unreachable node's keys are taken over at once. */
+  /**
+   * Rebuilds the ring from the listed endpoints: only reachable ones are listed, so an
+   * unreachable node's keys are taken over at once.
+   */
   private void publish() {
+    owners.keySet().retainAll(listed);
     List<String> members = new ArrayList<>();
+    Map<String, OwnerDirectory.Owner> reachable = new HashMap<>();
     for (ActorRef<OwnerEndpoint.WhereIsDns> ref : listed) {
       members.add(memberOf(ref));
+      OwnerDirectory.Owner owner = owners.get(ref);
+      if (owner != null) {
+        reachable.put(memberOf(ref), owner);
+      }
     }
-    owners.keySet().retainAll(members);
     String self = cluster.selfMember().address().toString();
-    directory.update(members, owners, self);
-    log.info("owner ring: {} node(s) {}; DNS addresses known for {}", members.size(), members, owners.keySet());
+    directory.update(members, reachable, self);
+    log.info("owner ring: {} node(s) {}; DNS addresses known for {}", members.size(), members, reachable.keySet());
   }
 
   private boolean isSelf(ActorRef<?> ref) {

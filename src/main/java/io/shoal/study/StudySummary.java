@@ -405,6 +405,10 @@ public final class StudySummary {
         out.add(r.member() + ": " + r.remoteLookupsTimeout() + " remote lookups timed out (the owner did not answer "
             + "within owner_timeout; the node went upstream itself).");
       }
+      if (r.remoteLookupsRefused() != null && r.remoteLookupsRefused() > 0) {
+        out.add(r.member() + ": " + r.remoteLookupsRefused() + " remote lookups were refused (the owner's "
+            + "access_control does not allow the other nodes; the node went upstream itself).");
+      }
     }
     return out;
   }

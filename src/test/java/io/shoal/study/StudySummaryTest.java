@@ -101,6 +101,14 @@ class StudySummaryTest {
   }
 
   @Test
+  void refusedOwnerLookupsArePointedOut() {
+    ClusterRow refused = new ClusterRow("cluster-3", 3, true, 300, 1.0, 1000, 1000, 0, 500,
+        ResultRow.fairHitRatePct(500, 1000), 10L, 10L, 50.0, 0L, 0L, 0L, 40L, null, null, null);
+    assertEquals(List.of("cluster-3: 40 remote lookups were refused (the owner's access_control does not allow the "
+        + "other nodes; the node went upstream itself)."), StudySummary.clusterAtAGlance(List.of(refused)));
+  }
+
+  @Test
   void aClusterThatSendsMoreUpstreamSaysMore() {
     List<String> lines = StudySummary.clusterAtAGlance(List.of(
         clusterRow("independent-3", 3, false, 300, 1000, 500, null),
