@@ -19,7 +19,8 @@ public record ClusterSettings(
     String podLabelSelector,
     Duration ownerTimeout,
     Duration joinWait,
-    long nearCacheMaxEntries) {
+    long nearCacheMaxEntries,
+    int lookupPort) {
 
   /** How a node finds the others. */
   public enum Discovery {
