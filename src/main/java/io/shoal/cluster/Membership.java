@@ -50,6 +50,7 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
   private final OwnerDirectory directory;
   private final Cluster cluster;
   private final Gauge members;
+  private final Gauge ring;
   private final java.util.Set<Address> up = new java.util.HashSet<>();
   /** The endpoints listed now, this node's included. */
   private Set<ActorRef<OwnerEndpoint.WhereIsDns>> listed = Set.of();
@@ -68,6 +69,8 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
     this.directory = directory;
     this.cluster = Cluster.get(context.getSystem());
     this.members = Kamon.gauge("shoal.cluster.members", "Cluster members that are Up").withTag("node", nodeLabel);
+    this.ring = Kamon.gauge("shoal.cluster.owners",
+        "Members whose keys this node looks up at their owner, itself included").withTag("node", nodeLabel);
     ActorRef<Receptionist.Listing> listings = context.messageAdapter(Receptionist.Listing.class, ListingChanged::new);
     context.getSystem().receptionist().tell(Receptionist.subscribe(OwnerEndpoint.KEY, listings));
     ActorRef<ClusterEvent.MemberEvent> memberEvents =
@@ -140,6 +143,7 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
     }
     String self = cluster.selfMember().address().toString();
     directory.update(members, reachable, self);
+    ring.update(directory.size());
     log.info("owner ring: {} node(s) {}; DNS addresses known for {}", members.size(), members, reachable.keySet());
   }
 

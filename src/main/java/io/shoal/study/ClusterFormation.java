@@ -90,7 +90,8 @@ final class ClusterFormation {
       throws StudyException {
     int expected = nodes.size();
     processes.note("# in-process: poll HTTP GET /ready and /cluster/members on each node's management port until "
-        + "every node answers 200 and lists " + expected + " members Up, at most " + limit.toSeconds() + " s");
+        + "every node answers 200 and lists " + expected + " members Up, and its shoal_cluster_owners reads "
+        + expected + ", at most " + limit.toSeconds() + " s");
     long started = System.nanoTime();
     long deadline = started + limit.toNanos();
     long rounds = limit.toMillis() / POLL.toMillis() + 1;
@@ -129,8 +130,22 @@ final class ClusterFormation {
     if (v == null) {
       return "/cluster/members unreadable";
     }
-    return v.settledAt(expected) ? "formed"
-        : v.up + " of " + expected + " members Up, " + v.members + " listed, " + v.unreachable + " unreachable";
+    if (!v.settledAt(expected)) {
+      return v.up + " of " + expected + " members Up, " + v.members + " listed, " + v.unreachable + " unreachable";
+    }
+    // Up is not yet routed: until a node knows where the others take owner lookups, it resolves
+    // their keys itself, and a warm-up then would fill its own cache with them.
+    double owners = ownerRing(n);
+    return owners == expected ? "formed" : "owner lookups route to " + (int) owners + " of " + expected + " members";
+  }
+
+  /** The node's {@code shoal_cluster_owners}; 0 while it cannot be read. */
+  private static double ownerRing(ShoalUnderTest n) {
+    try {
+      return MetricsScrape.parse(n.scrape()).sum("shoal_cluster_owners").orElse(0);
+    } catch (StudyException | RuntimeException e) {
+      return 0;
+    }
   }
 
   /**

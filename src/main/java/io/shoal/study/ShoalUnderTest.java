@@ -231,7 +231,7 @@ final class ShoalUnderTest extends ServerUnderTest {
         + (last == null ? "" : ": " + last.getMessage()), last);
   }
 
-  private String scrape() throws StudyException {
+  String scrape() throws StudyException {
     return httpGet(metricsUri(), true).body();
   }
 

@@ -129,6 +129,8 @@ public class ClusterSpec extends JUnitSuite {
         metrics.value("shoal_cluster_remote_lookups_total", "outcome=\"timeout\""), 0.0);
     double members = metrics.await(v -> v == NODES, "shoal_cluster_members", "node=\"node-0\"");
     assertEquals(NODES, members, 0.0);
+    assertEquals("node-0 routes every member's keys to it", NODES,
+        metrics.await(v -> v == NODES, "shoal_cluster_owners", "node=\"node-0\""), 0.0);
   }
 
   /**
