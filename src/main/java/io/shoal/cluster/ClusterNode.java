@@ -34,8 +34,7 @@ public final class ClusterNode {
   /**
    * What the cluster side needs from the node it belongs to.
    *
-   * @param dnsUdp where the node takes owner lookups (its own socket, apart from clients')
-   * @param dnsTcp where the node answers DNS over TCP: owner lookups whose answer is too large for UDP
+   * @param dnsUdp, dnsTcp where the node answers DNS: other nodes ask it there for the keys it owns
    */
   public record Services(
       InetSocketAddress dnsUdp,

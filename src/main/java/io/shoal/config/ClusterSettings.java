@@ -19,8 +19,7 @@ public record ClusterSettings(
     String podLabelSelector,
     Duration ownerTimeout,
     Duration joinWait,
-    long nearCacheMaxEntries,
-    int lookupPort) {
+    long nearCacheMaxEntries) {
 
   /** How a node finds the others. */
   public enum Discovery {

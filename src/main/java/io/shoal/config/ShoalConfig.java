@@ -220,7 +220,7 @@ public record ShoalConfig(
 
   private static ClusterSettings cluster(Section c) {
     c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "join_wait",
-        "near_cache", "lookup_port");
+        "near_cache");
     Section near = c.section("near_cache");
     near.allowOnly("max_entries");
     Section remoting = c.section("remoting");
@@ -259,8 +259,7 @@ public record ShoalConfig(
         d.string("pod_label_selector"),
         c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)),
         c.duration("join_wait", Duration.ZERO, Duration.ofMinutes(10)),
-        near.integer("max_entries", 0, 1L << 31),
-        (int) c.integer("lookup_port", 0, 65535));
+        near.integer("max_entries", 0, 1L << 31));
   }
 
   private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {

@@ -112,7 +112,7 @@ public final class ShoalServer {
     ClusterSettings cluster = config.cluster();
     SelfUpstreamCheck.refuse(config);
     Config akkaConfig = shutdownPhases(config)
-        .withFallback(UdpTransport.readerDispatcher(config.udpSockets() + (cluster.enabled() ? 1 : 0)))
+        .withFallback(UdpTransport.readerDispatcher(config.udpSockets()))
         .withFallback(raw);
     String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
@@ -122,27 +122,11 @@ public final class ShoalServer {
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
-    ResponseRateLimiter rateLimiter = new ResponseRateLimiter(config.rateLimit(), metrics);
     try {
-      udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), metrics, rateLimiter);
+      udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), metrics,
+          new ResponseRateLimiter(config.rateLimit(), metrics));
     } catch (IOException e) {
       throw new StartupException("cannot listen on UDP " + config.udpListen() + ": " + e.getMessage());
-    }
-    // In a cluster, the other nodes' owner lookups come to a socket of their own, read by a
-    // thread of its own: they never queue behind this node's clients.
-    InetSocketAddress lookupAddress = null;
-    if (cluster.enabled()) {
-      InetSocketAddress asked = new InetSocketAddress(config.udpListen().getAddress(), cluster.lookupPort());
-      try {
-        UdpTransport lookups = UdpTransport.bind(asked, 1, config.udpSockets(), metrics, rateLimiter);
-        lookupAddress = lookups.localAddress();
-        udp = udp.with(lookups);
-        log.info("owner lookups from the other cluster nodes on udp {}", lookupAddress);
-      } catch (IOException e) {
-        udp.close();
-        throw new StartupException("cannot listen for owner lookups on UDP " + asked
-            + " (shoal.cluster.lookup_port): " + e.getMessage());
-      }
     }
     UpstreamSelector upstreamSockets;
     try {
@@ -180,7 +164,7 @@ public final class ShoalServer {
         step = "start the cluster (management " + cluster.managementHost() + ":" + cluster.managementPort()
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
         clusterNode = ClusterNode.start(raw, cluster,
-            new ClusterNode.Services(lookupAddress, tcp.localAddress(), wiring.caches(), wiring.owners(), status, node,
+            new ClusterNode.Services(udp.localAddress(), tcp.localAddress(), wiring.caches(), wiring.owners(), status, node,
                 longestMaxTtl(config)));
       }
       InetSocketAddress admin = null;
@@ -193,7 +177,7 @@ public final class ShoalServer {
       ShoalServer server = new ShoalServer(
           system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners(), status, clusterNode);
       server.registerShutdown(config, wiring.caches(), upstreamSockets);
-      logStarted(udp, config.udpSockets(), tcp.localAddress(), config.metricsEnabled() ? metricsEndpoint : null);
+      logStarted(udp, tcp.localAddress(), config.metricsEnabled() ? metricsEndpoint : null);
       return server;
     } catch (Exception e) {
       udp.stopReading();
@@ -238,8 +222,8 @@ public final class ShoalServer {
     return longest;
   }
 
-  private static void logStarted(UdpTransport udp, int udpSockets, InetSocketAddress tcp, String metricsEndpoint) {
-    log.info("shoal answering on udp {} ({} sockets) and tcp {}; {}", udp.localAddress(), udpSockets, tcp,
+  private static void logStarted(UdpTransport udp, InetSocketAddress tcp, String metricsEndpoint) {
+    log.info("shoal answering on udp {} ({} sockets) and tcp {}; {}", udp.localAddress(), udp.socketCount(), tcp,
         metricsEndpoint == null ? "metrics off" : "metrics at http://" + metricsEndpoint + "/metrics");
   }
 

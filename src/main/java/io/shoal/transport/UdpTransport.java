@@ -40,16 +40,6 @@ public final class UdpTransport {
    */
   public static UdpTransport bind(
       InetSocketAddress address, int count, ServerMetrics metrics, ResponseRateLimiter rateLimiter) throws IOException {
-    return bind(address, count, 0, metrics, rateLimiter);
-  }
-
-  /**
-   * As {@link #bind(InetSocketAddress, int, ServerMetrics, ResponseRateLimiter)}, numbering the
-   * sockets from {@code firstIndex} in {@code shoal_udp_received_total{socket}}, so that a second
-   * transport of the node (the cluster's owner-lookup socket) has series of its own.
-   */
-  public static UdpTransport bind(InetSocketAddress address, int count, int firstIndex, ServerMetrics metrics,
-      ResponseRateLimiter rateLimiter) throws IOException {
     InetSocketAddress bound;
     // Exactly the family asked for: an IPv4 address gets an IPv4 socket (a dual-stack IPv6 socket
     // on 0.0.0.0 would also answer on every IPv6 address, and costs a mapped-address conversion
@@ -79,7 +69,7 @@ public final class UdpTransport {
     }
     List<UdpSocket> sockets = new ArrayList<>();
     for (int i = 0; i < channels.size(); i++) {
-      sockets.add(new UdpSocket(firstIndex + i, channels.get(i), metrics, rateLimiter));
+      sockets.add(new UdpSocket(i, channels.get(i), metrics, rateLimiter));
     }
     return new UdpTransport(List.copyOf(sockets));
   }
@@ -105,16 +95,6 @@ public final class UdpTransport {
 
   List<UdpSocket> sockets() {
     return sockets;
-  }
-
-  /**
-   * One transport over this one's sockets and then {@code more}'s, served, stopped and closed
-   * together; its local address is still this one's.
-   */
-  public UdpTransport with(UdpTransport more) {
-    List<UdpSocket> all = new ArrayList<>(sockets);
-    all.addAll(more.sockets);
-    return new UdpTransport(List.copyOf(all));
   }
 
   /** The address actually bound (the port is known here when 0 was asked for). */

@@ -282,7 +282,6 @@ class K8sManifestsTest {
         "remoting", shoalConf.getInt("shoal.cluster.remoting.port")), ports);
     assertEquals(25520, shoalConf.getInt("shoal.cluster.remoting.port"));
     assertEquals(25520, namedPort("remoting").getContainerPort());
-    assertEquals(shoalConf.getInt("shoal.cluster.lookup_port"), namedPort("lookups").getContainerPort());
   }
 
   @Test
@@ -359,8 +358,7 @@ class K8sManifestsTest {
       }
     }
     for (String internal : List.of(containerPort("TCP", shoalConf.getInt("shoal.cluster.remoting.port")).getContainerPort()
-        + "/TCP", shoalConf.getInt("shoal.cluster.management.port") + "/TCP",
-        containerPort("UDP", shoalConf.getInt("shoal.cluster.lookup_port")).getContainerPort() + "/UDP")) {
+        + "/TCP", shoalConf.getInt("shoal.cluster.management.port") + "/TCP")) {
       List<NetworkPolicyPeer> from = fromByPort.get(internal);
       assertNotNull(from, internal + " is admitted from the other shoal pods");
       for (NetworkPolicyPeer peer : from) {
