@@ -322,12 +322,11 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     metrics.remoteLookup("answered");
     metrics.remoteLookupTime(System.nanoTime() - done.askedNanos());
     long now = clock.getAsLong();
-    long seconds = done.profile().ttlRules().cacheSeconds(scan);
-    if (seconds <= 0) {
-      answerAll(done.key(), CachedAnswer.of(scan, now, now + 0xFFFF_FFFFL * 1000));
+    CachedAnswer copy = kept(done.profile(), scan, now);
+    if (copy == null) {
+      answerAll(done.key(), passedOn(scan, now));
       return this;
     }
-    CachedAnswer copy = done.profile().ttlRules().cachedAnswer(scan, now, seconds);
     // A copy in the near cache, not in the profile's cache: that one holds what this node owns,
     // and the cluster's capacity is the sum of the nodes' caches only if copies stay out.
     owners.keepCopy(done.key(), copy);
@@ -374,13 +373,11 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         return this;
       }
       long now = clock.getAsLong();
-      long seconds = done.profile().ttlRules().cacheSeconds(scan);
-      if (seconds <= 0) {
-        // Not cacheable: pass it on with the upstream's own TTLs.
-        answerAll(done.key(), CachedAnswer.of(scan, now, now + 0xFFFF_FFFFL * 1000));
+      CachedAnswer answer = kept(done.profile(), scan, now);
+      if (answer == null) {
+        answerAll(done.key(), passedOn(scan, now));
         return this;
       }
-      CachedAnswer answer = done.profile().ttlRules().cachedAnswer(scan, now, seconds);
       if (fillMode == FillMode.WRITE_THROUGH) {
         // A copy, so the bound times out this wait only, never the cache's own fill.
         CompletableFuture<Boolean> stored = done.profile().cache().fill(done.key(), answer).toCompletableFuture()
@@ -397,6 +394,17 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       servfailAll(done.key(), ExtendedError.UPSTREAM_FAILED);
     }
     return this;
+  }
+
+  /** {@code scan} as {@code profile}'s TTL rules keep it from {@code now}; null when they keep it not at all. */
+  private static CachedAnswer kept(Profile profile, ScannedAnswer scan, long now) {
+    long seconds = profile.ttlRules().cacheSeconds(scan);
+    return seconds <= 0 ? null : profile.ttlRules().cachedAnswer(scan, now, seconds);
+  }
+
+  /** An answer nobody keeps, passed on with the upstream's own TTLs. */
+  private static CachedAnswer passedOn(ScannedAnswer scan, long now) {
+    return CachedAnswer.of(scan, now, now + 0xFFFF_FFFFL * 1000);
   }
 
   /**
