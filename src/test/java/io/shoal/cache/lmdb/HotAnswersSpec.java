@@ -18,6 +18,9 @@ import io.shoal.cache.WhenFull;
 import io.shoal.wire.CacheKey;
 import java.util.ArrayList;
 import java.util.List;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -82,6 +85,33 @@ public class HotAnswersSpec extends JUnitSuite {
       CachedAnswer got = cache.get(k, now);
       assertArrayEquals("the new answer, not the one held before", second.wire(), got.wire());
       assertEquals(second.expiresAtMillis(), got.expiresAtMillis());
+    }
+  }
+
+  /**
+   * A hit is looked up in the cache-wide map of hot answers before its shard only while no fill is
+   * pending: a newer answer still on its way to its shard wins over the hot one it replaces.
+   */
+  @Test
+  public void aFillWaitingForItsCommitIsServedOverTheHotAnswerItReplaces() throws Exception {
+    long now = System.currentTimeMillis();
+    TestProbe<CacheShard.Event> events = testKit.createTestProbe();
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean hold = new AtomicBoolean();
+    try (LmdbAnswerCache cache = open(testKit, settings("hot", tmp.newFolder().toPath(), 2, 1000, WhenFull.EVICT_ONE),
+        events, 4096, Duration.ofMillis(200), CacheFixture.commitsHeldWhile(hold, release))) {
+      CacheKey k = key("www.example.");
+      assertNotNull(heldInOverlay(cache, k, answer(120, (byte) 1, now + 60_000), now));
+      hold.set(true);
+      CachedAnswer second = answer(90, (byte) 2, now + 120_000);
+      CompletableFuture<Boolean> stored = cache.fill(k, second).toCompletableFuture();
+      try {
+        assertArrayEquals("the answer on its way, not the hot one it replaces", second.wire(), cache.get(k, now).wire());
+      } finally {
+        release.countDown();
+      }
+      assertTrue(stored.get(10, TimeUnit.SECONDS));
+      assertArrayEquals(second.wire(), cache.get(k, now).wire());
     }
   }
 
