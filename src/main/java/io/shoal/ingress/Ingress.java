@@ -2,6 +2,7 @@ package io.shoal.ingress;
 
 import akka.actor.typed.ActorRef;
 import io.shoal.access.AccessControl;
+import io.shoal.access.AccessRule;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.loop.LoopDetector;
@@ -12,18 +13,17 @@ import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
 import io.shoal.wire.ReplyPolicy;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
- * The front door shared by the UDP sockets and TCP connections, run on the thread that read the
+ * The front door shared by every transport (UDP sockets, TCP, TLS and HTTPS streams), run on the thread that read the
  * query: turns away clients that access control does not serve, validates the query, answers bad
  * ones (FORMERR, NOTIMP, REFUSED) or drops them, answers a cache hit right there (and has a hit
  * near its expiry prefetched; in a cluster, a hit in the near cache of copies too), refuses a miss that did not ask for recursion (RD=0), and hands
@@ -38,7 +38,7 @@ public final class Ingress {
   private final AtomicInteger[] pending;
   private final int maxPending;
   private final ServerMetrics metrics;
-  private final long tcpGuardMillis;
+  private final long guardMillis;
   private final AccessControl access;
   private final ReplyPolicy policy;
   private final Prefetch prefetch;
@@ -47,12 +47,12 @@ public final class Ingress {
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
-   * @param tcpGuard how long a TCP query may wait for its worker before it gets SERVFAIL; longer
+   * @param streamGuard how long a stream's query may wait for its worker before it gets SERVFAIL; longer
    *     than any upstream deadline, so it only fires if a worker lost the query (restarted)
    */
   public Ingress(
       ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
-      AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration tcpGuard, AccessControl access,
+      AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration streamGuard, AccessControl access,
       ReplyPolicy policy, Prefetch prefetch, LoopDetector loops, OwnerDirectory owners) {
     this.owners = owners;
     this.prefetch = prefetch;
@@ -65,51 +65,25 @@ public final class Ingress {
     this.pending = pending;
     this.maxPending = maxPending;
     this.metrics = metrics;
-    this.tcpGuardMillis = tcpGuard.toMillis();
+    this.guardMillis = streamGuard.toMillis();
   }
 
-  /** Takes a datagram read from a UDP socket; any reply goes out through {@code socket}. */
-  public void offer(byte[] packet, InetSocketAddress client, ReplyPath socket) {
+  /**
+   * The one way into the query path, for every transport: takes a query as read (a datagram, or
+   * a message framed from a stream), on the thread that read it. Its reply, if any, goes to
+   * {@code reply}, on this thread for a hit or from a worker for a miss; a query that gets no
+   * reply (dropped: denied, malformed beyond an answer, over a worker's budget on UDP) is told to
+   * {@code reply} as {@link ReplyPath#drop()}.
+   */
+  public void offer(byte[] packet, InetSocketAddress client, Protocol protocol, ReplyPath reply) {
     Optional<byte[]> turnedAway = access.turnAway(packet, client.getAddress());
     if (turnedAway != null) {
-      turnedAway.ifPresent(refused -> socket.send(refused, client));
-      return;
-    }
-    DnsQuery query;
-    try {
-      query = DnsQuery.parse(packet, policy);
-    } catch (BadQuery bad) {
-      if (bad.dropped()) {
-        metrics.dropped(bad.reason());
+      if (turnedAway.isPresent()) {
+        reply.send(turnedAway.get(), client);
       } else {
-        socket.send(bad.reply(), client);
+        reply.drop();
       }
       return;
-    }
-    if (loops.cameBack(query)) {
-      socket.send(query.servfail(), client);
-      return;
-    }
-    byte[] hit = answerFromCache(query, Protocol.UDP);
-    if (hit != null) {
-      socket.send(hit, client);
-      return;
-    }
-    if (!query.recursionDesired()) {
-      socket.send(notRecursing(query), client);
-      return;
-    }
-    int w = partition(query);
-    if (admit(w)) {
-      workers.get(w).tell(new IngressWorker.Resolve(query, client, Protocol.UDP, socket));
-    }
-  }
-
-  /** Takes a query from a TCP stream; completes with the reply, or empty when it is dropped. */
-  public CompletionStage<Optional<byte[]>> ask(byte[] packet, InetSocketAddress client) {
-    Optional<byte[]> turnedAway = access.turnAway(packet, client.getAddress());
-    if (turnedAway != null) {
-      return CompletableFuture.completedFuture(turnedAway);
     }
     DnsQuery query;
     try {
@@ -117,28 +91,61 @@ public final class Ingress {
     } catch (BadQuery bad) {
       if (bad.dropped()) {
         metrics.dropped(bad.reason());
-        return CompletableFuture.completedFuture(Optional.empty());
+        reply.drop();
+      } else {
+        reply.send(bad.reply(), client);
       }
-      return CompletableFuture.completedFuture(Optional.of(bad.reply()));
+      return;
     }
     if (loops.cameBack(query)) {
-      return CompletableFuture.completedFuture(Optional.of(query.servfail()));
+      reply.send(query.servfail(), client);
+      return;
     }
-    byte[] hit = answerFromCache(query, Protocol.TCP);
+    byte[] hit = answerFromCache(query, protocol);
     if (hit != null) {
-      return CompletableFuture.completedFuture(Optional.of(hit));
+      reply.send(hit, client);
+      return;
     }
     if (!query.recursionDesired()) {
-      return CompletableFuture.completedFuture(Optional.of(notRecursing(query)));
+      reply.send(notRecursing(query), client);
+      return;
     }
     int w = partition(query);
     if (!admit(w)) {
-      return CompletableFuture.completedFuture(Optional.of(query.servfail()));
+      // A datagram over budget is dropped (the client retries); a stream's query holds a slot
+      // of its connection's pipeline, so it is answered at once.
+      if (protocol.stream()) {
+        reply.send(query.servfail(), client);
+      } else {
+        reply.drop();
+      }
+      return;
     }
-    CompletableFuture<Optional<byte[]>> reply = new CompletableFuture<>();
-    workers.get(w).tell(new IngressWorker.Resolve(query, client, Protocol.TCP,
-        (wire, to) -> reply.complete(Optional.of(wire))));
-    return reply.completeOnTimeout(Optional.of(query.servfail()), tcpGuardMillis, TimeUnit.MILLISECONDS);
+    reply.owed(query, guardMillis);
+    workers.get(w).tell(new IngressWorker.Resolve(query, client, protocol, reply));
+  }
+
+  /**
+   * Whether a stream connection from {@code client} may be kept: false for a client that access
+   * control denies (counted as dropped), whose connection is closed before anything is read, so it
+   * never holds a slot. A refused client stays, to be answered REFUSED per query.
+   */
+  public boolean admitsConnection(InetAddress client) {
+    if (access.actionFor(client) == AccessRule.Action.DENY) {
+      metrics.dropped(ServerMetrics.ACCESS_DENIED);
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * {@link #offer} for a stream transport (TCP, TLS, HTTPS): completes with the reply, or empty
+   * when the query is dropped.
+   */
+  public CompletionStage<Optional<byte[]>> ask(byte[] packet, InetSocketAddress client, Protocol protocol) {
+    StreamReply reply = new StreamReply();
+    offer(packet, client, protocol, reply);
+    return reply.future();
   }
 
   /** The rendered reply when the cache holds the answer, counted as a hit or a miss; else null. */

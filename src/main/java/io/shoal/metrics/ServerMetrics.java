@@ -23,6 +23,11 @@ public final class ServerMetrics {
   public static final String FILL_QUEUE_FULL = "fill_queue_full";
   /** A TCP connection closed at accept: tcp_max_connections were already open. */
   public static final String TCP_CONNECTION_LIMIT = "tcp_connection_limit";
+  /**
+   * An idle TCP connection (no query in flight, the longest without one) closed to make room for
+   * a new one when tcp_max_connections were open.
+   */
+  public static final String TCP_IDLE_EVICTED = "tcp_idle_evicted";
   /** A TCP connection closed with a query only partly received when tcp_idle_timeout ran out. */
   public static final String TCP_DEADLINE = "tcp_deadline";
   /** A query beyond tcp_max_queries on one connection: the connection is closed instead. */
@@ -33,9 +38,9 @@ public final class ServerMetrics {
   public static final String RATE_LIMITED = "rate_limited";
   /** Why shoal answered REFUSED on its own, as shoal_refused_total labels. */
   public static final String ACCESS_REFUSED = "access_control";
-  /** A reply the kernel refused to send (shoal_dropped_total{reason="udp_send_failed"}). */
   /** Refused: a miss with RD=0 (answered from the cache only). */
   public static final String NO_RECURSION = "no_recursion";
+  /** A reply the kernel refused to send (shoal_dropped_total{reason="udp_send_failed"}). */
   public static final String UDP_SEND_FAILED = "udp_send_failed";
   /** shoal.dropped's description, shared by every place that registers it. */
   public static final String DROPPED_DESCRIPTION = "Packets dropped unanswered";

@@ -7,6 +7,7 @@ import akka.stream.javadsl.Keep;
 import akka.stream.javadsl.Sink;
 import akka.stream.javadsl.Source;
 import io.shoal.ingress.Ingress;
+import io.shoal.ingress.Protocol;
 import io.shoal.ingress.ReplyPath;
 import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
@@ -78,7 +79,7 @@ final class UdpSocket implements ReplyPath {
    */
   private void answer(Ingress ingress, Datagram d) {
     try {
-      ingress.offer(d.bytes(), d.client(), this);
+      ingress.offer(d.bytes(), d.client(), Protocol.UDP, this);
     } catch (RuntimeException e) {
       metrics.dropped(ServerMetrics.WORKER_FAILURE);
       failures.warn("query from " + d.client() + " failed", e);

@@ -9,6 +9,7 @@ import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import org.junit.AfterClass;
@@ -93,5 +94,24 @@ public class AccessControlSpec extends JUnitSuite {
     double before = metrics.value("shoal_dropped_total", "reason=\"access_denied\"");
     assertNull(udpFrom("127.0.0.3", 5));
     assertEquals(before + 1, metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"access_denied\""), 0.0);
+  }
+
+  @Test
+  public void aDeniedClientsTcpConnectionIsClosedBeforeAnythingIsRead() throws Exception {
+    Metrics metrics = node.metrics();
+    double before = metrics.value("shoal_dropped_total", "reason=\"access_denied\"");
+    try (Socket s = new Socket()) {
+      s.bind(new InetSocketAddress("127.0.0.3", 0));
+      s.connect(new InetSocketAddress("127.0.0.1", node.tcp().getPort()), 2000);
+      // The client sends nothing: the close comes from the accept, not from a query or a deadline.
+      s.setSoTimeout(5000);
+      try {
+        assertEquals("EOF", -1, s.getInputStream().read());
+      } catch (SocketException reset) {
+        // closed as well
+      }
+    }
+    assertEquals(before + 1, metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"access_denied\""), 0.0);
+    assertEquals("the denied connection holds no slot", 0.0, metrics.await(v -> v == 0, "shoal_tcp_connections"), 0.0);
   }
 }

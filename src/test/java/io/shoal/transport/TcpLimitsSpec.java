@@ -130,34 +130,96 @@ public class TcpLimitsSpec extends JUnitSuite {
     assertEquals(before + 1, after, 0.0);
   }
 
+  /** Opens {@code n} connections and waits until the node counts them all open. */
+  private static List<Socket> hold(int n) throws Exception {
+    List<Socket> held = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Socket s = new Socket();
+      s.connect(node.tcp(), 2000);
+      held.add(s);
+    }
+    node.metrics().await(v -> v >= n, "shoal_tcp_connections");
+    return held;
+  }
+
+  private static void closeAll(List<Socket> sockets) throws IOException {
+    for (Socket s : sockets) {
+      s.close();
+    }
+  }
+
   @Test
-  public void connectionsOverTheCapAreClosedAtOnceAndCounted() throws Exception {
+  public void aNewConnectionAtTheCapTakesTheSlotOfTheLongestIdleOne() throws Exception {
+    Metrics metrics = node.metrics();
+    double before = metrics.value("shoal_dropped_total", "reason=\"tcp_idle_evicted\"");
+    List<Socket> held = hold(4);
+    try {
+      // The fifth client is served: the first held connection, idle the longest, made room.
+      Message answer = DnsClient.tcp(node.tcp(), DnsClient.query(7, "ok.example.test.", Type.A, null));
+      assertEquals(Rcode.NOERROR, answer.getRcode());
+      assertTrue("the longest idle connection was closed", closedWithin(held.get(0), 3000));
+      double after = metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"tcp_idle_evicted\"");
+      assertTrue(after >= before + 1);
+    } finally {
+      closeAll(held);
+    }
+  }
+
+  @Test
+  public void connectionsOverTheCapAreClosedAtOnceWhenNoneIsIdle() throws Exception {
     Metrics metrics = node.metrics();
     double before = metrics.value("shoal_dropped_total", "reason=\"tcp_connection_limit\"");
-    List<Socket> held = new ArrayList<>();
+    int asked = auth.totalQueries();
+    List<Socket> held = hold(4);
     try {
-      for (int i = 0; i < 4; i++) {
-        Socket s = new Socket();
-        s.connect(node.tcp(), 2000);
-        held.add(s);
+      // Each held connection waits for an answer the upstream delays: none of them is idle.
+      auth.delay(4000);
+      for (int i = 0; i < held.size(); i++) {
+        byte[] q = DnsClient.query(200 + i, "busy" + i + ".example.test.", Type.A, null).toWire();
+        DataOutputStream out = new DataOutputStream(held.get(i).getOutputStream());
+        out.writeShort(q.length);
+        out.write(q);
+        out.flush();
       }
-      // Let the listener register all four before the fifth arrives.
-      Thread.sleep(200);
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (auth.totalQueries() < asked + 4 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertTrue("the upstream got the four queries", auth.totalQueries() >= asked + 4);
       try (Socket extra = new Socket()) {
         extra.connect(node.tcp(), 2000);
-        assertTrue("the fifth connection is closed at once", closedWithin(extra, 500));
+        assertTrue("the fifth connection is closed at once", closedWithin(extra, 3000));
       }
       double after = metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"tcp_connection_limit\"");
       assertTrue(after >= before + 1);
     } finally {
-      for (Socket s : held) {
-        s.close();
-      }
+      auth.delay(0);
+      closeAll(held);
     }
     // The slots are free again once the held connections are gone.
-    Thread.sleep(300);
+    metrics.await(v -> v == 0, "shoal_tcp_connections");
     Message answer = DnsClient.tcp(node.tcp(), DnsClient.query(7, "ok.example.test.", Type.A, null));
     assertEquals(Rcode.NOERROR, answer.getRcode());
+  }
+
+  @Test
+  public void emptyAndHeaderlessMessagesCloseTheConnectionAtOnce() throws Exception {
+    Metrics metrics = node.metrics();
+    double before = metrics.value("shoal_dropped_total", "reason=\"malformed\"");
+    double deadlinesBefore = metrics.value("shoal_dropped_total", "reason=\"tcp_deadline\"");
+    byte[][] frames = {{0, 0}, {0, 11, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}};
+    for (byte[] frame : frames) {
+      try (Socket s = new Socket()) {
+        s.connect(node.tcp(), 2000);
+        s.getOutputStream().write(frame);
+        s.getOutputStream().flush();
+        assertTrue("closed after a " + (frame.length - 2) + "-byte message", closedWithin(s, 3000));
+      }
+    }
+    double after = metrics.await(v -> v >= before + 2, "shoal_dropped_total", "reason=\"malformed\"");
+    assertEquals(before + 2, after, 0.0);
+    // Closed for the framing error, not by the deadline (which counts a message cut short).
+    assertEquals(deadlinesBefore, metrics.value("shoal_dropped_total", "reason=\"tcp_deadline\""), 0.0);
   }
 
   @Test
