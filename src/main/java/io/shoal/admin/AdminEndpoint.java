@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.shoal.config.AdminSettings;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -49,17 +50,25 @@ public final class AdminEndpoint extends AllDirectives {
     this.token = token;
   }
 
-  /** Writes a fresh token to {@code settings.tokenFile()}, then binds. */
+  /**
+   * Binds, then writes a fresh token to the token file named for the bound port. Until the file is
+   * written no request can carry the token, so the endpoint is never open without it.
+   */
   public static CompletionStage<ServerBinding> start(ActorSystem<?> system, AdminSettings settings, Flusher flusher) {
-    AdminToken token;
-    try {
-      token = AdminToken.create(settings.tokenFile());
-    } catch (IOException e) {
-      return CompletableFuture.failedFuture(
-          new IOException("shoal.admin.token_file: cannot write " + settings.tokenFile() + ": " + e.getMessage(), e));
-    }
+    AdminToken token = AdminToken.fresh();
     return Http.get(system).newServerAt(settings.host(), settings.port())
-        .bind(new AdminEndpoint(flusher, token).routes());
+        .bind(new AdminEndpoint(flusher, token).routes())
+        .thenCompose(binding -> {
+          Path file = settings.tokenFileFor(binding.localAddress().getPort());
+          try {
+            token.writeTo(file);
+            return CompletableFuture.completedFuture(binding);
+          } catch (IOException e) {
+            binding.unbind();
+            return CompletableFuture.failedFuture(
+                new IOException("shoal.admin.token_file: cannot write " + file + ": " + e.getMessage(), e));
+          }
+        });
   }
 
   private Route routes() {

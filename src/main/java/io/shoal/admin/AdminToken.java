@@ -27,11 +27,15 @@ public final class AdminToken {
     this.value = value;
   }
 
-  /** Makes a fresh random token and writes it to {@code file} (mode 0600), replacing any old one. */
-  public static AdminToken create(Path file) throws IOException {
+  /** A fresh random token. */
+  public static AdminToken fresh() {
     byte[] random = new byte[32];
     new SecureRandom().nextBytes(random);
-    String value = HexFormat.of().formatHex(random);
+    return new AdminToken(HexFormat.of().formatHex(random));
+  }
+
+  /** Writes the token to {@code file} (mode 0600), replacing any old one. */
+  public void writeTo(Path file) throws IOException {
     Path dir = file.toAbsolutePath().getParent();
     Files.createDirectories(dir);
     // Created with its final mode and moved into place: the token is never readable by others,
@@ -45,7 +49,6 @@ public final class AdminToken {
     }
     Files.writeString(tmp, value + "\n", StandardCharsets.US_ASCII);
     Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-    return new AdminToken(value);
   }
 
   /** Reads the token a running node wrote. */

@@ -1,6 +1,7 @@
 package io.shoal.cli;
 
 import io.shoal.admin.AdminToken;
+import io.shoal.config.AdminSettings;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.lmdb.CacheDirectory;
 import io.shoal.cache.lmdb.CacheDirectoryException;
@@ -100,7 +101,6 @@ public final class CacheCommand implements Runnable {
       })
   static final class Flush implements Callable<Integer> {
     private static final String DEFAULT_ADMIN = "127.0.0.1:8559";
-    private static final String DEFAULT_TOKEN_FILE = "data/admin.token";
 
     @Spec
     CommandSpec spec;
@@ -121,11 +121,20 @@ public final class CacheCommand implements Runnable {
 
     @Option(names = "--token-file", paramLabel = "FILE",
         description = "The token the running node wrote at start (shoal.admin.token_file; default: "
-            + DEFAULT_TOKEN_FILE + ")")
+            + AdminSettings.DEFAULT_TOKEN_FILE + ", {port} being the admin port)")
     Path tokenFile;
 
     @Option(names = "--all", description = "Offline, with --path and no NAME: remove every answer")
     boolean all;
+
+    /** The port of a HOST:PORT (or [V6]:PORT) endpoint. */
+    private int adminPort(String endpoint) {
+      try {
+        return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
+      } catch (NumberFormatException e) {
+        throw new ParameterException(spec.commandLine(), "--admin: expected HOST:PORT, not " + endpoint);
+      }
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -182,7 +191,8 @@ public final class CacheCommand implements Runnable {
       String query = "name=" + URLEncoder.encode(name, StandardCharsets.UTF_8)
           + (type == null ? "" : "&type=" + URLEncoder.encode(type, StandardCharsets.UTF_8));
       PrintWriter err = spec.commandLine().getErr();
-      Path tokenPath = tokenFile == null ? Path.of(DEFAULT_TOKEN_FILE) : tokenFile;
+      Path tokenPath = tokenFile == null
+          ? AdminSettings.tokenFile(AdminSettings.DEFAULT_TOKEN_FILE, adminPort(endpoint)) : tokenFile;
       String token;
       try {
         token = AdminToken.read(tokenPath);

@@ -197,10 +197,10 @@ public record ShoalConfig(
     adminSection.allowOnly("enabled", "host", "port", "token_file");
     String tokenFile = adminSection.string("token_file");
     if (tokenFile.isEmpty()) {
-      throw new InvalidConfigException(adminSection.key("token_file"), "must name a file, e.g. \"data/admin.token\"");
+      throw new InvalidConfigException(adminSection.key("token_file"), "must name a file, e.g. \"" + AdminSettings.DEFAULT_TOKEN_FILE + "\"");
     }
     AdminSettings admin = new AdminSettings(adminSection.bool("enabled"), adminSection.string("host"),
-        (int) adminSection.integer("port", 0, 65535), Path.of(tokenFile));
+        (int) adminSection.integer("port", 0, 65535), tokenFile);
 
     return new ShoalConfig(
         udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),

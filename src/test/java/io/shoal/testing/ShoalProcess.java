@@ -27,13 +27,22 @@ public final class ShoalProcess implements AutoCloseable {
 
   /** Runs {@code io.shoal.Main} with {@code args} on this test's classpath. */
   public static ShoalProcess launch(String... args) throws IOException {
+    return launchIn(null, args);
+  }
+
+  /** As {@link #launch}, in the working directory {@code dir} (null: this JVM's). */
+  public static ShoalProcess launchIn(Path dir, String... args) throws IOException {
     Path log = Files.createTempFile("shoal", ".log");
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
         "-Xmx256m", "-Dshoal.admin.port=0", "-cp", System.getProperty("java.class.path"), "io.shoal.Main"));
     cmd.addAll(List.of(args));
-    return new ShoalProcess(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start(), log);
+    ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    if (dir != null) {
+      builder.directory(dir.toFile());
+    }
+    return new ShoalProcess(builder.start(), log);
   }
 
   public String output() throws IOException {

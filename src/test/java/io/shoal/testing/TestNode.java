@@ -61,7 +61,9 @@ public final class TestNode implements AutoCloseable {
         .resolve();
     AtomicLong clock = new AtomicLong(System.currentTimeMillis());
     ShoalConfig config = ShoalConfig.from(raw);
-    return new TestNode(ShoalServer.start(raw, config, clock::get, lmdbStores), clock, config.admin().tokenFile());
+    ShoalServer server = ShoalServer.start(raw, config, clock::get, lmdbStores);
+    int adminPort = server.adminAddress() == null ? 0 : server.adminAddress().getPort();
+    return new TestNode(server, clock, config.admin().tokenFileFor(adminPort));
   }
 
   public InetSocketAddress udp() {
