@@ -34,6 +34,7 @@ import picocli.CommandLine.Spec;
 /** {@code shoal cache ...}: operate on answer caches, through a running node or offline on an LMDB directory. */
 @Command(
     name = "cache",
+    header = "Flush, list, measure or check answer caches.",
     mixinStandardHelpOptions = true,
     description = {
       "Operate on answer caches: flush a name through a running node, or inspect,",
@@ -87,6 +88,7 @@ public final class CacheCommand implements Runnable {
    */
   @Command(
       name = "flush",
+      header = "Remove a name from a running node or an LMDB directory.",
       mixinStandardHelpOptions = true,
       description = {
         "Remove NAME from caches: a running node's, or offline an LMDB directory's.",
@@ -236,6 +238,7 @@ public final class CacheCommand implements Runnable {
   /** {@code shoal cache stat --path DIR}: per-shard figures of an LMDB cache directory. */
   @Command(
       name = "stat",
+      header = "Show an LMDB cache directory's figures per shard.",
       mixinStandardHelpOptions = true,
       description = {
         "Show an LMDB cache directory's layout and figures per shard and in total.",
@@ -304,6 +307,7 @@ public final class CacheCommand implements Runnable {
   /** {@code shoal cache dump --path DIR}: one line per stored answer. */
   @Command(
       name = "dump",
+      header = "List the answers in an LMDB cache directory.",
       mixinStandardHelpOptions = true,
       description = {
         "List the answers in an LMDB cache directory, one per line.",
@@ -384,6 +388,7 @@ public final class CacheCommand implements Runnable {
   /** {@code shoal cache check --path DIR}: the integrity of an LMDB cache directory. */
   @Command(
       name = "check",
+      header = "Check the integrity of a stopped node's LMDB cache.",
       mixinStandardHelpOptions = true,
       description = {
         "Check the integrity of a stopped node's LMDB cache directory.",

@@ -12,6 +12,7 @@ import picocli.CommandLine.Mixin;
 /** {@code shoal config}: validate a configuration and print the effective {@code shoal} block. */
 @Command(
     name = "config",
+    header = "Check a configuration and print the settings in effect.",
     mixinStandardHelpOptions = true,
     description = {
       "Check the configuration the way serve would, without binding anything,",

@@ -16,9 +16,9 @@ import sun.misc.Signal;
 /** {@code shoal serve}: run a node until SIGTERM or SIGINT. */
 @Command(
     name = "serve",
+    header = "Answer DNS over UDP and TCP until stopped.",
     mixinStandardHelpOptions = true,
     description = {
-      "Answer DNS over UDP and TCP until stopped.",
       "With no --config the embedded defaults apply: 127.0.0.1:5353, a memory cache,",
       "the nameservers of /etc/resolv.conf upstream, metrics at http://127.0.0.1:9095/metrics.",
       "SIGTERM or SIGINT stops accepting queries, finishes those in flight and exits 0."

@@ -29,6 +29,7 @@ import picocli.CommandLine.Parameters;
 /** {@code shoal study}: run a performance study from the scenario catalog. */
 @Command(
     name = "study",
+    header = "Run a benchmark study: CSV, charts and a summary.",
     mixinStandardHelpOptions = true,
     // The text below is laid out in lines of up to 100 columns.
     usageHelpWidth = 100,
