@@ -219,6 +219,8 @@ public class UpstreamFailureSpec extends JUnitSuite {
           "shoal.upstreams.default.timeout = 5s",
           "shoal.serve_stale.client_timeout = 200ms"))) {
         double before = node.metrics().value("shoal_stale_answers_total", "reason=\"client_timeout\"");
+        // Kamon is process-wide: fills of nodes other tests ran are counted in the same series.
+        double fillsBefore = Metrics.value(node.metrics().settled(), "shoal_cache_fill_seconds_count");
         DnsClient.udp(node.udp(), edns(0x2401, "slow.example.test."));
         node.advanceSeconds(61);
         auth.delay(1500);
@@ -229,7 +231,9 @@ public class UpstreamFailureSpec extends JUnitSuite {
             "reason=\"client_timeout\""), 0.0);
 
         auth.delay(0);
-        Thread.sleep(2000); // the slow answer arrives and fills the cache
+        // The slow answer arrives and fills the cache: the second fill after the first answer's.
+        assertEquals(fillsBefore + 2, node.metrics().await(v -> v >= fillsBefore + 2, "shoal_cache_fill_seconds_count"),
+            0.0);
         Message fresh = DnsClient.udp(node.udp(), edns(0x2403, "slow.example.test."));
         assertEquals(List.of(), ede(fresh));
         assertEquals("the refreshed answer, a hit", 2, auth.queries("slow.example.test.", Type.A));
