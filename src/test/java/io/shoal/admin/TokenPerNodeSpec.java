@@ -3,6 +3,7 @@ package io.shoal.admin;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
+import io.shoal.config.AdminSettings;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.ShoalProcess;
 import io.shoal.testing.TestAuthServer;
@@ -37,8 +38,9 @@ public class TokenPerNodeSpec extends JUnitSuite {
           int adminPort = TestNode.freePort();
           dnsPorts.add(port);
           adminPorts.add(adminPort);
-          // No token_file: the embedded default, relative to the shared working directory.
-          nodes.add(ShoalProcess.launchIn(dir, "serve",
+          // The embedded default token_file (ShoalConfigTest holds it to this constant), relative
+          // to the shared working directory; launch() would give each node a file of its own.
+          nodes.add(ShoalProcess.launchIn(dir, "serve", "-Dshoal.admin.token_file=" + AdminSettings.DEFAULT_TOKEN_FILE,
               "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
               "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(), "-Dshoal.admin.port=" + adminPort,
               "-Dshoal.metrics.enabled=off"));

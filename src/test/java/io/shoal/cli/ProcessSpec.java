@@ -3,6 +3,7 @@ package io.shoal.cli;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
+import io.shoal.testing.Await;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.ShoalProcess;
 import io.shoal.testing.TestAuthServer;
@@ -14,6 +15,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -101,40 +103,33 @@ public class ProcessSpec extends JUnitSuite {
         Files.isRegularFile(jar));
     try (TestAuthServer auth = new TestAuthServer()) {
       auth.add(new ARecord(TestAuthServer.name("jar.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.6")));
-      int port = TestNode.freePort();
-      int metricsPort = TestNode.freePort();
-      Path log = Files.createTempFile("shoal", ".log");
-      Process p = new ProcessBuilder(
-          Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-Dshoal.admin.port=0", "-jar", jar.toString(),
-          "serve", "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
-          "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(),
-          "-Dshoal.metrics.prometheus.port=" + metricsPort)
-          .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      ShoalProcess p = ShoalProcess.launchJar(jar,
+          "serve", "-Dshoal.listen.udp=127.0.0.1:0", "-Dshoal.listen.tcp=127.0.0.1:0",
+          "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(), "-Dshoal.metrics.prometheus.port=0");
       try {
-        awaitLog(p, log, "answering on");
-        Message m = DnsClient.udp(new InetSocketAddress("127.0.0.1", port),
-            DnsClient.query(5, "jar.example.test.", Type.A, null));
+        ShoalProcess.Started node = p.awaitStarted(60);
+        Message m = DnsClient.udp(node.udp(), DnsClient.query(5, "jar.example.test.", Type.A, null));
         assertEquals(Rcode.NOERROR, m.getRcode());
-        String metrics = new String(new java.net.URL("http://127.0.0.1:" + metricsPort + "/metrics")
-            .openStream().readAllBytes(), StandardCharsets.UTF_8);
+        // Kamon publishes once per tick: the miss shows up on a later scrape, not the first.
+        String metrics = Await.value(Duration.ofSeconds(15), () -> scrape(node.metrics()),
+            body -> body.contains("shoal_cache_misses_total"));
         assertTrue(metrics, metrics.contains("shoal_cache_misses_total"));
       } finally {
-        p.destroy();
-        assertEquals(0, ShoalProcess.exit(p, 30));
+        p.process.destroy();
+        assertEquals(p.output(), 0, p.exit(30));
       }
     }
   }
 
-  private static void awaitLog(Process p, Path log, String text) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!Files.readString(log).contains(text) && System.nanoTime() < deadline && p.isAlive()) {
-      Thread.sleep(100);
-    }
-    assertTrue(Files.readString(log), Files.readString(log).contains(text));
+  private static String scrape(String endpoint) throws IOException {
+    return new String(new java.net.URL("http://" + endpoint + "/metrics").openStream().readAllBytes(),
+        StandardCharsets.UTF_8);
   }
 
   @Test
   public void metricsAnswerOnlyOnceTheDnsSocketsServe() throws Exception {
+    // Ports from the OS, known before start: the test races the node's start-up on purpose, so it
+    // cannot wait for the start-up line that would name ports chosen by the node.
     int port = TestNode.freePort();
     int metricsPort = TestNode.freePort();
     ShoalProcess p = ShoalProcess.launch("serve", "-Dshoal.listen.udp=127.0.0.1:" + port,
@@ -148,7 +143,7 @@ public class ProcessSpec extends JUnitSuite {
           s.connect(new InetSocketAddress("127.0.0.1", metricsPort), 200);
           metricsUp = true;
         } catch (IOException notYet) {
-          Thread.sleep(10);
+          Thread.sleep(10); // the poll interval: this loop is the race the test is about
         }
       }
       assertTrue(p.output(), metricsUp);
@@ -168,16 +163,15 @@ public class ProcessSpec extends JUnitSuite {
   public void cacheFlushThroughARunningNodePrintsWhatItRemoved() throws Exception {
     try (TestAuthServer auth = new TestAuthServer()) {
       auth.add(new ARecord(TestAuthServer.name("flushed.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.7")));
-      int port = TestNode.freePort();
+      // The admin port is not in the start-up line: the OS gives one before the start.
       int adminPort = TestNode.freePort();
       Path token = Files.createTempDirectory("shoal-admin").resolve("admin.token");
       ShoalProcess node = ShoalProcess.launch("serve",
-          "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
+          "-Dshoal.listen.udp=127.0.0.1:0", "-Dshoal.listen.tcp=127.0.0.1:0",
           "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(), "-Dshoal.admin.port=" + adminPort,
           "-Dshoal.admin.token_file=" + token, "-Dshoal.metrics.enabled=off");
       try {
-        assertTrue(node.output(), node.awaitOutput("answering on", 60));
-        Message m = DnsClient.udp(new InetSocketAddress("127.0.0.1", port),
+        Message m = DnsClient.udp(node.awaitStarted(60).udp(),
             DnsClient.query(7, "flushed.example.test.", Type.A, null));
         assertEquals(Rcode.NOERROR, m.getRcode());
         // A separate JVM, as an operator runs it: its output must reach stdout before it exits.
@@ -199,18 +193,15 @@ public class ProcessSpec extends JUnitSuite {
     try (TestAuthServer auth = new TestAuthServer()) {
       auth.add(new ARecord(TestAuthServer.name("slow.example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.5")));
       auth.delay(1500);
-      int port = TestNode.freePort();
       ShoalProcess shoal = ShoalProcess.launch("serve",
-          "-Dshoal.listen.udp=127.0.0.1:" + port, "-Dshoal.listen.tcp=127.0.0.1:" + port,
+          "-Dshoal.listen.udp=127.0.0.1:0", "-Dshoal.listen.tcp=127.0.0.1:0",
           "-Dshoal.upstreams.default.servers.0=" + auth.hostPort(),
           "-Dshoal.metrics.enabled=off");
       Process p = shoal.process;
       Path log = shoal.log;
-      InetSocketAddress server = new InetSocketAddress("127.0.0.1", port);
-      awaitLog(p, log, "answering on");
+      InetSocketAddress server = shoal.awaitStarted(60).udp();
       assertTrue("no metrics endpoint is claimed when metrics are off: " + shoal.output(),
           shoal.output().contains("metrics off") && !shoal.output().contains("metrics at"));
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 
       CompletableFuture<byte[]> inFlight = CompletableFuture.supplyAsync(() -> {
         try {
@@ -219,9 +210,7 @@ public class ProcessSpec extends JUnitSuite {
           throw new IllegalStateException(e);
         }
       });
-      while (auth.queries("slow.example.test.", Type.A) == 0 && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
+      Await.until(Duration.ofSeconds(30), () -> auth.queries("slow.example.test.", Type.A) > 0);
       p.destroy(); // SIGTERM
       byte[] reply = inFlight.get(20, TimeUnit.SECONDS);
       assertTrue("the query in flight at SIGTERM is answered", reply != null);

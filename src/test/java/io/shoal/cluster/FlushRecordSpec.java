@@ -3,6 +3,7 @@ package io.shoal.cluster;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
+import io.shoal.testing.Await;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestCluster;
@@ -14,9 +15,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
 import org.xbill.DNS.ARecord;
@@ -78,7 +79,11 @@ public class FlushRecordSpec extends JUnitSuite {
           assertEquals("192.0.2.1", address(m));
         }
       }
-      Thread.sleep(500); // the copies' write-behind commits
+      // Node 2 goes down with answers committed to its LMDB volume (write-behind): the pre-flush
+      // copies the flush must hold against when it comes back.
+      double held = nodes.get(2).metrics().await(v -> v > 0, "shoal_cache_entries", "node=\"flush-2\"",
+          "cache=\"answers\"");
+      assertTrue("node 2 has answers on its volume before it goes down", held > 0);
       nodes.get(2).close();
       awaitRing(nodes.subList(0, 2), 2);
 
@@ -96,11 +101,7 @@ public class FlushRecordSpec extends JUnitSuite {
 
       TestNode back = TestNode.start(auth.hostPort(), conf.get(2));
       nodes.set(2, back);
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-      while (!back.server.ready() && System.nanoTime() < deadline) {
-        Thread.sleep(100);
-      }
-      assertTrue("the returning node reports ready", back.server.ready());
+      assertTrue("the returning node reports ready", Await.until(Duration.ofSeconds(120), back.server::ready));
       awaitRing(nodes, NODES);
       for (int i = 0; i < NAMES; i++) {
         Message m = DnsClient.udp(back.udp(), DnsClient.query(5000 + i, name(i), Type.A, null));

@@ -367,6 +367,7 @@ class ShoalConfigTest {
     assertEquals("127.0.0.0/8 allow", c.accessControl().get(0).toString());
     assertEquals(new RateLimitSettings(0, 2, false, 65536), c.rateLimit());
     assertEquals(Path.of("data/admin-8559.token"), c.admin().tokenFileFor(c.admin().port()));
+    assertEquals(AdminSettings.DEFAULT_TOKEN_FILE, c.admin().tokenFile(), "the default the CLI looks for");
     ShoalConfig set = ShoalConfig.from(config(
         "shoal.listen.tcp_max_connections = 200\nshoal.access_control = [\"0.0.0.0/0 allow\"]"));
     assertEquals(200, set.tcp().connectionCap(4096));

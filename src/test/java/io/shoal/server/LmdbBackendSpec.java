@@ -5,7 +5,7 @@ import static org.junit.Assert.assertTrue;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.config.ShoalConfig;
-import java.net.ServerSocket;
+import io.shoal.testing.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -26,10 +26,6 @@ public class LmdbBackendSpec extends JUnitSuite {
   @Test
   public void aNodeRunsOnTheLmdbBackend() throws Exception {
     Path path = tmp.newFolder().toPath().resolve("answers");
-    int metricsPort;
-    try (ServerSocket s = new ServerSocket(0)) {
-      metricsPort = s.getLocalPort();
-    }
     Config raw = ConfigFactory.parseString(String.join("\n",
             "shoal.listen.udp = \"127.0.0.1:0\"",
             "shoal.listen.tcp = \"127.0.0.1:0\"",
@@ -40,19 +36,18 @@ public class LmdbBackendSpec extends JUnitSuite {
             "shoal.caches.answers.lmdb.sync = periodic",
             "shoal.caches.answers.lmdb.sync_interval = 200ms",
             "shoal.caches.answers.lmdb.map_size = 4MiB",
-            "shoal.metrics.prometheus.port = " + metricsPort))
+            "shoal.metrics.prometheus.port = 0",
+            // Its own admin port and token file: not 8559 and data/admin.token, shared with anyone.
+            "shoal.admin.port = 0",
+            "shoal.admin.token_file = \"" + tmp.newFolder().toPath().resolve("admin.token") + "\""))
         .withFallback(ConfigFactory.load())
         .resolve();
     ShoalServer server = ShoalServer.start(raw, ShoalConfig.from(raw), System::currentTimeMillis);
     try {
       assertTrue(Files.exists(path.resolve("shard-00")));
       assertTrue(Files.exists(path.resolve("shard-01")));
-      String body = "";
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-      while (System.nanoTime() < deadline && !body.contains("kind=\"sync\"")) {
-        Thread.sleep(500);
-        body = scrape(server.metricsEndpoint());
-      }
+      String body = Await.value(Duration.ofSeconds(15), () -> scrape(server.metricsEndpoint()),
+          b -> b.contains("kind=\"sync\""));
       assertTrue("periodic syncs are exported:\n" + body,
           body.lines().anyMatch(l -> l.startsWith("shoal_lmdb_sync_seconds_count{")
               && l.contains("cache=\"answers\"") && l.contains("kind=\"sync\"")));

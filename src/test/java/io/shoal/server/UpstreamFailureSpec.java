@@ -4,12 +4,14 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
+import io.shoal.testing.Await;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.Metrics;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestAuthServer.Mode;
 import io.shoal.testing.TestNode;
 import java.net.InetAddress;
+import java.time.Duration;
 import java.util.List;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
@@ -58,9 +60,7 @@ public class UpstreamFailureSpec extends JUnitSuite {
 
   /** Polls (at most 5 s) until {@code auth} saw {@code n} queries for the name; returns the count. */
   private static int awaitQueries(TestAuthServer auth, String name, int type, int n) throws InterruptedException {
-    for (int i = 0; i < 50 && auth.queries(name, type) < n; i++) {
-      Thread.sleep(100);
-    }
+    Await.until(Duration.ofSeconds(5), () -> auth.queries(name, type) >= n);
     return auth.queries(name, type);
   }
 
@@ -69,15 +69,8 @@ public class UpstreamFailureSpec extends JUnitSuite {
    * {@code value}; a series not published yet does not count (a scrape reads it as 0).
    */
   private static boolean awaitGauge(TestNode node, String label, double value) throws InterruptedException {
-    for (int i = 0; i < 100; i++) {
-      boolean seen = node.metrics().scrape().entrySet().stream().anyMatch(e ->
-          e.getKey().startsWith("shoal_upstream_up{") && e.getKey().contains(label) && e.getValue() == value);
-      if (seen) {
-        return true;
-      }
-      Thread.sleep(100);
-    }
-    return false;
+    return Await.until(Duration.ofSeconds(10), () -> node.metrics().scrape().entrySet().stream().anyMatch(e ->
+        e.getKey().startsWith("shoal_upstream_up{") && e.getKey().contains(label) && e.getValue() == value));
   }
 
   @Test
@@ -219,6 +212,8 @@ public class UpstreamFailureSpec extends JUnitSuite {
           "shoal.upstreams.default.timeout = 5s",
           "shoal.serve_stale.client_timeout = 200ms"))) {
         double before = node.metrics().value("shoal_stale_answers_total", "reason=\"client_timeout\"");
+        // Kamon is process-wide: fills of nodes other tests ran are counted in the same series.
+        double fillsBefore = Metrics.value(node.metrics().settled(), "shoal_cache_fill_seconds_count");
         DnsClient.udp(node.udp(), edns(0x2401, "slow.example.test."));
         node.advanceSeconds(61);
         auth.delay(1500);
@@ -229,7 +224,9 @@ public class UpstreamFailureSpec extends JUnitSuite {
             "reason=\"client_timeout\""), 0.0);
 
         auth.delay(0);
-        Thread.sleep(2000); // the slow answer arrives and fills the cache
+        // The slow answer arrives and fills the cache: the second fill after the first answer's.
+        assertEquals(fillsBefore + 2, node.metrics().await(v -> v >= fillsBefore + 2, "shoal_cache_fill_seconds_count"),
+            0.0);
         Message fresh = DnsClient.udp(node.udp(), edns(0x2403, "slow.example.test."));
         assertEquals(List.of(), ede(fresh));
         assertEquals("the refreshed answer, a hit", 2, auth.queries("slow.example.test.", Type.A));

@@ -20,9 +20,12 @@ import org.xbill.DNS.Section;
 public final class DnsClient {
   private DnsClient() {}
 
-  /** A query with the given ID and name (case kept as written), RD set, optional EDNS size. */
+  /**
+   * A query with the given ID and name (case kept as written), RD set, optional EDNS size. The ID
+   * wraps to its 16 bits, so a test may number queries with a counter that outgrows them.
+   */
   public static Message query(int id, String name, int type, Integer ednsSize) {
-    Message m = new Message(id);
+    Message m = new Message(id & 0xFFFF);
     m.getHeader().setFlag(Flags.RD);
     m.addRecord(Record.newRecord(TestAuthServer.name(name), type, DClass.IN), Section.QUESTION);
     if (ednsSize != null) {

@@ -8,9 +8,11 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
+import kamon.Kamon;
 
-/** Reads shoal's Prometheus endpoint the way a scraper does. */
+/** Reads the Prometheus endpoint of shoal nodes running in this JVM the way a scraper does. */
 public final class Metrics {
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private final String endpoint;
@@ -69,31 +71,31 @@ public final class Metrics {
     return sum;
   }
 
+  /** Counted by {@link #settled}; a scrape shows each increment only once Kamon has ticked. */
+  private static final AtomicLong MARKS = new AtomicLong();
+  private static final String MARKER = "test_settle_marks_total";
+
   /**
-   * A scrape taken after the endpoint has caught up with everything already done: Kamon
-   * publishes once per tick (1 s), so wait until two scrapes a tick apart agree.
+   * A scrape taken after the endpoint has caught up with everything already done in this JVM
+   * (Kamon is process-wide, so this works for any node the test started in it): a marker counter
+   * is incremented and the scrape polled until it shows it, twice. The second tick began after
+   * the first was published, so its snapshot holds every increment made before this call.
    */
-  public Map<String, Double> settled() throws InterruptedException {
-    Map<String, Double> last = scrape();
-    for (int i = 0; i < 20; i++) {
-      Thread.sleep(1100);
-      Map<String, Double> now = scrape();
-      if (now.equals(last)) {
-        return now;
+  public Map<String, Double> settled() throws Exception {
+    Map<String, Double> last = null;
+    for (int tick = 0; tick < 2; tick++) {
+      long mark = MARKS.incrementAndGet();
+      Kamon.counter("test.settle.marks").withoutTags().increment();
+      last = Await.value(Duration.ofSeconds(15), this::scrape, m -> value(m, MARKER) >= mark);
+      if (value(last, MARKER) < mark) {
+        throw new AssertionError("the metrics endpoint " + endpoint + " published no tick within 15 s");
       }
-      last = now;
     }
     return last;
   }
 
   /** Polls (Kamon publishes once per tick) until {@code ok} holds for the value, at most 10 s. */
-  public double await(Predicate<Double> ok, String name, String... labels) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    double v = value(name, labels);
-    while (!ok.test(v) && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-      v = value(name, labels);
-    }
-    return v;
+  public double await(Predicate<Double> ok, String name, String... labels) throws Exception {
+    return Await.value(Duration.ofSeconds(10), () -> value(name, labels), ok);
   }
 }

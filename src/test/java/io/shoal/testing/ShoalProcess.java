@@ -1,6 +1,8 @@
 package io.shoal.testing;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,6 +14,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** shoal as an operator runs it: a separate JVM with its output in a log file, stopped by PID. */
 public final class ShoalProcess implements AutoCloseable {
@@ -32,12 +36,36 @@ public final class ShoalProcess implements AutoCloseable {
 
   /** As {@link #launch}, in the working directory {@code dir} (null: this JVM's). */
   public static ShoalProcess launchIn(Path dir, String... args) throws IOException {
-    Path log = Files.createTempFile("shoal", ".log");
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "-Xmx256m", "-Dshoal.admin.port=0", "-cp", System.getProperty("java.class.path"), "io.shoal.Main"));
+        "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"));
+    cmd.addAll(isolated());
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.shoal.Main"));
     cmd.addAll(List.of(args));
+    return start(cmd, dir);
+  }
+
+  /** Runs the runnable jar {@code jar} with {@code args}, as an operator does with java -jar. */
+  public static ShoalProcess launchJar(Path jar, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    cmd.addAll(isolated());
+    cmd.addAll(List.of("-jar", jar.toString()));
+    cmd.addAll(List.of(args));
+    return start(cmd, null);
+  }
+
+  /**
+   * JVM options that keep a node from sharing anything with other tests: an admin port the OS
+   * picks, and a token file of its own instead of data/admin.token in the working directory
+   * (arguments after the command override both).
+   */
+  private static List<String> isolated() throws IOException {
+    Path token = Files.createTempDirectory("shoal-admin").resolve("admin.token");
+    return List.of("-Xmx256m", "-Dshoal.admin.port=0", "-Dshoal.admin.token_file=" + token);
+  }
+
+  private static ShoalProcess start(List<String> cmd, Path dir) throws IOException {
+    Path log = Files.createTempFile("shoal", ".log");
     ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
     if (dir != null) {
       builder.directory(dir.toFile());
@@ -45,17 +73,44 @@ public final class ShoalProcess implements AutoCloseable {
     return new ShoalProcess(builder.start(), log);
   }
 
+  /**
+   * Waits (at most {@code seconds}) for the start-up line and returns it: the addresses the node
+   * really bound, so a test can ask for port 0 and learn the port here. Fails if it never came.
+   */
+  public Started awaitStarted(int seconds) throws IOException, InterruptedException {
+    if (!awaitOutput("answering on", seconds)) {
+      throw new AssertionError("shoal did not start within " + seconds + " s:\n" + output());
+    }
+    Matcher m = STARTED.matcher(output());
+    if (!m.find()) {
+      throw new AssertionError("no addresses in the start-up line:\n" + output());
+    }
+    return new Started(new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))),
+        new InetSocketAddress(m.group(3), Integer.parseInt(m.group(4))), m.group(5));
+  }
+
+  private static final Pattern STARTED = Pattern.compile(
+      "answering on udp \\S*/([0-9.]+):(\\d+) .* and tcp \\S*/([0-9.]+):(\\d+); (?:metrics at http://([^/\\s]+)/metrics)?");
+
+  /** Where a started node answers: its DNS sockets and its /metrics "host:port" (null when off). */
+  public record Started(InetSocketAddress udp, InetSocketAddress tcp, String metrics) {}
+
   public String output() throws IOException {
     return Files.readString(log, StandardCharsets.UTF_8);
   }
 
   /** Waits (at most {@code seconds}) until the output contains {@code text}; false if it never did. */
   public boolean awaitOutput(String text, int seconds) throws IOException, InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (!output().contains(text) && System.nanoTime() < deadline && process.isAlive()) {
-      Thread.sleep(100);
-    }
+    Await.until(Duration.ofSeconds(seconds), () -> !process.isAlive() || contains(text));
     return output().contains(text);
+  }
+
+  private boolean contains(String text) {
+    try {
+      return output().contains(text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** The exit status, waiting at most {@code seconds}; kills the process and fails after that. */

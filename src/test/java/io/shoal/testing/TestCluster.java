@@ -2,9 +2,9 @@ package io.shoal.testing;
 
 import static org.junit.Assert.assertEquals;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /** Cluster-mode settings for test nodes in one JVM, and waiting for their owner ring. */
 public final class TestCluster {
@@ -40,10 +40,7 @@ public final class TestCluster {
 
   /** Waits (at most {@code seconds}) until every node's owner ring has {@code size} nodes. */
   public static void awaitRing(List<TestNode> nodes, int size, int seconds) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (System.nanoTime() < deadline && !nodes.stream().allMatch(n -> n.server.ownerRingSize() == size)) {
-      Thread.sleep(200);
-    }
+    Await.until(Duration.ofSeconds(seconds), () -> nodes.stream().allMatch(n -> n.server.ownerRingSize() == size));
     for (TestNode n : nodes) {
       assertEquals("owner ring of every node", size, n.server.ownerRingSize());
     }

@@ -20,9 +20,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * behaviour is checked without sleeping.
  */
 public final class TestNode implements AutoCloseable {
-  /** The Prometheus port for this JVM (Kamon is process-wide: the first node's port stays). */
-  private static final int METRICS_PORT = freePort();
-
   public final ShoalServer server;
   public final AtomicLong clock;
   private final java.nio.file.Path tokenFile;
@@ -45,7 +42,9 @@ public final class TestNode implements AutoCloseable {
     base.put("shoal.listen.tcp", "127.0.0.1:0");
     base.put("shoal.upstreams.default.servers", java.util.List.of(upstream));
     base.put("shoal.upstreams.default.timeout", "300ms");
-    base.put("shoal.metrics.prometheus.port", METRICS_PORT);
+    // A port the OS picks; Kamon is process-wide, so every node in this JVM reports the first
+    // node's endpoint, the one that serves them all.
+    base.put("shoal.metrics.prometheus.port", 0);
     base.put("shoal.shutdown.grace", "1s");
     base.put("shoal.admin.port", 0);
     try {
