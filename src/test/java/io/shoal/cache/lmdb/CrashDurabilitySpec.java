@@ -40,7 +40,7 @@ import org.scalatestplus.junit.JUnitSuite;
  * an operating-system crash or power loss before write-back, which a test cannot produce.
  */
 public class CrashDurabilitySpec extends JUnitSuite {
-  private static final int KILLS = 3;
+  private static final int KILLS = 2;
   private static final Path JAVA = Path.of(System.getProperty("java.home"), "bin", "java");
 
   @Rule public TemporaryFolder tmp = new TemporaryFolder();
