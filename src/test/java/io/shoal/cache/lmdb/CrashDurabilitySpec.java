@@ -31,7 +31,7 @@ import org.scalatestplus.junit.JUnitSuite;
 /**
  * What each sync mode promises after a process crash, tested with real ones: a child JVM fills an
  * LMDB cache write-through and reports every fill whose commit completed; the test kills it with
- * SIGKILL in the middle of a burst, several times on the same path. After each kill the directory
+ * SIGKILL in the middle of a burst, twice on the same path. After each kill the directory
  * must pass {@code shoal cache check} and hold every acknowledged answer, and the next run opens
  * it the way a node does and must serve every answer acknowledged so far as a hit.
  *
