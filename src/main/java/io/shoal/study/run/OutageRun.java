@@ -68,8 +68,8 @@ final class OutageRun {
 
   /** Roughly how long one member takes: start, fill, warm-up, the measured run and the stop. */
   static Duration estimate(Scenario s, LoadSettings load) {
-    return StudyRun.MEMBER_OVERHEAD.plus(s.outage().fillSpread()).plus(load.warmup()).plus(load.duration())
-        .plus(StudyRun.SETTLE.multipliedBy(2));
+    return RunEstimate.MEMBER_OVERHEAD.plus(s.outage().fillSpread()).plus(load.warmup()).plus(load.duration())
+        .plus(MemberMeasurement.SETTLE.multipliedBy(2));
   }
 
   /** Runs member {@code m} in {@code dir} against {@code knot}; returns its seconds. knotd is running again after. */
@@ -135,7 +135,7 @@ final class OutageRun {
         }
         out.println("study: " + m.name() + ": knotd resumed; waiting for dnsperf to finish");
         outputs = dnsperf.awaitAll(running, load.duration());
-        Pause.sleep(StudyRun.SETTLE);
+        Pause.sleep(MemberMeasurement.SETTLE);
       } finally {
         scraper.shutdownNow();
         try {
