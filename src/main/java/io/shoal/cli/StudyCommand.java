@@ -1,13 +1,13 @@
 package io.shoal.cli;
 
-import io.shoal.study.Member;
-import io.shoal.study.NetworkIsolation;
-import io.shoal.study.Prerequisites;
-import io.shoal.study.Scenario;
-import io.shoal.study.ScenarioException;
-import io.shoal.study.StartedProcesses;
-import io.shoal.study.StudyException;
-import io.shoal.study.StudyRun;
+import io.shoal.study.host.NetworkIsolation;
+import io.shoal.study.host.Prerequisites;
+import io.shoal.study.host.StartedProcesses;
+import io.shoal.study.host.StudyException;
+import io.shoal.study.run.StudyRun;
+import io.shoal.study.scenario.Member;
+import io.shoal.study.scenario.Scenario;
+import io.shoal.study.scenario.ScenarioException;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -135,7 +135,7 @@ public final class StudyCommand implements Callable<Integer> {
       return 2;
     }
     Path jar = (shoalJar != null ? shoalJar : defaultJar(home)).toAbsolutePath();
-    if (scenario.members().stream().anyMatch(m -> m.kind() == io.shoal.study.MemberKind.SHOAL)
+    if (scenario.members().stream().anyMatch(m -> m.kind() == io.shoal.study.scenario.MemberKind.SHOAL)
         && !Files.isRegularFile(jar)) {
       System.err.println("study: no shoal jar at " + jar + "; build it with: mvn -B -DskipTests package");
       return 2;

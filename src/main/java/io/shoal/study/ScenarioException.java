@@ -1,8 +1,0 @@
-package io.shoal.study;
-
-/** A scenario that cannot be run as written: unknown name, bad key or value. */
-public final class ScenarioException extends RuntimeException {
-  public ScenarioException(String message) {
-    super(message);
-  }
-}

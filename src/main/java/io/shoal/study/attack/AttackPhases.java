@@ -1,0 +1,238 @@
+package io.shoal.study.attack;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValueFactory;
+import io.shoal.study.host.Pause;
+import io.shoal.study.host.Prerequisites;
+import io.shoal.study.host.StartedProcesses;
+import io.shoal.study.host.StudyException;
+import io.shoal.study.measure.Dnsperf;
+import io.shoal.study.measure.DnsperfReport;
+import io.shoal.study.measure.MetricsScrape;
+import io.shoal.study.scenario.AttackPlan;
+import io.shoal.study.scenario.LoadSettings;
+import io.shoal.study.scenario.Member;
+import io.shoal.study.scenario.Scenario;
+import io.shoal.study.server.KnotUpstream;
+import io.shoal.study.server.ShoalUnderTest;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * The phases of a robustness scenario against its one shoal member: a baseline, then each attack
+ * of the {@link AttackPlan} while dnsperf replays the recipe's queries as the honest clients. The
+ * member gets a second profile for the plan's hostile zone whose upstream is a
+ * {@link HostileUpstream} started here; every other name goes to knotd as in any study.
+ */
+public final class AttackPhases {
+  /** The attack starts this long before dnsperf, so dnsperf measures it in full swing. */
+  private static final Duration LEAD = Duration.ofSeconds(1);
+  /** Beyond dnsperf's window, how long an attack may run before its own limit ends it. */
+  private static final Duration SLACK = Duration.ofSeconds(3);
+  /** Lets shoal's counters (published every second) catch up before they are read. */
+  private static final Duration SETTLE = Duration.ofSeconds(2);
+  /** Name of the hostile profile and its upstream group in the member's configuration. */
+  static final String HOSTILE = "hostile";
+  private static final long SEED = 11;
+
+  private final Scenario scenario;
+  private final AttackPlan plan;
+  private final LoadSettings load;
+  private final Path queries;
+  private final Path dir;
+  private final Dnsperf dnsperf;
+  private final PrintStream out;
+  private final AttackPackets packets = new AttackPackets(SEED);
+  private String setupNote = "";
+
+  public AttackPhases(Scenario scenario, LoadSettings load, Path queries, Path dir, Dnsperf dnsperf, PrintStream out) {
+    this.scenario = scenario;
+    this.plan = scenario.attacks();
+    this.load = load;
+    this.queries = queries;
+    this.dir = dir;
+    this.dnsperf = dnsperf;
+    this.out = out;
+  }
+
+  /** How long the phases take beyond starting the member: warm-up, then every phase. */
+  public static Duration estimate(LoadSettings load) {
+    Duration phase = LEAD.plus(load.duration()).plus(SETTLE).plus(Duration.ofSeconds(2));
+    return load.warmup().plus(phase.multipliedBy(AttackPlan.Phase.values().length));
+  }
+
+  /**
+   * The member's configuration deltas with the hostile profile added: names under the plan's zone
+   * go to {@code hostile}, with the plan's timeout.
+   */
+  public static Config withHostileProfile(Config memberDeltas, AttackPlan plan, InetSocketAddress hostile) {
+    return ConfigFactory.empty()
+        .withValue("upstreams." + HOSTILE + ".servers",
+            ConfigValueFactory.fromIterable(List.of("127.0.0.1:" + hostile.getPort())))
+        .withValue("upstreams." + HOSTILE + ".timeout",
+            ConfigValueFactory.fromAnyRef(plan.hostileTimeout().toMillis() + "ms"))
+        .withValue("profiles." + HOSTILE + ".match", ConfigValueFactory.fromIterable(List.of(plan.hostileZone())))
+        .withValue("profiles." + HOSTILE + ".cache", ConfigValueFactory.fromAnyRef("answers"))
+        .withValue("profiles." + HOSTILE + ".upstreams", ConfigValueFactory.fromAnyRef(HOSTILE))
+        .withFallback(memberDeltas);
+  }
+
+  /** What the member ran as, for the summary; empty before {@link #run}. */
+  public String setupNote() {
+    return setupNote;
+  }
+
+  /** Runs every phase in order; one row each. Everything started here is stopped before it returns. */
+  public List<PhaseRow> run(Member member, KnotUpstream knot, StartedProcesses processes, Prerequisites.Tools tools,
+      Path shoalJar) throws IOException, StudyException {
+    List<PhaseRow> rows = new ArrayList<>();
+    try (HostileUpstream hostile = HostileUpstream.start(SEED)) {
+      Member m = new Member(member.name(), member.kind(), withHostileProfile(member.config(), plan, hostile.address()));
+      Files.createDirectories(dir);
+      processes.note("# in-process: hostile upstream on " + hostile.address().getAddress().getHostAddress() + ":"
+          + hostile.address().getPort() + " for " + plan.hostileZone());
+      try (ShoalUnderTest server = new ShoalUnderTest(m, scenario.recipe(), dir, knot.address(), processes, tools,
+          shoalJar)) {
+        setupNote = server.setupNote() + "; profile '" + HOSTILE + "' (" + plan.hostileZone()
+            + ") forwards to the study's hostile upstream, timeout " + plan.hostileTimeout().toMillis() + " ms";
+        server.start();
+        if (!load.warmup().isZero()) {
+          out.println("study: warming up " + m.name() + " for " + load.warmup().toSeconds() + " s");
+          dnsperf.run(server.port(), queries, load, load.warmup(), dir.resolve("dnsperf-warmup.txt"));
+        }
+        AttackPlan.Phase[] phases = AttackPlan.Phase.values();
+        for (int i = 0; i < phases.length; i++) {
+          AttackPlan.Phase phase = phases[i];
+          out.println("study: phase " + (i + 1) + " of " + phases.length + ": " + phase.configName() + " ("
+              + phase.what() + ")");
+          Double baselineQps = rows.isEmpty() ? null : rows.get(0).honestQps();
+          PhaseRow row = phase(phase, dir.resolve("phases").resolve((i + 1) + "-" + phase.configName()), server,
+              hostile, baselineQps, processes);
+          rows.add(row);
+          out.println(String.format(Locale.ROOT, "study:   honest %.0f QPS%s, SERVFAIL %d, lost %d; RSS max %s MiB, "
+              + "fds max %s; dropped %s", row.honestQps(),
+              row.qpsVsBaseline() == null ? "" : String.format(Locale.ROOT, " (%.2fx baseline)", row.qpsVsBaseline()),
+              row.honestServfail(), row.honestLost(), row.rssMaxMib() == null ? "?" : String.format(Locale.ROOT,
+                  "%.0f", row.rssMaxMib()), row.fdsMax() == null ? "?" : row.fdsMax(),
+              row.droppedTotal() == 0 ? "nothing" : row.droppedWords()));
+        }
+        int status = server.stop();
+        if (status != 0) {
+          out.println("study: note: " + m.name() + " exited with status " + status + " on SIGTERM (expected 0)");
+        }
+      }
+    }
+    return rows;
+  }
+
+  private PhaseRow phase(AttackPlan.Phase phase, Path pd, ShoalUnderTest server, HostileUpstream hostile,
+      Double baselineQps, StartedProcesses processes) throws IOException, StudyException {
+    Files.createDirectories(pd);
+    MetricsScrape before = server.scrape(pd.resolve("metrics-before.txt"));
+    Map<HostileUpstream.Misbehaviour, Long> hostileBefore = hostile.counts();
+    Duration limit = LEAD.plus(load.duration()).plus(SLACK);
+    Attack.Report report;
+    String output;
+    Double rss;
+    Long fds;
+    try (ProcessFootprint footprint = ProcessFootprint.watch(server.pid());
+        Attack attack = start(phase, server.address(), limit, baselineQps, processes)) {
+      Pause.sleep(LEAD);
+      List<StartedProcesses.Running> running = dnsperf.launchAtOnce(List.of(server.port()), List.of(queries), load,
+          load.duration(), List.of("-v"), List.of(pd.resolve("dnsperf.txt")));
+      output = dnsperf.awaitAll(running, load.duration()).get(0);
+      report = attack.stop();
+      rss = footprint.maxRssMib();
+      fds = footprint.maxFds();
+    }
+    Pause.sleep(SETTLE);
+    MetricsScrape after = server.scrape(pd.resolve("metrics-after.txt"));
+    DnsperfReport dnsperfReport = DnsperfReport.parse(output);
+    PhaseRow.Honest honest = PhaseRow.Honest.of(output);
+    keepStatisticsOnly(pd.resolve("dnsperf.txt"), output, honest);
+    String detail = report.detail();
+    if (phase == AttackPlan.Phase.HOSTILE_UPSTREAM) {
+      Map<HostileUpstream.Misbehaviour, Long> now = hostile.counts();
+      now.replaceAll((k, v) -> v - hostileBefore.get(k));
+      detail += "; the hostile upstream received " + now.values().stream().mapToLong(Long::longValue).sum()
+          + " queries (" + HostileUpstream.describe(now) + ")";
+    }
+    Files.writeString(pd.resolve("attack.txt"), detail + "\n", StandardCharsets.UTF_8);
+    double qps = dnsperfReport.queriesPerSecond();
+    // the baseline is compared with itself: 1 when it measured anything
+    double against = phase == AttackPlan.Phase.BASELINE ? qps : baselineQps == null ? 0 : baselineQps;
+    return new PhaseRow(phase.configName(), report.sent(), report.perSecond(), qps,
+        against > 0 ? qps / against : null,
+        dnsperfReport.avgLatencyMillis(), honest.p99LatencyMs(), dnsperfReport.completed(), honest.servfail(),
+        dnsperfReport.lost(), rss, fds, droppedDelta(before, after), detail);
+  }
+
+  /** The phase's attack, started; the baseline's does nothing. */
+  private Attack start(AttackPlan.Phase phase, InetSocketAddress target, Duration limit, Double baselineQps,
+      StartedProcesses processes) throws IOException {
+    String zone = KnotUpstream.apex(scenario.recipe());
+    Attack attack = switch (phase) {
+      case BASELINE -> () -> new Attack.Report(0, 0, "no attack");
+      case MALFORMED_UDP -> UdpFlood.start("malformed UDP", target, plan.malformedPerSecond(), limit,
+          () -> packets.malformed(zone));
+      case TCP_DRIP_IDLE -> TcpSiege.start(target, plan.dripConnections(), plan.idleConnections(), limit,
+          AttackPackets.query(0x5151, "drip." + zone, 1));
+      case MISS_FLOOD -> UdpFlood.start("unique-name queries", target, missRate(baselineQps), limit,
+          () -> packets.uniqueQuery(zone));
+      case HOSTILE_UPSTREAM -> UdpFlood.start("queries for " + plan.hostileZone(), target, plan.hostilePerSecond(),
+          limit, () -> packets.hostileQuery(plan.hostileZone()));
+    };
+    if (phase != AttackPlan.Phase.BASELINE) {
+      processes.note("# in-process: " + phase.configName() + " attack on " + target.getAddress().getHostAddress()
+          + ":" + target.getPort() + " for at most " + limit.toSeconds() + " s");
+    }
+    return attack;
+  }
+
+  /** The miss flood's rate: the plan's multiple of the baseline's honest QPS, under its ceiling. */
+  int missRate(Double baselineQps) {
+    double base = baselineQps == null ? 0 : baselineQps;
+    return (int) Math.max(1, Math.min(plan.missMaxPerSecond(), Math.ceil(plan.missTimesBaseline() * base)));
+  }
+
+  /** How much each reason of shoal_dropped_total grew between two scrapes; reasons that did not grow are left out. */
+  static Map<String, Long> droppedDelta(MetricsScrape before, MetricsScrape after) {
+    Map<String, Long> was = dropped(before);
+    Map<String, Long> delta = new TreeMap<>();
+    dropped(after).forEach((reason, n) -> {
+      long d = n - was.getOrDefault(reason, 0L);
+      if (d > 0) {
+        delta.put(reason, d);
+      }
+    });
+    return delta;
+  }
+
+  private static Map<String, Long> dropped(MetricsScrape s) {
+    return s.samples().stream().filter(x -> x.name().equals("shoal_dropped_total") && x.labels().containsKey("reason"))
+        .collect(Collectors.toMap(x -> x.labels().get("reason"), x -> Math.round(x.value()), Long::sum, TreeMap::new));
+  }
+
+  /**
+   * dnsperf -v prints a line per query (tens of megabytes a phase); once counted they are left out
+   * of the kept output, which says so and what they added up to.
+   */
+  private static void keepStatisticsOnly(Path file, String output, PhaseRow.Honest honest) throws IOException {
+    String kept = output.lines().filter(l -> !l.startsWith("> ")).collect(Collectors.joining("\n"));
+    String p99 = honest.p99LatencyMs() == null ? "none" : String.format(Locale.ROOT, "%.3f ms", honest.p99LatencyMs());
+    Files.writeString(file, kept + "\n# per-query lines (-v) removed after counting: " + honest.answered()
+        + " answers, " + honest.servfail() + " SERVFAIL, p99 latency " + p99 + "\n", StandardCharsets.UTF_8);
+  }
+}

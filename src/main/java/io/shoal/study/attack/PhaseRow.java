@@ -1,0 +1,114 @@
+package io.shoal.study.attack;
+
+import io.shoal.study.timeline.KillTimeline;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.stream.Collectors;
+
+/**
+ * One phase of a robustness run, as a row of robustness.csv: what the attack sent, what the
+ * honest clients (dnsperf) got meanwhile and against the baseline phase, and what it cost the
+ * server (largest RSS and descriptor count, packets dropped by reason).
+ *
+ * @param attackSent packets sent, or TCP connections opened; 0 for the baseline
+ * @param qpsVsBaseline honestQps over the baseline phase's; null if the baseline completed nothing
+ * @param p99LatencyMs the 99th percentile of the honest answers' latency; null if none came
+ * @param honestServfail honest queries answered SERVFAIL
+ * @param honestLost honest queries dnsperf gave up on (no answer within its timeout)
+ * @param rssMaxMib the server's largest VmRSS over the phase; null if /proc could not be read
+ * @param fdsMax the server's most open descriptors over the phase; null if /proc could not be read
+ * @param droppedByReason the phase's increase of shoal_dropped_total, per reason, only reasons that grew
+ */
+public record PhaseRow(String phase, long attackSent, double attackPerSecond, double honestQps, Double qpsVsBaseline,
+    double avgLatencyMs, Double p99LatencyMs, long honestCompleted, long honestServfail, long honestLost,
+    Double rssMaxMib, Long fdsMax, Map<String, Long> droppedByReason, String attackDetail) {
+
+  /** The header of robustness.csv, in order. */
+  public static final List<String> COLUMNS = List.of(
+      "phase", "attack_sent", "attack_per_second", "honest_qps", "qps_vs_baseline", "avg_latency_ms",
+      "p99_latency_ms", "honest_completed", "honest_servfail", "honest_lost", "rss_max_mib", "fds_max",
+      "dropped_total", "dropped_by_reason", "attack_detail");
+
+  public PhaseRow {
+    droppedByReason = Map.copyOf(new TreeMap<>(droppedByReason));
+  }
+
+  /** Every packet the phase dropped, whatever the reason. */
+  public long droppedTotal() {
+    return droppedByReason.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** The drops as {@code reason=count} words, reasons sorted; empty when nothing was dropped. */
+  public String droppedWords() {
+    return new TreeMap<>(droppedByReason).entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+        .collect(Collectors.joining(" "));
+  }
+
+  public List<String> cells() {
+    return List.of(phase, Long.toString(attackSent), String.format(Locale.ROOT, "%.1f", attackPerSecond),
+        String.format(Locale.ROOT, "%.1f", honestQps), optional(qpsVsBaseline, "%.3f"),
+        String.format(Locale.ROOT, "%.3f", avgLatencyMs), optional(p99LatencyMs, "%.3f"),
+        Long.toString(honestCompleted), Long.toString(honestServfail), Long.toString(honestLost),
+        optional(rssMaxMib, "%.1f"), fdsMax == null ? "" : Long.toString(fdsMax), Long.toString(droppedTotal()),
+        droppedWords(), attackDetail);
+  }
+
+  public static PhaseRow fromCells(List<String> c) {
+    if (c.size() != COLUMNS.size()) {
+      throw new IllegalArgumentException("a robustness.csv row has " + COLUMNS.size() + " cells: " + c);
+    }
+    Map<String, Long> dropped = new TreeMap<>();
+    for (String word : c.get(13).split(" ")) {
+      if (!word.isEmpty()) {
+        int eq = word.indexOf('=');
+        dropped.put(word.substring(0, eq), Long.parseLong(word.substring(eq + 1)));
+      }
+    }
+    return new PhaseRow(c.get(0), Long.parseLong(c.get(1)), Double.parseDouble(c.get(2)), Double.parseDouble(c.get(3)),
+        decimal(c.get(4)), Double.parseDouble(c.get(5)), decimal(c.get(6)), Long.parseLong(c.get(7)),
+        Long.parseLong(c.get(8)), Long.parseLong(c.get(9)), decimal(c.get(10)),
+        c.get(11).isEmpty() ? null : Long.valueOf(c.get(11)), dropped, c.get(14));
+  }
+
+  /**
+   * What honest clients got in one {@code dnsperf -v} run: the answers it printed one per line,
+   * their SERVFAILs and the 99th percentile of their latency in milliseconds (null if none).
+   */
+  record Honest(long answered, long servfail, Double p99LatencyMs) {
+
+    static Honest of(String verboseOutput) {
+      List<Double> latencies = new ArrayList<>();
+      long servfail = 0;
+      for (String line : verboseOutput.split("\n")) {
+        Matcher a = KillTimeline.ANSWER.matcher(line);
+        if (a.matches()) {
+          latencies.add(Double.parseDouble(a.group(2)));
+          if (a.group(1).equals("SERVFAIL")) {
+            servfail++;
+          }
+        }
+      }
+      if (latencies.isEmpty()) {
+        return new Honest(0, servfail, null);
+      }
+      double[] sorted = latencies.stream().mapToDouble(Double::doubleValue).toArray();
+      Arrays.sort(sorted);
+      // nearest rank: the smallest latency at or above which 1% of the answers lie
+      int rank = (int) Math.ceil(0.99 * sorted.length) - 1;
+      return new Honest(sorted.length, servfail, sorted[Math.max(0, rank)] * 1000.0);
+    }
+  }
+
+  private static String optional(Number v, String format) {
+    return v == null ? "" : String.format(Locale.ROOT, format, v);
+  }
+
+  private static Double decimal(String cell) {
+    return cell.isEmpty() ? null : Double.valueOf(cell);
+  }
+}

@@ -1,0 +1,213 @@
+package io.shoal.study.attack;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Slow and silent TCP clients, as one thread of the study process: {@code drip} connections that
+ * each send one byte of a query per second, and {@code idle} connections that send nothing. A
+ * connection the server closes is opened again, as a persistent attacker would, until the siege
+ * has made four connects per connection it holds. It ends at its time limit.
+ */
+final class TcpSiege extends AttackThread {
+  private static final Duration DRIP_EVERY = Duration.ofSeconds(1);
+  private static final int CONNECTS_PER_SLOT = 4;
+
+  /**
+   * One connection slot: its channel (null while closed; connecting until the kernel completes it)
+   * and how far into the query it has dripped.
+   */
+  private static final class Slot {
+    final boolean drip;
+    SocketChannel channel;
+    int position;
+
+    Slot(boolean drip) {
+      this.drip = drip;
+    }
+  }
+
+  private final InetSocketAddress target;
+  private final byte[] framedQuery;
+  private final List<Slot> slots = new ArrayList<>();
+  private final Duration limit;
+  private final int connectBudget;
+  private volatile long startNanos;
+  private long connects;
+  private long connectFailures;
+  private long closedByServer;
+  private long bytesDripped;
+  private int heldMost;
+  private String firstFailure;
+
+  private TcpSiege(InetSocketAddress target, int drip, int idle, Duration limit, byte[] query) {
+    super("study-tcp-siege");
+    if (!target.getAddress().isLoopbackAddress()) {
+      throw new IllegalArgumentException("a siege goes to loopback only, not " + target);
+    }
+    this.target = target;
+    this.framedQuery = AttackPackets.tcpFramed(query);
+    for (int i = 0; i < idle; i++) {
+      slots.add(new Slot(false));
+    }
+    for (int i = 0; i < drip; i++) {
+      slots.add(new Slot(true));
+    }
+    this.connectBudget = CONNECTS_PER_SLOT * (drip + idle);
+    this.limit = limit;
+  }
+
+  /** Opens the connections and keeps them up for at most {@code limit}. */
+  static TcpSiege start(InetSocketAddress target, int drip, int idle, Duration limit, byte[] query) {
+    TcpSiege s = new TcpSiege(target, drip, idle, limit, query);
+    s.begin();
+    return s;
+  }
+
+  @Override
+  protected void attack() {
+    startNanos = System.nanoTime();
+    long deadline = startNanos + limit.toNanos();
+    try {
+      while (!stopped && System.nanoTime() < deadline) {
+        long roundStart = System.nanoTime();
+        int held = 0;
+        for (Slot s : slots) {
+          if (stopped || System.nanoTime() >= deadline) {
+            break;
+          }
+          if (s.channel == null && !open(s)) {
+            continue;
+          }
+          if (!connected(s)) {
+            continue;
+          }
+          if (s.drip ? dripOne(s) : stillOpen(s)) {
+            held++;
+          } else {
+            closedByServer++;
+            closeQuietly(s);
+          }
+        }
+        heldMost = Math.max(heldMost, held);
+        long rest = DRIP_EVERY.toNanos() - (System.nanoTime() - roundStart);
+        if (rest > 0) {
+          Thread.sleep(rest / 1_000_000L);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      slots.forEach(TcpSiege::closeQuietly);
+    }
+  }
+
+  /**
+   * Starts connecting a slot without waiting (the kernel completes it, or the server's backlog
+   * holds it); false if the connect budget is spent or the connect failed at once.
+   */
+  private boolean open(Slot s) {
+    if (connects + connectFailures >= connectBudget) {
+      return false;
+    }
+    try {
+      SocketChannel c = SocketChannel.open();
+      try {
+        c.configureBlocking(false);
+        c.connect(target);
+      } catch (IOException e) {
+        c.close();
+        throw e;
+      }
+      s.channel = c;
+      s.position = 0;
+      connects++;
+      return true;
+    } catch (IOException e) {
+      failed(e);
+      return false;
+    }
+  }
+
+  /**
+   * True once a slot's connect completed; a connect still pending leaves the slot as it is until
+   * the next round, one that failed (refused, or timed out in the kernel) closes it.
+   */
+  private boolean connected(Slot s) {
+    if (s.channel.isConnected()) {
+      return true;
+    }
+    try {
+      return s.channel.finishConnect();
+    } catch (IOException e) {
+      failed(e);
+      closeQuietly(s);
+      return false;
+    }
+  }
+
+  private void failed(IOException e) {
+    // a refused or failed connect, or the study's own descriptor limit: counted, tried again later
+    connectFailures++;
+    if (firstFailure == null) {
+      firstFailure = e.toString();
+    }
+  }
+
+  private boolean dripOne(Slot s) {
+    try {
+      if (!stillOpen(s)) {
+        return false;
+      }
+      int written = s.channel.write(ByteBuffer.wrap(framedQuery, s.position, 1));
+      bytesDripped += written;
+      s.position = (s.position + written) % framedQuery.length;
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** False once the server closed the connection (a read sees its end, or a reset). */
+  private static boolean stillOpen(Slot s) {
+    try {
+      ByteBuffer sink = ByteBuffer.allocate(512);
+      int n;
+      // a drip connection the server answered would have replies to read; none is expected
+      while ((n = s.channel.read(sink)) > 0) {
+        sink.clear();
+      }
+      return n == 0;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static void closeQuietly(Slot s) {
+    if (s.channel != null) {
+      try {
+        s.channel.close();
+      } catch (IOException ignored) {
+        // our own socket; closing it cannot be helped further
+      }
+      s.channel = null;
+    }
+  }
+
+  @Override
+  protected Report finish() {
+    double seconds = Math.max(1e-3, (System.nanoTime() - startNanos) / 1e9);
+    long drips = slots.stream().filter(s -> s.drip).count();
+    return new Report(connects, connects / seconds, String.format(Locale.ROOT,
+        "%d drip + %d idle TCP connections: %d connects (%d failed%s), at most %d open at once, %d closed by "
+            + "the server, %d bytes dripped",
+        drips, slots.size() - drips, connects, connectFailures, firstFailure == null ? "" : ", first: " + firstFailure,
+        heldMost, closedByServer, bytesDripped));
+  }
+}

@@ -1,0 +1,119 @@
+package io.shoal.study.report;
+
+import io.shoal.study.cluster.RemoteLookups;
+import io.shoal.study.measure.CacheCounters;
+import io.shoal.study.measure.DnsperfReport;
+import io.shoal.study.measure.ProcessCpu;
+import java.util.List;
+
+/**
+ * One member's row of cluster.csv: the member's numbers summed over its nodes, with the upstream
+ * queries knotd counted and the remote lookups of a clustered member. A one-node member has a row
+ * too, as the reference the multi-node members are compared with. Values a member does not have
+ * (remote lookups outside a cluster) are null and written as empty cells.
+ *
+ * @param fairHitRatePct 1 - upstream queries / completed queries (knotd's count, as for every member)
+ * @param cacheHits the nodes' {@code shoal_cache_hits_total} added up, owner-side hits for peers included
+ * @param cacheMisses the nodes' {@code shoal_cache_misses_total} added up, owner-side misses included
+ * @param cacheHitRatePct {@link #cacheHitRatePct}: the share of client lookups some node's cache answered
+ * @param remoteLookupOverheadMs what asking the owner adds to one query, from the idle probe
+ * @param cpuSeconds user + system CPU time over the run, summed over the member's node processes
+ * @param cpuMicrosPerQuery {@code cpuSeconds} per completed query, in microseconds
+ */
+public record ClusterRow(
+    String member,
+    int nodes,
+    boolean cluster,
+    double achievedQps,
+    double avgLatencyMs,
+    long sent,
+    long completed,
+    long lost,
+    long upstreamQueries,
+    Double fairHitRatePct,
+    Long cacheHits,
+    Long cacheMisses,
+    Double cacheHitRatePct,
+    Long remoteLookupsAnswered,
+    Long remoteLookupsTimeout,
+    Long remoteLookupsFailed,
+    Long remoteLookupsRefused,
+    Double remoteLookupOverheadMs,
+    Double cpuSeconds,
+    Double cpuMicrosPerQuery) {
+
+  /** The header, in order. */
+  public static final List<String> COLUMNS = List.of(
+      "member", "nodes", "cluster", "achieved_qps", "avg_latency_ms", "sent", "completed", "lost",
+      "upstream_queries", "fair_hit_rate_pct", "cache_hits", "cache_misses", "cache_hit_rate_pct",
+      "remote_lookups_answered", "remote_lookups_timeout", "remote_lookups_failed", "remote_lookups_refused",
+      "remote_lookup_overhead_ms", "cpu_seconds", "cpu_us_per_query");
+
+  /**
+   * A row from a member's measured numbers; {@code remote} is ignored outside a cluster;
+   * {@code cpuSeconds} is null where it was not measured (the kill test).
+   */
+  public static ClusterRow of(String member, int nodes, boolean cluster, DnsperfReport load, long upstream,
+      CacheCounters counters, RemoteLookups remote, Double overheadMs, Double cpuSeconds) {
+    return new ClusterRow(member, nodes, cluster, load.queriesPerSecond(), load.avgLatencyMillis(), load.sent(),
+        load.completed(), load.lost(), upstream, ResultRow.fairHitRatePct(upstream, load.completed()),
+        counters.hits(), counters.misses(),
+        cacheHitRatePct(counters.hits(), counters.misses(), cluster ? remote : RemoteLookups.NONE),
+        cluster ? remote.answered() : null, cluster ? remote.timeout() : null, cluster ? remote.failed() : null,
+        cluster ? remote.refused() : null, overheadMs, cpuSeconds,
+        ProcessCpu.microsPerQuery(cpuSeconds, load.completed()));
+  }
+
+  /**
+   * The cluster-wide cache hit rate from the nodes' own counters. Summed counters count a remote
+   * lookup twice: a miss on the node the client asked, then a hit (or miss) on the owner. A client
+   * query some node's cache answered is a local hit or an owner hit, so the hits sum is right as
+   * it stands; the owner-side lookups are taken out of the denominator, which leaves one lookup per
+   * client query. Coalesced misses (a query that joined a fetch in flight) count as misses here,
+   * but as hits in the fair rate, since they sent nothing upstream; a timed-out remote lookup is a
+   * miss in both, but may have cost two upstream queries (the asking node's and the owner's), which
+   * only the fair rate sees. Null without counters.
+   */
+  public static Double cacheHitRatePct(Long hits, Long misses, RemoteLookups remote) {
+    if (hits == null || misses == null) {
+      return null;
+    }
+    long clientLookups = hits + misses - remote.answeredByOwner();
+    if (clientLookups <= 0) {
+      return null;
+    }
+    return Math.max(0.0, Math.min(100.0, 100.0 * hits / clientLookups));
+  }
+
+  /** The remote lookups of the row, or none outside a cluster. */
+  public RemoteLookups remoteLookups() {
+    return remoteLookupsAnswered == null ? RemoteLookups.NONE
+        : new RemoteLookups(remoteLookupsAnswered, remoteLookupsTimeout, remoteLookupsFailed, remoteLookupsRefused);
+  }
+
+  /** This row's cells in {@link #COLUMNS} order. */
+  public List<String> cells() {
+    return List.of(
+        member, Integer.toString(nodes), cluster ? "on" : "off", ResultRow.fixed(achievedQps, 1), ResultRow.fixed(avgLatencyMs, 3),
+        Long.toString(sent), Long.toString(completed), Long.toString(lost), Long.toString(upstreamQueries),
+        ResultRow.fixed(fairHitRatePct, 2), ResultRow.whole(cacheHits), ResultRow.whole(cacheMisses), ResultRow.fixed(cacheHitRatePct, 2),
+        ResultRow.whole(remoteLookupsAnswered), ResultRow.whole(remoteLookupsTimeout), ResultRow.whole(remoteLookupsFailed), ResultRow.whole(remoteLookupsRefused),
+        ResultRow.fixed(remoteLookupOverheadMs, 4), ResultRow.fixed(cpuSeconds, 2),
+        ResultRow.fixed(cpuMicrosPerQuery, 2));
+  }
+
+  /** Reads a row back from its cells, the inverse of {@link #cells()}. */
+  public static ClusterRow fromCells(List<String> c) {
+    if (c.size() != COLUMNS.size()) {
+      throw new IllegalArgumentException("a cluster.csv row has " + COLUMNS.size() + " cells, this one " + c.size()
+          + ": " + c);
+    }
+    return new ClusterRow(
+        c.get(0), Integer.parseInt(c.get(1)), c.get(2).equals("on"), Double.parseDouble(c.get(3)),
+        Double.parseDouble(c.get(4)), Long.parseLong(c.get(5)), Long.parseLong(c.get(6)), Long.parseLong(c.get(7)),
+        Long.parseLong(c.get(8)), ResultRow.decimal(c.get(9)), ResultRow.longOrNull(c.get(10)), ResultRow.longOrNull(c.get(11)),
+        ResultRow.decimal(c.get(12)), ResultRow.longOrNull(c.get(13)), ResultRow.longOrNull(c.get(14)), ResultRow.longOrNull(c.get(15)),
+        ResultRow.longOrNull(c.get(16)), ResultRow.decimal(c.get(17)), ResultRow.decimal(c.get(18)),
+        ResultRow.decimal(c.get(19)));
+  }
+}

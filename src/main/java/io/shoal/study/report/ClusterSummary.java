@@ -1,0 +1,167 @@
+package io.shoal.study.report;
+
+import io.shoal.study.cluster.RemoteLookupProbe;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The clustered members in summary.md: the at-a-glance lines (upstream queries against independent
+ * nodes, aggregate QPS, the cost of a remote lookup) and the Cluster section, from cluster.csv.
+ */
+final class ClusterSummary {
+  /** Below this a remote lookup counts as cheap on loopback (the cluster's design goal). */
+  static final double OVERHEAD_GOAL_MS = 1.0;
+
+  private ClusterSummary() {}
+
+  /**
+   * What a cluster scenario is for, one sentence each, from cluster.csv: upstream queries of each
+   * cluster against the independent nodes of the same count, aggregate QPS of each multi-node
+   * member against the one-node member, and the cost of a remote lookup. Empty without rows.
+   */
+  static List<String> atAGlance(List<ClusterRow> rows) {
+    List<String> out = new ArrayList<>();
+    Optional<ClusterRow> single = rows.stream().filter(r -> r.nodes() == 1 && !r.cluster()).findFirst();
+    for (ClusterRow c : rows) {
+      if (!c.cluster()) {
+        continue;
+      }
+      Optional<ClusterRow> independent = rows.stream()
+          .filter(r -> !r.cluster() && r.nodes() == c.nodes()).findFirst();
+      if (independent.isEmpty()) {
+        continue;
+      }
+      ClusterRow o = independent.get();
+      StringBuilder line = new StringBuilder(c.member()).append(" sent ");
+      double perC = perThousand(c);
+      double perO = perThousand(o);
+      if (c.completed() <= 0 || o.completed() <= 0) {
+        line.append(c.upstreamQueries()).append(" queries upstream vs ").append(o.upstreamQueries())
+            .append(" for ").append(o.member()).append(" (no ratio: a member completed nothing)");
+      } else if (perC <= 0) {
+        line.append("no query upstream vs ").append(String.format(Locale.ROOT, "%.1f", perO))
+            .append(" per 1,000 answered for ").append(o.member());
+      } else {
+        line.append(String.format(Locale.ROOT, "%.1f", perC)).append(" upstream queries per 1,000 answered vs ")
+            .append(String.format(Locale.ROOT, "%.1f", perO)).append(" for ").append(o.member()).append(": ");
+        double fewer = perO / perC;
+        if (fewer >= 1) {
+          line.append(String.format(Locale.ROOT, "%.1f", fewer)).append("x fewer");
+        } else {
+          line.append(String.format(Locale.ROOT, "%.1f", 1 / fewer)).append("x more");
+        }
+        line.append(" (goal: about ").append(c.nodes()).append("x fewer, the node count)");
+      }
+      line.append("; ").append(c.upstreamQueries()).append(" vs ").append(o.upstreamQueries())
+          .append(" upstream queries in all");
+      if (c.fairHitRatePct() != null && o.fairHitRatePct() != null) {
+        line.append(", hit rate ").append(StudySummary.pct(c.fairHitRatePct())).append(" vs ").append(StudySummary.pct(o.fairHitRatePct()));
+      }
+      out.add(line.append('.').toString());
+    }
+    if (single.isPresent() && single.get().achievedQps() > 0) {
+      ClusterRow one = single.get();
+      for (ClusterRow r : rows) {
+        if (r.nodes() > 1) {
+          out.add(r.member() + " (" + r.nodes() + " nodes" + (r.cluster() ? ", cluster" : "") + ") reaches "
+              + String.format(Locale.ROOT, "%.2f", r.achievedQps() / one.achievedQps()) + "x the QPS of "
+              + one.member() + " (1 node): ~" + StudySummary.approx(r.achievedQps()) + " vs ~" + StudySummary.approx(one.achievedQps())
+              + " qps.");
+        }
+      }
+    }
+    for (ClusterRow r : rows) {
+      if (r.remoteLookupOverheadMs() != null) {
+        double ms = r.remoteLookupOverheadMs();
+        if (ms < 0) {
+          // a negative cost is noise: the host slowed the repeat passes more than the owner slowed the first
+          out.add(r.member() + ": the remote-lookup probe measured no overhead (" + StudySummary.ms(ms) + ": the first passes "
+              + "were faster than the all-local repeat passes, so this host's noise outweighs the cost of asking "
+              + "the owner; see \"Remote-lookup overhead\").");
+        } else {
+          out.add(r.member() + ": asking the owner node adds about " + StudySummary.ms(ms) + " to a query ("
+              + (ms < OVERHEAD_GOAL_MS ? "under" : "over") + " the " + StudySummary.ms(OVERHEAD_GOAL_MS)
+              + " goal on loopback; idle probe, see \"Remote-lookup overhead\").");
+        }
+      }
+      if (r.remoteLookupsTimeout() != null && r.remoteLookupsTimeout() > 0) {
+        out.add(r.member() + ": " + r.remoteLookupsTimeout() + " remote lookups timed out (the owner did not answer "
+            + "within owner_timeout; the node went upstream itself).");
+      }
+      if (r.remoteLookupsRefused() != null && r.remoteLookupsRefused() > 0) {
+        out.add(r.member() + ": " + r.remoteLookupsRefused() + " remote lookups were refused (the owner's "
+            + "access_control does not allow the other nodes; the node went upstream itself).");
+      }
+    }
+    return out;
+  }
+
+  private static double perThousand(ClusterRow r) {
+    return r.completed() <= 0 ? 0 : 1000.0 * r.upstreamQueries() / r.completed();
+  }
+
+  static String section(StudySummary.Context c) {
+    StringBuilder md = new StringBuilder("\n## Cluster\n\n");
+    md.append("From `").append(StudyCsv.CLUSTER.file()).append("`: each member summed over its nodes.\n\n");
+    md.append("| ").append(String.join(" | ", ClusterRow.COLUMNS)).append(" |\n|");
+    for (int i = 0; i < ClusterRow.COLUMNS.size(); i++) {
+      md.append(i < 3 ? " --- |" : " ---: |");
+    }
+    md.append('\n');
+    for (ClusterRow r : c.clusterRows()) {
+      md.append("| ").append(String.join(" | ", r.cells())).append(" |\n");
+    }
+    md.append("""
+
+        - `achieved_qps`, `sent`, `completed`, `lost` are the nodes' dnsperf runs added up; `avg_latency_ms` \
+        is the mean over every completed query (each node's mean weighted by its completed queries).
+        - `upstream_queries` is what knotd received during the measured run, and `fair_hit_rate_pct` is \
+        1 - upstream_queries / completed: the same measure as for every other member. In a cluster a \
+        non-owner's miss that the owner answers from its cache sends nothing upstream, so it counts as a hit \
+        here.
+        - `cache_hits` and `cache_misses` are the nodes' own counters added up. They count such a remote \
+        lookup twice: a miss on the node the client asked, then a hit (or a miss) on the owner. \
+        `cache_hit_rate_pct` = cache_hits / (cache_hits + cache_misses - remote lookups the owner \
+        answered): the owner-side lookups are taken out, which leaves one lookup per client query, and a \
+        client query counts as a hit if any node's cache answered it. Coalesced misses (queries that joined a \
+        fetch already in flight: a miss in the counters, nothing sent upstream) make it lower than the fair \
+        rate; timed-out remote lookups make it higher (the asking node went upstream itself, and the owner may \
+        have fetched the same name too).
+        - `remote_lookups_*` are `shoal_cluster_remote_lookups_total` by outcome over the measured run: \
+        `answered` (the owner answered, from its cache or upstream), `timeout` (no usable reply within \
+        `owner_timeout`; the node went upstream itself), `failed` (the owner answered SERVFAIL), `refused` (the \
+        owner's access control refused the asking node, which went upstream itself).
+        - `cpu_seconds` is the user + system CPU time of all the member's node processes over the measured \
+        run (from /proc/PID/stat, summed), and `cpu_us_per_query` that time per completed query.
+        """);
+    int mostNodes = c.clusterRows().stream().mapToInt(ClusterRow::nodes).max().orElse(1);
+    md.append("\nAggregate QPS can only grow with the node count where the host has a core for each node, ")
+        .append("its dnsperf and knotd; this host has ").append(c.host().cores()).append(" for up to ")
+        .append(mostNodes).append(" nodes, ").append(mostNodes).append(" dnsperf processes and knotd. ")
+        .append("Upstream queries and hit rates do not depend on the cores.\n");
+    md.append("\nCharts: ");
+    for (String f : StudyCharts.CLUSTER_FILES) {
+      md.append("[").append(f).append("](").append(f).append(") ");
+    }
+    md.append("\n");
+    if (!c.probes().isEmpty()) {
+      md.append("\n### Remote-lookup overhead\n\n");
+      md.append("""
+          Measured after the member's run, with no other load, one query at a time (dnsperf -c 1 -q 1), \
+          on %d names that are not in the query file, in %d batches. Per batch: node-0 is asked once for \
+          each name, so each is then in its owner's cache; node-1 is asked for each once (first pass: its \
+          own names are local hits, the others remote lookups), then once more (repeat pass: all local \
+          hits). node-1's `shoal_cluster_remote_lookups_total` over the probe counts the first passes' \
+          remote lookups. Overhead = (first-pass mean - repeat-pass mean) x first-pass queries / remote \
+          lookups: the extra latency per remote lookup, measured on the same node, names and client a moment \
+          apart, so the JVM's and the client's own costs cancel. On a busy host the noise can be larger than \
+          the overhead, and the difference can even come out negative.
+
+          """.formatted(RemoteLookupProbe.NAMES, RemoteLookupProbe.BATCHES));
+      c.probes().forEach((m, d) -> md.append("- **").append(m).append("**: ").append(d).append('\n'));
+    }
+    return md.toString();
+  }
+}

@@ -1,0 +1,323 @@
+package io.shoal.study.run;
+
+import io.shoal.study.cluster.ClusterFormation;
+import io.shoal.study.cluster.RemoteLookupProbe;
+import io.shoal.study.cluster.RemoteLookups;
+import io.shoal.study.cluster.ShoalNodes;
+import io.shoal.study.host.Pause;
+import io.shoal.study.host.Prerequisites;
+import io.shoal.study.host.StartedProcesses;
+import io.shoal.study.host.StudyException;
+import io.shoal.study.measure.CacheCounters;
+import io.shoal.study.measure.Dnsperf;
+import io.shoal.study.measure.DnsperfReport;
+import io.shoal.study.measure.MetricsScrape;
+import io.shoal.study.measure.ProcessCpu;
+import io.shoal.study.report.ClusterRow;
+import io.shoal.study.report.ResultRow;
+import io.shoal.study.scenario.KillPlan;
+import io.shoal.study.scenario.LoadSettings;
+import io.shoal.study.scenario.Member;
+import io.shoal.study.scenario.MemberKind;
+import io.shoal.study.scenario.Scenario;
+import io.shoal.study.server.KnotUpstream;
+import io.shoal.study.server.ServerUnderTest;
+import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.timeline.KillTimeline;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Measures one member of a plain study in its directory: a one-server member (start, warm up,
+ * read statistics, dnsperf, read statistics, stop), or a member of several shoal nodes (one
+ * dnsperf per node at once, the remote-lookup probe of a cluster, or the node-kill test). It keeps
+ * what the summary reports beside the rows: the probes' results and the kill test's timeline.
+ */
+final class MemberMeasurement {
+  /** Lets counters that are published on a timer (shoal's, every second) catch up before reading. */
+  static final Duration SETTLE = Duration.ofSeconds(2);
+  /**
+   * How long after a kill the study waits for the cluster to remove the node: the failure
+   * detector's few seconds, the Split Brain Resolver's stable-after (20 s), and room for a busy host.
+   */
+  private static final Duration DEPARTURE_LIMIT = Duration.ofSeconds(90);
+
+  private final Scenario scenario;
+  private final Path runDir;
+  private final boolean quick;
+  private final Path shoalJar;
+  private final Prerequisites.Tools tools;
+  private final StartedProcesses processes;
+  private final PrintStream out;
+  private final RunSettings run;
+  private final Dnsperf dnsperf;
+  /** The query file of each node index: node 0 (and every one-node member) replays queries.txt. */
+  private final List<Path> queryFiles;
+  /** The remote-lookup probe of each clustered member that ran it, for the summary. */
+  private final Map<String, String> probes = new LinkedHashMap<>();
+  /** The kill test, once its member ran. */
+  private KillTimeline.Event killEvent;
+  private List<KillTimeline.Second> killSeconds;
+
+  /** The kernel's clock ticks per second, read once, for CPU time from /proc. */
+  private long ticksPerSecond;
+
+  MemberMeasurement(RunSettings run, Dnsperf dnsperf, List<Path> queryFiles) {
+    this.scenario = run.scenario();
+    this.runDir = run.runDir();
+    this.quick = run.quick();
+    this.shoalJar = run.shoalJar();
+    this.tools = run.tools();
+    this.processes = run.processes();
+    this.out = run.out();
+    this.run = run;
+    this.dnsperf = dnsperf;
+    this.queryFiles = queryFiles;
+  }
+
+  /** Measures member {@code m} in {@code dir} against {@code knot}; its setup note goes to {@code setups}. */
+  Measured measure(Member m, Path dir, KnotUpstream knot, Map<String, String> setups)
+      throws IOException, StudyException {
+    return m.isNodeGroup() ? measureNodes(m, dir, knot, setups) : measureServer(m, dir, knot, setups);
+  }
+
+  /** The remote-lookup probe of each clustered member that ran it, for the summary. */
+  Map<String, String> probes() {
+    return probes;
+  }
+
+  /** The kill test, once its member ran; null before. */
+  KillTimeline.Event killEvent() {
+    return killEvent;
+  }
+
+  /** The kill test's seconds, once its member ran; null before. */
+  List<KillTimeline.Second> killSeconds() {
+    return killSeconds;
+  }
+
+  /** The load this run applies: the recipe's, or its quick variant. */
+  private LoadSettings load() {
+    return run.load();
+  }
+
+  /** The kernel's clock ticks per second ({@code getconf CLK_TCK}), read on first use. */
+  private long ticksPerSecond() throws StudyException {
+    if (ticksPerSecond == 0) {
+      ticksPerSecond = ProcessCpu.ticksPerSecond(processes, runDir.resolve("clk_tck.txt"));
+    }
+    return ticksPerSecond;
+  }
+
+  private Measured measureServer(Member m, Path dir, KnotUpstream knot, Map<String, String> setups)
+      throws IOException, StudyException {
+    Files.createDirectories(dir);
+    Path queries = queryFiles.get(0);
+    try (ServerUnderTest server = ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools,
+        shoalJar)) {
+      setups.put(m.name(), server.setupNote() + "; CPU time read from " + server.servingProcesses());
+      server.start();
+      LoadSettings load = load();
+      if (!load.warmup().isZero()) {
+        dnsperf.run(server.port(), queries, load, load.warmup(), dir.resolve("dnsperf-warmup.txt"));
+      }
+      Pause.sleep(SETTLE);
+      CacheCounters before = server.counters(dir.resolve("stats-before.txt"));
+      long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
+      // CPU is read right around dnsperf, after the statistics: scraping them costs the server CPU too
+      ProcessCpu.Sample cpuBefore = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-before.txt"));
+      DnsperfReport report = dnsperf.run(server.port(), queries, load, load.duration(), dir.resolve("dnsperf.txt"));
+      ProcessCpu.Sample cpuAfter = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-after.txt"));
+      double cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
+      Pause.sleep(SETTLE);
+      CacheCounters window = server.counters(dir.resolve("stats-after.txt")).minus(before);
+      long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
+      Files.writeString(dir.resolve("upstream-queries.txt"), upstream + "\n");
+      int status = server.stop();
+      if (m.kind() == MemberKind.SHOAL && status != 0) {
+        out.println("study: note: " + m.name() + " exited with status " + status + " on SIGTERM (expected 0)");
+      }
+      // a member that answers without the study's upstream (knotd itself) has no hit rate to speak of
+      ResultRow row = ResultRow.of(m.name(), server.lmdbSync(), server.runtime(), server.workers(), report,
+          server.forwardsToUpstream() ? upstream : null, window, cpuSeconds);
+      return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE, null,
+          cpuSeconds));
+    }
+  }
+
+  /**
+   * A member of several nodes: one dnsperf per node, all at once, each with the recipe's whole
+   * window; counts and QPS summed over the nodes, latency averaged over every completed query.
+   * In the kill test dnsperf runs against all nodes but the one killed, with per-second statistics.
+   */
+  private Measured measureNodes(Member m, Path dir, KnotUpstream knot, Map<String, String> setups)
+      throws IOException, StudyException {
+    Files.createDirectories(dir);
+    try (ShoalNodes group = ShoalNodes.of(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar)) {
+      setups.put(m.name(), group.setupNote() + (m.kill() == null
+          ? "; CPU time read from the " + m.nodes() + " shoal JVMs, summed"
+          : "; CPU time not measured (a node is killed mid-run)"));
+      group.start();
+      LoadSettings load = load();
+      List<ShoalUnderTest> all = group.nodes();
+      if (!load.warmup().isZero()) {
+        dnsperf.runAtOnce(ports(all), queriesFor(all, group), load, load.warmup(),
+            outputs(all, "dnsperf-warmup.txt"));
+      }
+      Pause.sleep(SETTLE);
+      List<MetricsScrape> before = new ArrayList<>();
+      for (ShoalUnderTest n : all) {
+        before.add(n.scrape(n.directory().resolve("stats-before.txt")));
+      }
+      long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
+
+      List<ShoalUnderTest> measured = all;
+      List<ShoalUnderTest> killed = List.of();
+      List<DnsperfReport> reports = new ArrayList<>();
+      Double cpuSeconds = null;
+      if (m.kill() == null) {
+        List<Long> pids = all.stream().map(ShoalUnderTest::pid).toList();
+        ProcessCpu.Sample cpuBefore = ProcessCpu.sample(pids, dir.resolve("cpu-before.txt"));
+        reports = dnsperf.runAtOnce(ports(all), queriesFor(all, group), load, load.duration(),
+            outputs(all, "dnsperf.txt"));
+        ProcessCpu.Sample cpuAfter = ProcessCpu.sample(pids, dir.resolve("cpu-after.txt"));
+        cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
+      } else {
+        killed = m.kill().nodes().stream().map(group::node).toList();
+        List<ShoalUnderTest> victims = killed;
+        measured = all.stream().filter(n -> !victims.contains(n)).toList();
+        for (String output : killTest(m, victims, measured, group, load, dir)) {
+          reports.add(DnsperfReport.parse(output));
+        }
+      }
+      Pause.sleep(SETTLE);
+
+      CacheCounters window = null;
+      RemoteLookups remote = RemoteLookups.NONE;
+      long servfail = 0;
+      for (ShoalUnderTest n : measured) {
+        MetricsScrape after = n.scrape(n.directory().resolve("stats-after.txt"));
+        MetricsScrape was = before.get(all.indexOf(n));
+        CacheCounters delta = ShoalUnderTest.countersOf(after).minus(ShoalUnderTest.countersOf(was));
+        window = window == null ? delta : window.plus(delta);
+        remote = remote.plus(RemoteLookups.of(after).minus(RemoteLookups.of(was)));
+        servfail += Math.round(after.sum("shoal_queries_total", "rcode", "SERVFAIL")
+            - was.sum("shoal_queries_total", "rcode", "SERVFAIL"));
+      }
+      if (m.kill() != null && killEvent != null) {
+        // what the servers say, beside what dnsperf saw: a SERVFAIL dnsperf gave up on still counts here
+        killEvent = killEvent.withServfailCounted(servfail);
+      }
+      long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
+      Files.writeString(dir.resolve("upstream-queries.txt"), upstream + "\n");
+      DnsperfReport total = DnsperfReport.sumOver(reports);
+      Files.writeString(dir.resolve("dnsperf-summed.txt"), summed(measured, reports, total), StandardCharsets.UTF_8);
+
+      Double overhead = null;
+      if (m.cluster() && m.kill() == null && m.nodes() >= 2) {
+        out.println("study: " + m.name() + ": measuring the remote-lookup overhead (idle, one query at a time)");
+        RemoteLookupProbe.Result probe = RemoteLookupProbe.run(group, scenario.recipe(), dnsperf,
+            dir.resolve("remote-lookup-probe"));
+        probes.put(m.name(), probe.describe());
+        overhead = probe.overheadMs();
+      }
+      int status = group.stop(killed);
+      if (status != 0) {
+        out.println("study: note: a node of " + m.name() + " exited with status " + status
+            + " on SIGTERM (expected 0)");
+      }
+      ShoalUnderTest first = all.get(0);
+      ResultRow row = ResultRow.of(m.name(), first.lmdbSync(), first.runtime(), first.workers() * all.size(), total,
+          upstream, window, cpuSeconds);
+      return new Measured(row, ClusterRow.of(m.name(), m.nodes(), m.cluster(), total, upstream, window, remote,
+          overhead, cpuSeconds));
+    }
+  }
+
+  /**
+   * dnsperf with per-second statistics against the surviving nodes; the victims are killed with
+   * SIGKILL together a set time into the run. Returns the runs' outputs and keeps the merged timeline.
+   */
+  private List<String> killTest(Member m, List<ShoalUnderTest> victims, List<ShoalUnderTest> targets,
+      ShoalNodes group,
+      LoadSettings load, Path dir) throws StudyException, IOException {
+    KillPlan plan = m.kill();
+    List<String> extra = List.of("-S", "1", "-v", "-t", Long.toString(plan.queryTimeout().toSeconds()));
+    List<StartedProcesses.Running> running = dnsperf.launchAtOnce(ports(targets), queriesFor(targets, group), load,
+        load.duration(), extra, outputs(targets, "dnsperf-kill.txt"));
+    Duration after = plan.after(quick);
+    String names = victims.stream().map(ShoalUnderTest::label).collect(Collectors.joining(" and "));
+    String pids = victims.stream().map(v -> Long.toString(v.pid())).collect(Collectors.joining(" and "));
+    out.println("study: " + m.name() + ": dnsperf on " + targets.size() + (targets.size() == 1 ? " node" : " nodes")
+        + "; killing " + names + " (pid " + pids + ") in " + after.toSeconds() + " s");
+    Pause.sleep(after);
+    double killedAt = System.currentTimeMillis() / 1000.0;
+    long killNanos = System.nanoTime();
+    for (ShoalUnderTest victim : victims) {
+      victim.kill();
+    }
+    // Watching while dnsperf runs says when ownership moved (unreachable) and when the cluster
+    // let the node go; the survivors only stop cleanly once it is gone.
+    boolean minority = plan.leavesMinority(group.nodes().size());
+    ClusterFormation.Departure departure = ClusterFormation.watchDeparture(targets.get(0), targets.size(), minority,
+        killNanos, DEPARTURE_LIMIT, processes, dir);
+    List<String> outputs = dnsperf.awaitAll(running, load.duration());
+    // the epoch of the kill is what places it among dnsperf's interval marks; kept for re-analysis
+    Files.writeString(dir.resolve("kill.txt"), String.format(java.util.Locale.ROOT,
+        "node %s pid %s killed at epoch %.3f%nunreachable after %s s, removed after %s s (null: not seen)%n",
+        names, pids, killedAt, tenths(departure.unreachableAfterSeconds()),
+        tenths(departure.removedAfterSeconds())), StandardCharsets.UTF_8);
+    killSeconds = KillTimeline.merge(outputs, killedAt, 1.0);
+    killEvent = new KillTimeline.Event(m.name(), plan.nodes().stream().map(ShoalNodes::nodeName)
+        .collect(Collectors.joining(" and ")), pids,
+        KillTimeline.killAtSeconds(outputs.get(0), killedAt, 1.0),
+        targets.stream().map(n -> ShoalNodes.nodeName(group.nodes().indexOf(n))).toList(), plan.queryTimeout(),
+        departure.unreachableAfterSeconds(), departure.removedAfterSeconds(), null, minority);
+    if (departure.removedAfterSeconds() == null) {
+      out.println("study: note: " + (minority ? targets.get(0).label() + " was not downed" : names
+          + (victims.size() == 1 ? " was" : " were") + " still listed") + " " + DEPARTURE_LIMIT.toSeconds()
+          + " s after the kill");
+    }
+    return outputs;
+  }
+
+  private static String tenths(Double seconds) {
+    return seconds == null ? "null" : String.format(java.util.Locale.ROOT, "%.1f", seconds);
+  }
+
+  private static List<Integer> ports(List<ShoalUnderTest> nodes) {
+    return nodes.stream().map(ShoalUnderTest::port).toList();
+  }
+
+  /** Each node's query file: node i of a member replays the i-th file. */
+  private List<Path> queriesFor(List<ShoalUnderTest> nodes, ShoalNodes group) {
+    return nodes.stream().map(n -> queryFiles.get(group.nodes().indexOf(n))).toList();
+  }
+
+  private static List<Path> outputs(List<ShoalUnderTest> nodes, String file) {
+    return nodes.stream().map(n -> n.directory().resolve(file)).toList();
+  }
+
+  private static String summed(List<ShoalUnderTest> nodes, List<DnsperfReport> reports, DnsperfReport total) {
+    StringBuilder t = new StringBuilder(
+        "# node sent completed lost qps avg_latency_ms (each node's measured dnsperf run, then their sum)\n");
+    for (int i = 0; i < nodes.size(); i++) {
+      t.append(line(nodes.get(i).label(), reports.get(i)));
+    }
+    return t.append(line("sum", total)).toString();
+  }
+
+  private static String line(String what, DnsperfReport r) {
+    return String.format(java.util.Locale.ROOT, "%s %d %d %d %.1f %.3f%n", what, r.sent(), r.completed(), r.lost(),
+        r.queriesPerSecond(), r.avgLatencyMillis());
+  }
+}

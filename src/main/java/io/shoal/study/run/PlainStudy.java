@@ -1,0 +1,178 @@
+package io.shoal.study.run;
+
+import io.shoal.study.host.HostFacts;
+import io.shoal.study.host.StudyException;
+import io.shoal.study.host.ToolVersions;
+import io.shoal.study.report.ClusterRow;
+import io.shoal.study.report.ResultRow;
+import io.shoal.study.report.RoundRow;
+import io.shoal.study.report.StudyCharts;
+import io.shoal.study.report.StudyCsv;
+import io.shoal.study.report.StudySummary;
+import io.shoal.study.scenario.Member;
+import io.shoal.study.scenario.Scenario;
+import io.shoal.study.server.KnotUpstream;
+import io.shoal.study.timeline.KillTimeline;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A plain scenario: every member in turn against one knotd, round after round, then results.csv
+ * (each member's median round), rounds.csv, cluster.csv and kill_timeline.csv where they apply,
+ * the charts and summary.md.
+ */
+final class PlainStudy {
+  private final RunSettings run;
+  private final RunEstimate estimate;
+  private final MemberMeasurement measurement;
+
+  PlainStudy(RunSettings run, RunEstimate estimate, MemberMeasurement measurement) {
+    this.run = run;
+    this.estimate = estimate;
+    this.measurement = measurement;
+  }
+
+  /** Runs every member; returns 0 if every member produced a row, 1 otherwise. */
+  int run(String startedAt) throws IOException, StudyException {
+    Scenario scenario = run.scenario();
+    Path runDir = run.runDir();
+    PrintStream out = run.out();
+    Map<String, String> setups = new LinkedHashMap<>();
+    Map<String, String> notRun = new LinkedHashMap<>(run.skipped());
+    List<Member> members = run.members();
+    int rounds = run.rounds();
+    // Members take turns, round after round, so a slow drift of the host (another tenant, a
+    // warming disk) touches every member alike instead of whichever ran last.
+    Map<String, List<Measured>> measuredRounds = new LinkedHashMap<>();
+    List<RoundRow> roundRows = new ArrayList<>();
+
+    out.println("study: starting knotd");
+    try (KnotUpstream knot = KnotUpstream.start(runDir.resolve("knotd"), scenario.recipe(), run.root(), run.tools(),
+        run.processes())) {
+      int runs = rounds * members.size();
+      int done = 0;
+      for (int round = 1; round <= rounds; round++) {
+        for (int i = 0; i < members.size(); i++, done++) {
+          Member m = members.get(i);
+          if (notRun.containsKey(m.name())) {
+            continue;
+          }
+          long left = members.subList(i, members.size()).stream().map(estimate::of)
+              .reduce(Duration.ZERO, Duration::plus)
+              .plus(estimate.round().multipliedBy(rounds - round)).toSeconds();
+          out.println("study: " + (rounds > 1 ? "round " + round + " of " + rounds + ", " : "")
+              + "member " + (i + 1) + " of " + members.size() + ": " + m.name() + " — about " + left + " s left"
+              + (rounds > 1 ? " (" + done + " of " + runs + " runs done)" : ""));
+          Path dir = runDir.resolve("members").resolve(m.name());
+          if (rounds > 1) {
+            dir = dir.resolve("round-" + round);
+          }
+          try {
+            Measured measured = measurement.measure(m, dir, knot, setups);
+            measuredRounds.computeIfAbsent(m.name(), k -> new ArrayList<>()).add(measured);
+            roundRows.add(new RoundRow(round, measured.row()));
+          } catch (StudyException | IOException | RuntimeException e) {
+            String why = e.getMessage() == null ? e.toString() : e.getMessage();
+            out.println("study: member " + m.name() + " failed: " + why);
+            notRun.put(m.name(), "failed" + (rounds > 1 ? " in round " + round : "") + ": " + StudyRun.abbreviated(why)
+                + " (see " + runDir.relativize(dir) + "/)");
+            measuredRounds.remove(m.name());
+          }
+        }
+      }
+    }
+    return writeResults(startedAt, measuredRounds, roundRows, setups, notRun);
+  }
+
+  /**
+   * results.csv from each member's median round, rounds.csv, cluster.csv and kill_timeline.csv
+   * where they apply, the charts, summary.md, and the summary's at-a-glance lines on the console.
+   */
+  private int writeResults(String startedAt, Map<String, List<Measured>> measuredRounds, List<RoundRow> roundRows,
+      Map<String, String> setups, Map<String, String> notRun) throws IOException {
+    Scenario scenario = run.scenario();
+    Path runDir = run.runDir();
+    PrintStream out = run.out();
+    int rounds = run.rounds();
+    List<KillTimeline.Second> killSeconds = measurement.killSeconds();
+    KillTimeline.Event killEvent = measurement.killEvent();
+    List<ResultRow> rows = new ArrayList<>();
+    List<ClusterRow> clusterRows = new ArrayList<>();
+    for (List<Measured> runsOfMember : measuredRounds.values()) {
+      Measured median = median(runsOfMember);
+      rows.add(median.row());
+      clusterRows.add(median.cluster());
+    }
+    List<RoundRow> roundsWritten = List.of();
+    if (rounds > 1) {
+      Path roundsCsv = StudyCsv.ROUNDS.write(runDir,
+          roundRows.stream().filter(r -> measuredRounds.containsKey(r.row().member())).toList());
+      roundsWritten = StudyCsv.ROUNDS.read(roundsCsv);
+    }
+
+    String subtitle = run.subtitle(startedAt);
+    Path csv = StudyCsv.RESULTS.write(runDir, rows);
+    List<ResultRow> written = StudyCsv.RESULTS.read(csv);
+    StudyCharts.write(runDir, written, subtitle);
+    List<String> files = new ArrayList<>(StudyCharts.FILES);
+    if (rounds > 1) {
+      files.add(StudyCsv.ROUNDS.file());
+    }
+    // Every cluster number in the summary comes from the files as written, like results.csv's.
+    List<ClusterRow> clusterWritten = List.of();
+    if (scenario.hasNodeGroups()) {
+      Path clusterCsv = StudyCsv.CLUSTER.write(runDir, clusterRows);
+      clusterWritten = StudyCsv.CLUSTER.read(clusterCsv);
+      StudyCharts.writeCluster(runDir, clusterWritten, subtitle);
+      files.add(StudyCsv.CLUSTER.file());
+      files.addAll(StudyCharts.CLUSTER_FILES);
+    }
+    List<KillTimeline.Second> killWritten = null;
+    if (killSeconds != null) {
+      Path killCsv = StudyCsv.KILL_TIMELINE.write(runDir, killSeconds);
+      killWritten = StudyCsv.KILL_TIMELINE.read(killCsv);
+      StudyCharts.writeKillTimeline(runDir.resolve(KillTimeline.PNG), killWritten, killEvent, subtitle);
+      files.add(StudyCsv.KILL_TIMELINE.file());
+      files.add(KillTimeline.PNG);
+    }
+    StudySummary.Context context = new StudySummary.Context(
+        scenario, startedAt, run.quick(), run.load(), HostFacts.probe(run.dataPath()),
+        ToolVersions.probe(run.tools(), run.shoalJar(), run.processes(), runDir.resolve("versions")), setups, notRun,
+        run.processes().commands(), clusterWritten, measurement.probes(), killEvent, killWritten, roundsWritten);
+    Files.writeString(runDir.resolve("summary.md"), StudySummary.render(context, written), StandardCharsets.UTF_8);
+    out.println("study: wrote " + csv + ", " + String.join(", ", files) + " and summary.md");
+    for (String line : StudySummary.atAGlance(written, scenario.baseline())) {
+      out.println("  " + line);
+    }
+    for (String line : StudySummary.roundsAtAGlance(roundsWritten, scenario.baseline())) {
+      out.println("  " + line);
+    }
+    for (String line : StudySummary.clusterAtAGlance(clusterWritten)) {
+      out.println("  " + line);
+    }
+    if (killWritten != null) {
+      for (String line : StudySummary.killAtAGlance(killEvent, killWritten)) {
+        out.println("  " + line);
+      }
+    }
+    return notRun.isEmpty() ? 0 : 1;
+  }
+
+  /**
+   * The run of a member whose QPS is the median of its rounds (the lower one of the middle two
+   * for an even count). Its whole row is kept, so every number in results.csv is from one run.
+   */
+  private static Measured median(List<Measured> runs) {
+    List<Measured> sorted = new ArrayList<>(runs);
+    sorted.sort(java.util.Comparator.comparingDouble(r -> r.row().achievedQps()));
+    return sorted.get((sorted.size() - 1) / 2);
+  }
+}

@@ -1,0 +1,108 @@
+package io.shoal.study.run;
+
+import io.shoal.study.host.Prerequisites;
+import io.shoal.study.host.StartedProcesses;
+import io.shoal.study.host.StudyException;
+import io.shoal.study.measure.Dnsperf;
+import io.shoal.study.scenario.LoadSettings;
+import io.shoal.study.scenario.Member;
+import io.shoal.study.scenario.MemberKind;
+import io.shoal.study.scenario.QueryFile;
+import io.shoal.study.scenario.Scenario;
+import io.shoal.study.server.ShoalUnderTest;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One run of a scenario: the query files, then the scenario's kind of study ({@link PlainStudy},
+ * {@link RobustnessStudy} or {@link OutageStudy}) against one knotd, which ends with the results'
+ * CSV files, the charts and summary.md in the run directory.
+ */
+public final class StudyRun {
+  private final RunSettings run;
+  private final Dnsperf dnsperf;
+  private final RunEstimate estimate;
+  /** The query file of each node index: node 0 (and every one-node member) replays queries.txt. */
+  private final List<Path> queryFiles = new ArrayList<>();
+
+  /**
+   * @param skipped members not to run, with the reason the summary gives
+   */
+  public StudyRun(Scenario scenario, Path runDir, boolean quick, Path shoalJar, Prerequisites.Tools tools,
+      boolean root, Map<String, String> skipped, PrintStream out, StartedProcesses processes) {
+    this.run = new RunSettings(scenario, runDir, quick, shoalJar, tools, root, skipped, out, processes);
+    this.dnsperf = new Dnsperf(tools, processes);
+    this.estimate = new RunEstimate(run);
+  }
+
+  /**
+   * Checks every shoal member's configuration as shoal would, before anything starts.
+   *
+   * @throws ScenarioException naming the member and key at fault
+   */
+  public static void checkShoalMembers(Scenario scenario) {
+    for (Member m : scenario.members()) {
+      if (m.kind() == MemberKind.SHOAL) {
+        ShoalUnderTest.check(scenario.recipe(), m);
+      }
+    }
+  }
+
+  /** The load this run applies: the recipe's, or its quick variant. */
+  public LoadSettings load() {
+    return run.load();
+  }
+
+  /** Runs everything; returns 0 if every member produced a row, 1 otherwise. */
+  public int run() throws IOException, StudyException {
+    Scenario scenario = run.scenario();
+    Path runDir = run.runDir();
+    PrintStream out = run.out();
+    String startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+    Files.createDirectories(runDir);
+    if (scenario.source() != null) {
+      Files.copy(scenario.source(), runDir.resolve("scenario.conf"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+    QueryFile recipeQueries = scenario.recipe().queries();
+    out.println("study: " + scenario.name() + " -> " + runDir);
+    out.println("study: writing " + recipeQueries.lines() + " queries over " + recipeQueries.names()
+        + " names (seed " + recipeQueries.seed() + ")");
+    queryFiles.add(runDir.resolve("queries.txt"));
+    recipeQueries.write(queryFiles.get(0));
+    for (int i = 1; i < scenario.maxNodes(); i++) {
+      // Clients of different nodes ask different names in a different order, as real clients
+      // would: the same file on every node would line their misses up in time.
+      QueryFile perNode = new QueryFile(recipeQueries.zone(), recipeQueries.names(), recipeQueries.lines(),
+          recipeQueries.seed() + i);
+      out.println("study: writing the query file of node " + i + " (seed " + perNode.seed() + ")");
+      queryFiles.add(runDir.resolve("queries-node" + i + ".txt"));
+      perNode.write(queryFiles.get(i));
+    }
+    if (scenario.attacks() != null) {
+      return new RobustnessStudy(run, dnsperf, queryFiles.get(0)).run(startedAt);
+    }
+    if (scenario.outage() != null) {
+      return new OutageStudy(run, dnsperf, queryFiles.get(0)).run(startedAt);
+    }
+    return new PlainStudy(run, estimate, new MemberMeasurement(run, dnsperf, queryFiles)).run(startedAt);
+  }
+
+  /** Estimated wall time for the whole run, shown before it starts. */
+  public Duration estimatedTotal() {
+    return estimate.total();
+  }
+
+  /** A member's failure for the summary: one line, at most 600 characters. */
+  static String abbreviated(String s) {
+    String t = s.strip().replaceAll("\\s*\n\\s*", " | ");
+    return t.length() <= 600 ? t : t.substring(0, 600) + " ...";
+  }
+}

@@ -1,0 +1,112 @@
+package io.shoal.study.scenario;
+
+import com.typesafe.config.Config;
+import java.time.Duration;
+import java.util.Set;
+
+/**
+ * The attacks of a robustness scenario, each run as one phase while dnsperf measures what honest
+ * clients still get; read from the scenario's {@code attacks} block. Every attack is bounded by a
+ * rate (or a connection count) and by the phase's duration.
+ *
+ * @param malformedPerSecond malformed UDP packets sent per second (random bytes and mutated queries)
+ * @param dripConnections TCP connections that each send one byte of a query per second
+ * @param idleConnections TCP connections opened and left silent
+ * @param missTimesBaseline the miss flood's rate, as a multiple of the baseline phase's honest QPS
+ * @param missMaxPerSecond a ceiling on the miss flood's rate whatever the baseline was
+ * @param hostileZone the zone of the profile whose upstream is the hostile server
+ * @param hostilePerSecond queries per second for names of the hostile zone
+ * @param hostileTimeout the hostile profile's upstream timeout (its silences cost this long)
+ */
+public record AttackPlan(int malformedPerSecond, int dripConnections, int idleConnections, double missTimesBaseline,
+    int missMaxPerSecond, String hostileZone, int hostilePerSecond, Duration hostileTimeout) {
+
+  /** The phases, in the order they run: the baseline first, every other one compared with it. */
+  public enum Phase {
+    BASELINE("baseline", "no attack"),
+    MALFORMED_UDP("malformed_udp", "random and mutated UDP packets"),
+    TCP_DRIP_IDLE("tcp_drip_idle", "drip TCP (one byte a second) and idle TCP connections"),
+    MISS_FLOOD("miss_flood", "unique names under the zone, every one a cache miss"),
+    HOSTILE_UPSTREAM("hostile_upstream", "queries for a profile whose upstream answers garbage or nothing");
+
+    private final String configName;
+    private final String what;
+
+    Phase(String configName, String what) {
+      this.configName = configName;
+      this.what = what;
+    }
+
+    /** The phase's name in robustness.csv and in the run directory. */
+    public String configName() {
+      return configName;
+    }
+
+    /** What the attack of the phase is, in a few words. */
+    public String what() {
+      return what;
+    }
+
+    /** The phase of a CSV name. */
+    public static Phase named(String name) {
+      for (Phase p : values()) {
+        if (p.configName.equals(name)) {
+          return p;
+        }
+      }
+      throw new IllegalArgumentException("no robustness phase named '" + name + "'");
+    }
+  }
+
+  /** More than this per second from one Java thread measures the generator, not shoal. */
+  static final int MAX_RATE = 200_000;
+  /** TCP connections the study opens at most (drip and idle together): a few thousand. */
+  static final int MAX_CONNECTIONS = 8_000;
+
+  private static final Set<String> KEYS = Set.of("malformed_udp", "tcp", "miss_flood", "hostile_upstream");
+
+  /** Reads and checks the {@code attacks} block; errors name the key (prefix {@code attacks.}). */
+  static AttackPlan from(Config a) {
+    Scenario.allowOnly(a, "attacks.", KEYS);
+    Config malformed = a.getConfig("malformed_udp");
+    Scenario.allowOnly(malformed, "attacks.malformed_udp.", Set.of("packets_per_second"));
+    Config tcp = a.getConfig("tcp");
+    Scenario.allowOnly(tcp, "attacks.tcp.", Set.of("drip_connections", "idle_connections"));
+    Config miss = a.getConfig("miss_flood");
+    Scenario.allowOnly(miss, "attacks.miss_flood.", Set.of("times_baseline", "max_packets_per_second"));
+    Config hostile = a.getConfig("hostile_upstream");
+    Scenario.allowOnly(hostile, "attacks.hostile_upstream.", Set.of("zone", "queries_per_second", "timeout"));
+
+    int drip = between(tcp, "attacks.tcp.", "drip_connections", 0, MAX_CONNECTIONS);
+    int idle = between(tcp, "attacks.tcp.", "idle_connections", 0, MAX_CONNECTIONS);
+    if (drip + idle > MAX_CONNECTIONS) {
+      throw new IllegalArgumentException("attacks.tcp: drip_connections + idle_connections at most "
+          + MAX_CONNECTIONS + ", is " + (drip + idle));
+    }
+    double times = miss.getDouble("times_baseline");
+    if (!(times > 0 && times <= 100)) {
+      throw new IllegalArgumentException("attacks.miss_flood.times_baseline: above 0, at most 100, is " + times);
+    }
+    String zone = hostile.getString("zone");
+    if (!zone.matches("([a-z0-9-]+\\.)+")) {
+      throw new IllegalArgumentException("attacks.hostile_upstream.zone: an absolute name of lower-case labels "
+          + "ending in '.', e.g. \"hostile.test.\"; is \"" + zone + "\"");
+    }
+    Duration timeout = hostile.getDuration("timeout");
+    if (timeout.compareTo(Duration.ofMillis(50)) < 0 || timeout.compareTo(Duration.ofSeconds(5)) > 0) {
+      throw new IllegalArgumentException("attacks.hostile_upstream.timeout: from 50ms to 5s, is " + timeout);
+    }
+    return new AttackPlan(
+        between(malformed, "attacks.malformed_udp.", "packets_per_second", 1, MAX_RATE), drip, idle, times,
+        between(miss, "attacks.miss_flood.", "max_packets_per_second", 1, MAX_RATE), zone,
+        between(hostile, "attacks.hostile_upstream.", "queries_per_second", 1, MAX_RATE), timeout);
+  }
+
+  private static int between(Config c, String prefix, String key, int min, int max) {
+    int v = c.getInt(key);
+    if (v < min || v > max) {
+      throw new IllegalArgumentException(prefix + key + ": from " + min + " to " + max + ", is " + v);
+    }
+    return v;
+  }
+}

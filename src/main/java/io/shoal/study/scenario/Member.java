@@ -1,0 +1,27 @@
+package io.shoal.study.scenario;
+
+import com.typesafe.config.Config;
+
+/**
+ * One server a scenario measures. For shoal, {@code config} holds keys under {@code shoal}
+ * merged over the recipe's configuration; for a peer, its own settings (see {@link MemberKind}).
+ *
+ * @param nodes how many shoal processes the member runs side by side on loopback (1 for peers)
+ * @param cluster true if those processes form one Akka cluster; false for independent nodes
+ * @param kill the node-loss test to run instead of the plain measured run, or null
+ */
+public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill) {
+
+  /** A member of one process, not clustered: every member before cluster studies existed. */
+  public Member(String name, MemberKind kind, Config config) {
+    this(name, kind, config, 1, false, null);
+  }
+
+  /**
+   * True if the member is measured as a group of nodes (one dnsperf per node, results summed over
+   * the nodes). A one-node cluster is a group too: it pays the cluster's costs.
+   */
+  public boolean isNodeGroup() {
+    return nodes > 1 || cluster;
+  }
+}

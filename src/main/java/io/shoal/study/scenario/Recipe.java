@@ -1,0 +1,32 @@
+package io.shoal.study.scenario;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * What a scenario holds constant for all its members: the upstream zone and TTL, the query file,
+ * the cache capacity and policy, the shoal settings every member starts from, and the load.
+ *
+ * @param mapSizeBytes LMDB map per shard; chosen so the entry cap, not the map, limits the cache
+ * @param upstreamWorkers knotd's UDP workers
+ * @param jvmOptions options for each shoal member's JVM, the same for all so heaps compare
+ * @param quick the load of a --quick smoke run
+ * @param rounds how many times every member is measured, members taking turns (a --quick run
+ *     measures once); results.csv holds each member's median round
+ */
+public record Recipe(
+    String zone,
+    Duration stubTtl,
+    QueryFile queries,
+    int ingressWorkers,
+    String fill,
+    long maxEntries,
+    String whenFull,
+    int shardCount,
+    long mapSizeBytes,
+    Duration syncInterval,
+    int upstreamWorkers,
+    List<String> jvmOptions,
+    LoadSettings load,
+    LoadSettings quick,
+    int rounds) {}

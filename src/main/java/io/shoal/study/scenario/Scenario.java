@@ -1,0 +1,288 @@
+package io.shoal.study.scenario;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigParseOptions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+/**
+ * A study recipe and the members measured under it, read from one HOCON file of the catalog.
+ *
+ * @param source the file it was read from, copied into each run directory; null if built in code
+ * @param attacks the robustness phases its one shoal member is measured under; null for a plain study
+ * @param outage the upstream-outage test every member runs instead of the plain measured run, or null
+ */
+public record Scenario(
+    String name, String description, String baseline, Recipe recipe, List<Member> members, Path source,
+    AttackPlan attacks, OutagePlan outage) {
+
+  private static final Set<String> TOP = Set.of(
+      "description", "baseline", "recipe", "members", "attacks", "outage");
+  private static final Set<String> RECIPE = Set.of(
+      "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
+      "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds");
+  /** Rounds a scenario may ask for: each one runs every member again. */
+  static final int MAX_ROUNDS = 9;
+  private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
+  private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup");
+  private static final Set<String> QUICK = Set.of("duration", "warmup");
+  private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill");
+  private static final Set<String> KILL = Set.of("node", "nodes", "after", "quick_after", "query_timeout");
+  /** More shoal processes than this on one host measure the host, not shoal. */
+  static final int MAX_NODES = 9;
+
+  /** True if any member runs as a group of shoal nodes, so the run also writes cluster.csv. */
+  public boolean hasNodeGroups() {
+    return members.stream().anyMatch(Member::isNodeGroup);
+  }
+
+  /** The most nodes any member runs: how many query files (one per node) the run writes. */
+  public int maxNodes() {
+    return members.stream().mapToInt(Member::nodes).max().orElse(1);
+  }
+
+  /** True if any member sends queries of its own and so must run without a route off loopback. */
+  public boolean needsIsolation() {
+    return members.stream().anyMatch(m -> m.kind().sendsOwnQueries());
+  }
+
+  /**
+   * Finds a scenario by name in the catalog directory ({@code NAME.conf}), or takes a path to a
+   * .conf file as given.
+   */
+  public static Path locate(String nameOrFile, Path catalog) {
+    Path asFile = Path.of(nameOrFile);
+    if (nameOrFile.endsWith(".conf") && Files.isRegularFile(asFile)) {
+      return asFile;
+    }
+    Path inCatalog = catalog.resolve(nameOrFile + ".conf");
+    if (Files.isRegularFile(inCatalog)) {
+      return inCatalog;
+    }
+    throw new ScenarioException("no scenario '" + nameOrFile + "' in " + catalog + "; the catalog has: "
+        + String.join(", ", names(catalog)));
+  }
+
+  /** The scenario names in a catalog directory, sorted. */
+  public static List<String> names(Path catalog) {
+    if (!Files.isDirectory(catalog)) {
+      return List.of();
+    }
+    try (Stream<Path> files = Files.list(catalog)) {
+      return files.map(p -> p.getFileName().toString())
+          .filter(f -> f.endsWith(".conf"))
+          .map(f -> f.substring(0, f.length() - ".conf".length()))
+          .sorted().toList();
+    } catch (IOException e) {
+      throw new ScenarioException("cannot list " + catalog + ": " + e.getMessage());
+    }
+  }
+
+  /** Reads and checks a scenario file; the error names the file and key at fault. */
+  public static Scenario load(Path file) {
+    String fileName = file.getFileName().toString();
+    String name = fileName.endsWith(".conf") ? fileName.substring(0, fileName.length() - 5) : fileName;
+    Config c;
+    try {
+      c = ConfigFactory.parseFile(file.toFile(), ConfigParseOptions.defaults().setAllowMissing(false)).resolve();
+    } catch (ConfigException e) {
+      throw new ScenarioException(file + ": " + e.getMessage());
+    }
+    try {
+      return from(name, c, file);
+    } catch (ConfigException | IllegalArgumentException e) {
+      throw new ScenarioException(file + ": " + e.getMessage());
+    }
+  }
+
+  /** The scenario {@code name} read from {@code c}, with no source file to copy into the run. */
+  public static Scenario from(String name, Config c) {
+    return from(name, c, null);
+  }
+
+  private static Scenario from(String name, Config c, Path source) {
+    allowOnly(c, "", TOP);
+    Config r = c.getConfig("recipe");
+    allowOnly(r, "recipe.", RECIPE);
+    Config q = r.getConfig("queries");
+    allowOnly(q, "recipe.queries.", QUERIES);
+    Config d = r.getConfig("dnsperf");
+    allowOnly(d, "recipe.dnsperf.", DNSPERF);
+    Config quick = r.getConfig("quick");
+    allowOnly(quick, "recipe.quick.", QUICK);
+
+    String zone = r.getString("zone");
+    LoadSettings load = new LoadSettings(
+        positive(d, "clients"), positive(d, "outstanding"), positive(d, "threads"),
+        d.getDuration("duration"), d.getDuration("warmup"));
+    if (load.duration().compareTo(Duration.ofSeconds(1)) < 0) {
+      throw new IllegalArgumentException("recipe.dnsperf.duration: at least 1s (dnsperf -l counts seconds)");
+    }
+    int rounds = r.hasPath("rounds") ? r.getInt("rounds") : 1;
+    if (rounds < 1 || rounds > MAX_ROUNDS) {
+      throw new IllegalArgumentException("recipe.rounds: from 1 to " + MAX_ROUNDS + ", is " + rounds);
+    }
+    Recipe recipe = new Recipe(
+        zone,
+        r.getDuration("stub_ttl"),
+        new QueryFile(zone, positive(q, "names"), positive(q, "lines"), q.getLong("seed")),
+        positive(r, "ingress_workers"),
+        r.getString("fill"),
+        r.getLong("max_entries"),
+        r.getString("when_full"),
+        positive(r, "shard_count"),
+        r.getBytes("map_size"),
+        r.getDuration("sync_interval"),
+        positive(r, "upstream_workers"),
+        List.copyOf(r.getStringList("jvm_options")),
+        load,
+        load.shortened(quick.getDuration("duration"), quick.getDuration("warmup")),
+        rounds);
+
+    List<Member> members = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    List<? extends Config> list = c.getConfigList("members");
+    for (int i = 0; i < list.size(); i++) {
+      Config m = list.get(i);
+      String at = "members[" + i + "].";
+      allowOnly(m, at, MEMBER);
+      String memberName = m.getString("name");
+      if (!memberName.matches("[A-Za-z0-9][A-Za-z0-9._-]*")) {
+        throw new IllegalArgumentException(at + "name: letters, digits, '.', '_' and '-' only (it names a directory): "
+            + memberName);
+      }
+      if (!seen.add(memberName)) {
+        throw new IllegalArgumentException(at + "name: '" + memberName + "' is used twice");
+      }
+      MemberKind kind = MemberKind.named(m.getString("kind"));
+      Config deltas = m.hasPath("config") ? m.getConfig("config") : ConfigFactory.empty();
+      if (kind != MemberKind.SHOAL) {
+        allowOnly(deltas, at + "config.", kind.peerSettings());
+      }
+      int nodes = m.hasPath("nodes") ? m.getInt("nodes") : 1;
+      boolean cluster = m.hasPath("cluster") && m.getBoolean("cluster");
+      if (nodes < 1 || nodes > MAX_NODES) {
+        throw new IllegalArgumentException(at + "nodes: from 1 to " + MAX_NODES + ", is " + nodes);
+      }
+      if (kind != MemberKind.SHOAL && (nodes != 1 || cluster)) {
+        throw new IllegalArgumentException(at + (nodes != 1 ? "nodes" : "cluster")
+            + ": only shoal members run as several nodes or as a cluster");
+      }
+      KillPlan kill = m.hasPath("kill") ? kill(m.getConfig("kill"), at + "kill.", nodes, cluster, load,
+          quick.getDuration("duration")) : null;
+      if (kill != null && rounds > 1) {
+        throw new IllegalArgumentException(at + "kill: the kill test runs once; recipe.rounds must be 1");
+      }
+      if (kill != null && members.stream().anyMatch(x -> x.kill() != null)) {
+        throw new IllegalArgumentException(at + "kill: only one member of a scenario may run the kill test "
+            + "(it writes the run's kill_timeline.csv)");
+      }
+      members.add(new Member(memberName, kind, deltas, nodes, cluster, kill));
+    }
+    if (members.isEmpty()) {
+      throw new IllegalArgumentException("members: list at least one member");
+    }
+    String baseline = c.hasPath("baseline") ? c.getString("baseline") : members.get(0).name();
+    if (!seen.contains(baseline)) {
+      throw new IllegalArgumentException("baseline: no member named '" + baseline + "'");
+    }
+    String description = c.hasPath("description") ? c.getString("description") : name;
+    AttackPlan attacks = null;
+    if (c.hasPath("attacks")) {
+      attacks = AttackPlan.from(c.getConfig("attacks"));
+      Member only = members.get(0);
+      // the phases compare one server with itself, under attack and not
+      if (members.size() != 1 || only.kind() != MemberKind.SHOAL || only.isNodeGroup() || only.kill() != null) {
+        throw new IllegalArgumentException("attacks: a robustness scenario has exactly one member, a shoal of "
+            + "one node without a kill block");
+      }
+      if (rounds != 1) {
+        throw new IllegalArgumentException("attacks: the phases run once; recipe.rounds must be 1");
+      }
+    }
+    OutagePlan outage = null;
+    if (c.hasPath("outage")) {
+      outage = OutagePlan.from(c.getConfig("outage"), recipe.stubTtl(), recipe.load(), recipe.quick());
+      // one knotd is stopped under one shoal at a time; a round is a whole timeline
+      if (members.stream().anyMatch(m -> m.kind() != MemberKind.SHOAL || m.isNodeGroup() || m.kill() != null)) {
+        throw new IllegalArgumentException("outage: every member of an outage scenario is a shoal of one node "
+            + "without a kill block");
+      }
+      if (rounds != 1) {
+        throw new IllegalArgumentException("outage: the outage test runs once; recipe.rounds must be 1");
+      }
+    }
+    if (attacks != null && outage != null) {
+      throw new IllegalArgumentException("outage: a scenario runs either the robustness phases (attacks) or the "
+          + "outage test, not both");
+    }
+    return new Scenario(name, description, baseline, recipe, List.copyOf(members), source, attacks, outage);
+  }
+
+  private static KillPlan kill(Config k, String at, int nodes, boolean cluster, LoadSettings load,
+      Duration quickDuration) {
+    allowOnly(k, at, KILL);
+    if (!cluster || nodes < 3) {
+      // With two nodes, keep-majority has no majority to keep once one is gone.
+      throw new IllegalArgumentException(at.substring(0, at.length() - 1)
+          + ": the kill test needs cluster = on and at least 3 nodes, so a majority survives the kill of one");
+    }
+    if (k.hasPath("node") && k.hasPath("nodes")) {
+      throw new IllegalArgumentException(at + "nodes: give node (one) or nodes (a list), not both");
+    }
+    List<Integer> victims = k.hasPath("nodes") ? k.getIntList("nodes") : List.of(k.hasPath("node") ? k.getInt("node")
+        : nodes - 1);
+    String key = at + (k.hasPath("nodes") ? "nodes" : "node");
+    for (int node : victims) {
+      if (node < 0 || node >= nodes) {
+        throw new IllegalArgumentException(key + ": from 0 to " + (nodes - 1) + ", is " + node);
+      }
+    }
+    if (victims.isEmpty() || new HashSet<>(victims).size() != victims.size() || victims.size() >= nodes) {
+      throw new IllegalArgumentException(key + ": distinct nodes, at least one, and at least one node left to "
+          + "measure; is " + victims);
+    }
+    Duration after = k.getDuration("after");
+    Duration quickAfter = k.hasPath("quick_after") ? k.getDuration("quick_after") : after;
+    Duration timeout = k.hasPath("query_timeout") ? k.getDuration("query_timeout") : Duration.ofSeconds(2);
+    if (after.compareTo(Duration.ofSeconds(2)) < 0 || after.compareTo(load.duration()) >= 0) {
+      throw new IllegalArgumentException(at + "after: at least 2s (one second to measure before the kill, "
+          + "after dnsperf's first) and less than recipe.dnsperf.duration (" + load.duration().toSeconds() + "s)");
+    }
+    if (quickAfter.compareTo(Duration.ofSeconds(2)) < 0 || quickAfter.compareTo(quickDuration) >= 0) {
+      throw new IllegalArgumentException(at + "quick_after: at least 2s and less than recipe.quick.duration ("
+          + quickDuration.toSeconds() + "s)");
+    }
+    if (timeout.compareTo(Duration.ofSeconds(1)) < 0) {
+      throw new IllegalArgumentException(at + "query_timeout: at least 1s (dnsperf -t counts seconds)");
+    }
+    return new KillPlan(victims, after, quickAfter, timeout);
+  }
+
+  private static int positive(Config c, String key) {
+    int v = c.getInt(key);
+    if (v <= 0) {
+      throw new IllegalArgumentException(key + ": must be positive, is " + v);
+    }
+    return v;
+  }
+
+  static void allowOnly(Config c, String prefix, Set<String> allowed) {
+    Set<String> unknown = new TreeSet<>(c.root().keySet());
+    unknown.removeAll(allowed);
+    if (!unknown.isEmpty()) {
+      throw new IllegalArgumentException(prefix + unknown.iterator().next() + ": unknown key; allowed here: "
+          + String.join(", ", new TreeSet<>(allowed)));
+    }
+  }
+}

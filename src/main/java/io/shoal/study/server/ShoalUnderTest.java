@@ -1,0 +1,332 @@
+package io.shoal.study.server;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigRenderOptions;
+import com.typesafe.config.ConfigValueFactory;
+import io.shoal.cache.CacheSettings;
+import io.shoal.config.InvalidConfigException;
+import io.shoal.config.ProfileSettings;
+import io.shoal.config.ShoalConfig;
+import io.shoal.study.host.JavaLauncher;
+import io.shoal.study.host.LoopbackPort;
+import io.shoal.study.host.Prerequisites;
+import io.shoal.study.host.StartedProcesses;
+import io.shoal.study.host.StudyException;
+import io.shoal.study.measure.CacheCounters;
+import io.shoal.study.measure.MetricsScrape;
+import io.shoal.study.scenario.Member;
+import io.shoal.study.scenario.Recipe;
+import io.shoal.study.scenario.ScenarioException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.OptionalDouble;
+import java.util.stream.Stream;
+
+/** A shoal member: the jar run as a child JVM on a configuration made from the recipe and the member's deltas. */
+public final class ShoalUnderTest extends ServerUnderTest {
+  private static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration METRICS_POLL = Duration.ofMillis(200);
+  /** One client for every request: polling a forming cluster makes hundreds, each client owns a thread. */
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
+
+  private final Path jar;
+  private final int metricsPort;
+  private final int adminPort;
+  private final String label;
+  private final ClusterPlacement placement;
+  private final String rendered;
+  private final ShoalConfig validated;
+
+  /** A member of one node. */
+  public ShoalUnderTest(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
+      Prerequisites.Tools tools, Path jar) throws IOException {
+    this(m, r, dir, upstream, p, tools, jar, m.name(), null);
+  }
+
+  /**
+   * One node of a member; {@code placement} puts it in the member's cluster, null keeps it
+   * independent.
+   */
+  public ShoalUnderTest(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
+      Prerequisites.Tools tools, Path jar, String label, ClusterPlacement placement) throws IOException {
+    super(m, r, dir, upstream, p, tools);
+    this.jar = jar;
+    this.label = label;
+    this.placement = placement;
+    this.metricsPort = LoopbackPort.pick();
+    this.adminPort = LoopbackPort.pick();
+    Config c = memberConfig(r, m, port, metricsPort, adminPort, upstream, this.dir.resolve("data"), placement);
+    this.rendered = render(c);
+    this.validated = validate(m, rendered);
+  }
+
+  /**
+   * The configuration a shoal member runs with: the recipe's settings with the member's deltas
+   * merged over them, listening, serving metrics and its admin endpoint on the given ports, knotd
+   * as its only upstream, and in a cluster with the nodes of {@code placement} (null: no cluster).
+   */
+  public static Config memberConfig(Recipe r, Member m, int port, int metricsPort, int adminPort,
+      InetSocketAddress upstream, Path data, ClusterPlacement placement) {
+    String addr = "127.0.0.1:" + port;
+    Config base = ConfigFactory.empty()
+        .withValue("shoal.listen.udp", ConfigValueFactory.fromAnyRef(addr))
+        .withValue("shoal.listen.tcp", ConfigValueFactory.fromAnyRef(addr))
+        .withValue("shoal.ingress.workers", ConfigValueFactory.fromAnyRef(r.ingressWorkers()))
+        .withValue("shoal.ingress.fill", ConfigValueFactory.fromAnyRef(r.fill()))
+        .withValue("shoal.upstreams.default.servers", ConfigValueFactory.fromIterable(
+            List.of(upstream.getAddress().getHostAddress() + ":" + upstream.getPort())))
+        .withValue("shoal.caches.answers.backend", ConfigValueFactory.fromAnyRef("memory"))
+        .withValue("shoal.caches.answers.max_entries", ConfigValueFactory.fromAnyRef(r.maxEntries()))
+        .withValue("shoal.caches.answers.when_full", ConfigValueFactory.fromAnyRef(r.whenFull()))
+        .withValue("shoal.caches.answers.lmdb.path", ConfigValueFactory.fromAnyRef(data.toString()))
+        .withValue("shoal.caches.answers.lmdb.shard_count", ConfigValueFactory.fromAnyRef(r.shardCount()))
+        .withValue("shoal.caches.answers.lmdb.map_size", ConfigValueFactory.fromAnyRef(r.mapSizeBytes()))
+        .withValue("shoal.caches.answers.lmdb.sync_interval",
+            ConfigValueFactory.fromAnyRef(r.syncInterval().toMillis() + "ms"))
+        .withValue("shoal.metrics.enabled", ConfigValueFactory.fromAnyRef(true))
+        .withValue("shoal.metrics.prometheus.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
+        .withValue("shoal.metrics.prometheus.port", ConfigValueFactory.fromAnyRef(metricsPort))
+        // A port of its own: the default 8559 would clash between nodes, and with any shoal on the host.
+        .withValue("shoal.admin.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
+        .withValue("shoal.admin.port", ConfigValueFactory.fromAnyRef(adminPort));
+    if (placement != null) {
+      base = base
+          .withValue("shoal.cluster.enabled", ConfigValueFactory.fromAnyRef(true))
+          .withValue("shoal.cluster.node_name", ConfigValueFactory.fromAnyRef(placement.nodeName()))
+          .withValue("shoal.cluster.remoting.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
+          .withValue("shoal.cluster.remoting.port", ConfigValueFactory.fromAnyRef(placement.remotingPort()))
+          .withValue("shoal.cluster.management.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
+          .withValue("shoal.cluster.management.port", ConfigValueFactory.fromAnyRef(placement.managementPort()))
+          .withValue("shoal.cluster.discovery.method", ConfigValueFactory.fromAnyRef("config"))
+          .withValue("shoal.cluster.discovery.contact_points",
+              ConfigValueFactory.fromIterable(placement.contactPoints()))
+          // every node must see every other before the cluster forms: no member measured half-formed
+          .withValue("shoal.cluster.discovery.required_contact_points",
+              ConfigValueFactory.fromAnyRef(placement.managementPorts().size()));
+    }
+    return m.config().atPath("shoal").withFallback(base);
+  }
+
+  /** The {@code shoal} block of {@code c} as the HOCON file the member runs with. */
+  public static String render(Config c) {
+    // Rendering the whole object (not just the shoal block) keeps the outer "shoal { }": HOCON
+    // renders a root object without braces.
+    return c.withOnlyPath("shoal").root().render(
+        ConfigRenderOptions.defaults().setOriginComments(false).setComments(false).setJson(false)) + "\n";
+  }
+
+  /**
+   * Checks a member's configuration the way {@code shoal serve} will, before anything starts, so
+   * a typo in a scenario fails in a second rather than after the members before it ran.
+   */
+  public static ShoalConfig validate(Member m, String rendered) {
+    try {
+      Config full = ConfigFactory.parseString(rendered)
+          .withFallback(ConfigFactory.parseResources(ShoalUnderTest.class.getClassLoader(), "application.conf"))
+          .resolve();
+      return ShoalConfig.from(full);
+    } catch (InvalidConfigException | ConfigException e) {
+      throw new ScenarioException("member '" + m.name() + "': invalid shoal configuration: " + e.getMessage());
+    }
+  }
+
+  /** Validates a member with placeholder ports and paths; used to check a scenario before running it. */
+  public static void check(Recipe r, Member m) {
+    ClusterPlacement placement = null;
+    if (m.cluster()) {
+      List<Integer> management = new ArrayList<>();
+      for (int i = 0; i < m.nodes(); i++) {
+        management.add(1100 + i);
+      }
+      placement = new ClusterPlacement("node-0", 1200, management.get(0), management);
+    }
+    validate(m, render(memberConfig(r, m, 1053, 1054, 1056, new InetSocketAddress("127.0.0.1", 1055),
+        Path.of("data"), placement)));
+  }
+
+  @Override
+  protected void writeConfig() throws IOException {
+    Path data = dir.resolve("data");
+    if (Files.exists(data)) {
+      // a fresh data path for every member: a warm LMDB left by an earlier run would skew the hit rate
+      try (Stream<Path> walk = Files.walk(data)) {
+        for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
+    }
+    Files.createDirectories(data);
+    Files.writeString(configFile(), rendered, StandardCharsets.UTF_8);
+  }
+
+  private Path configFile() {
+    return dir.resolve("shoal.conf");
+  }
+
+  @Override
+  protected List<String> command() {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(JavaLauncher.path());
+    cmd.addAll(recipe.jvmOptions());
+    cmd.addAll(List.of("-jar", jar.toAbsolutePath().toString(), "serve", "--config", configFile().toString()));
+    return cmd;
+  }
+
+  @Override
+  public CacheCounters counters(Path audit) throws StudyException, IOException {
+    return countersOf(scrape(audit));
+  }
+
+  /** The node's metrics now; the raw text goes to {@code audit}. */
+  public MetricsScrape scrape(Path audit) throws StudyException, IOException {
+    String text = scrape();
+    Files.writeString(audit, text, StandardCharsets.UTF_8);
+    return MetricsScrape.parse(text);
+  }
+
+  /** shoal's cache counters in one scrape. */
+  public static CacheCounters countersOf(MetricsScrape s) {
+    return new CacheCounters(
+        whole(s.sum("shoal_cache_hits_total")), whole(s.sum("shoal_cache_misses_total")),
+        whole(s.sum("shoal_cache_fill_seconds_count")), decimal(s.sum("shoal_cache_fill_seconds_sum")),
+        whole(s.sum("shoal_cache_eviction_seconds_count")), decimal(s.sum("shoal_cache_eviction_seconds_sum")));
+  }
+
+  /**
+   * Waits until the node answers a DNS query and serves /metrics: shoal binds its DNS sockets
+   * before anything else and starts the metrics endpoint last, so a node can answer queries a few
+   * seconds before its counters can be read.
+   */
+  @Override
+  public void awaitAnswer() throws StudyException {
+    super.awaitAnswer();
+    URI metrics = URI.create("http://127.0.0.1:" + metricsPort + "/metrics");
+    processes.note("# in-process: poll " + metrics + " until it answers 200 (at most " + READY_LIMIT.toSeconds()
+        + " s)");
+    long deadline = System.nanoTime() + READY_LIMIT.toNanos();
+    StudyException last = null;
+    while (System.nanoTime() < deadline && alive()) {
+      try {
+        fetch(metrics, true);
+        return;
+      } catch (StudyException e) {
+        last = e;
+      }
+      try {
+        Thread.sleep(METRICS_POLL.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new StudyException("interrupted while waiting for " + metrics, e);
+      }
+    }
+    throw new StudyException(label() + " answers DNS but " + metrics + " did not answer within "
+        + READY_LIMIT.toSeconds() + " s" + (alive() ? "" : " (the process exited)")
+        + (last == null ? "" : ": " + last.getMessage()), last);
+  }
+
+  /** The node's metrics text now, one noted HTTP GET of {@link #metricsUri()}. */
+  public String scrape() throws StudyException {
+    return httpGet(metricsUri(), true).body();
+  }
+
+  /** The node's Prometheus endpoint. */
+  public URI metricsUri() {
+    return URI.create("http://127.0.0.1:" + metricsPort + "/metrics");
+  }
+
+  /**
+   * One bounded HTTP GET on loopback, noted in the command record; {@code ok} requires status 200.
+   */
+  HttpResponse<String> httpGet(URI uri, boolean ok) throws StudyException {
+    processes.note("# in-process: HTTP GET " + uri);
+    return fetch(uri, ok);
+  }
+
+  /** {@link #httpGet} without the note, for polling (the poll itself is noted once). */
+  public HttpResponse<String> fetch(URI uri, boolean ok) throws StudyException {
+    try {
+      HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(uri).timeout(SCRAPE_TIMEOUT).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      if (ok && r.statusCode() != 200) {
+        throw new StudyException(uri + " answered HTTP " + r.statusCode());
+      }
+      return r;
+    } catch (IOException e) {
+      // HttpClient's ConnectException has no message: its class says what happened
+      String why = e.getMessage() == null ? e.toString() : e.getMessage();
+      throw new StudyException("cannot GET " + uri + ": " + why, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StudyException("interrupted while fetching " + uri, e);
+    }
+  }
+
+  /** Akka Management's port of a clustered node; -1 for a node outside a cluster. */
+  public int managementPort() {
+    return placement == null ? -1 : placement.managementPort();
+  }
+
+  @Override
+  public String servingProcesses() {
+    return "the shoal JVM";
+  }
+
+  @Override
+  public String label() {
+    return label;
+  }
+
+  // Kamon registers an instrument on first use: before any fill there is no sample, which is 0.
+  private static Long whole(OptionalDouble v) {
+    return Math.round(v.orElse(0));
+  }
+
+  private static Double decimal(OptionalDouble v) {
+    return v.orElse(0);
+  }
+
+  private CacheSettings servingCache() {
+    String name = validated.profiles().stream()
+        .filter(p -> p.match().contains("."))
+        .map(ProfileSettings::cache)
+        .findFirst().orElse("answers");
+    return validated.caches().get(name);
+  }
+
+  @Override
+  public String lmdbSync() {
+    CacheSettings c = servingCache();
+    return c.backend() == CacheSettings.Backend.LMDB ? c.lmdb().sync().configName() : null;
+  }
+
+  @Override
+  public String runtime() {
+    return validated.fill().configName();
+  }
+
+  @Override
+  public int workers() {
+    return validated.workers();
+  }
+
+  @Override
+  public String setupNote() {
+    CacheSettings c = servingCache();
+    return "shoal, " + c.backend().configName() + " cache of " + c.maxEntries() + " entries ("
+        + c.whenFull().configName() + "), " + validated.workers()
+        + " ingress workers, " + validated.fill().configName();
+  }
+}

@@ -1,0 +1,135 @@
+package io.shoal.study.server;
+
+import io.shoal.study.host.Prerequisites;
+import io.shoal.study.host.StartedProcesses;
+import io.shoal.study.host.StudyException;
+import io.shoal.study.measure.CacheCounters;
+import io.shoal.study.scenario.Member;
+import io.shoal.study.scenario.Recipe;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Unbound forwarding the study zone to knotd. Its caches are sized in bytes; the per-entry sizes
+ * below were measured for these answers (a 2048-entry cache is 528384 B of messages and 507904 B
+ * of rrsets).
+ */
+final class UnboundPeer extends ServerUnderTest {
+  static final long MSG_BYTES_PER_ENTRY = 258;
+  static final long RRSET_BYTES_PER_ENTRY = 248;
+
+  UnboundPeer(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p, Prerequisites.Tools t)
+      throws IOException {
+    super(m, r, dir, upstream, p, t);
+  }
+
+  private Path conf() {
+    return dir.resolve("unbound.conf");
+  }
+
+  @Override
+  public int workers() {
+    return (int) setting("threads", defaultThreads());
+  }
+
+  @Override
+  protected void writeConfig() throws IOException {
+    List<String> lines = new ArrayList<>(List.of(
+        "server:",
+        "  interface: 127.0.0.1@" + port,
+        "  do-ip6: no",
+        "  username: \"\"",
+        "  chroot: \"\"",
+        "  directory: \"" + dir + "\"",
+        "  pidfile: \"" + dir.resolve("unbound.pid") + "\"",
+        "  use-syslog: no",
+        "  logfile: \"\"",
+        "  num-threads: " + workers(),
+        // no DNSSEC validator: the study zone is unsigned and the other members do not validate either
+        "  module-config: \"iterator\"",
+        // unbound refuses to forward to loopback and blocks test. (RFC 6761) unless told otherwise
+        "  do-not-query-localhost: no",
+        "  local-zone: \"" + topLabel() + ".\" nodefault",
+        "  qname-minimisation: no",
+        "  prefetch: no",
+        "  msg-cache-size: " + setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY),
+        "  rrset-cache-size: " + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY),
+        "  extended-statistics: yes",
+        "  statistics-cumulative: no"));
+    extraLines().forEach(l -> lines.add("  " + l));
+    lines.addAll(List.of(
+        "forward-zone:",
+        "  name: \"" + zoneApex() + "\"",
+        "  forward-addr: " + upstreamHost() + "@" + upstream.getPort(),
+        "remote-control:",
+        "  control-enable: yes",
+        "  control-interface: \"" + dir.resolve("unbound.ctl") + "\"",
+        ""));
+    Files.writeString(conf(), String.join("\n", lines));
+  }
+
+  private String topLabel() {
+    String z = zoneName();
+    return z.substring(z.lastIndexOf('.') + 1);
+  }
+
+  @Override
+  protected List<String> command() {
+    return List.of(tools.path("unbound"), "-d", "-c", conf().toString());
+  }
+
+  @Override
+  public CacheCounters counters(Path audit) throws StudyException {
+    StartedProcesses.Completed c = processes.run(
+        List.of(tools.path("unbound-control"), "-c", conf().toString(), "stats_noreset"), audit, STATS_LIMIT);
+    if (c.exitCode() != 0) {
+      throw new StudyException("unbound-control stats_noreset failed: " + c.output().strip());
+    }
+    Map<String, String> stats = keyValues(c.output(), "=");
+    return new CacheCounters(number(stats, "total.num.cachehits"), number(stats, "total.num.cachemiss"),
+        null, null, null, null);
+  }
+
+  /** Parses "key SEP value" lines, as unbound-control and rec_control print them. */
+  static Map<String, String> keyValues(String text, String separator) {
+    Map<String, String> out = new TreeMap<>();
+    for (String line : text.split("\n")) {
+      int i = separator.isBlank() ? indexOfWhitespace(line) : line.indexOf(separator);
+      if (i > 0) {
+        out.put(line.substring(0, i).strip(), line.substring(i + separator.length()).strip());
+      }
+    }
+    return out;
+  }
+
+  private static int indexOfWhitespace(String line) {
+    for (int i = 0; i < line.length(); i++) {
+      if (Character.isWhitespace(line.charAt(i))) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  static Long number(Map<String, String> stats, String key) throws StudyException {
+    String v = stats.get(key);
+    if (v == null) {
+      throw new StudyException("statistics have no " + key);
+    }
+    return Math.round(Double.parseDouble(v));
+  }
+
+  @Override
+  public String setupNote() {
+    return "unbound, " + workers() + (workers() == 1 ? " thread" : " threads") + ", msg-cache-size "
+        + setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY) + " B, rrset-cache-size "
+        + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY) + " B (about "
+        + recipe.maxEntries() + " answers), iterator only";
+  }
+}

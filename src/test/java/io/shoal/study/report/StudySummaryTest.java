@@ -1,0 +1,164 @@
+package io.shoal.study.report;
+
+import static io.shoal.study.report.StudyCsvTest.peerRow;
+import static io.shoal.study.report.StudyCsvTest.shoalRow;
+import static io.shoal.study.report.StudyCsvTest.withCpu;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shoal.study.measure.DnsperfReportTest;
+import io.shoal.study.timeline.KillTimeline;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The "At a glance" lines: computed from the rows, relative to the baseline member. */
+class StudySummaryTest {
+
+  @Test
+  void slowerMembersAreSaidToCostAPercentageOfTheBaselinesQps() {
+    List<String> lines = StudySummary.atAGlance(List.of(
+        shoalRow("memory", null, 20000, 50.1, 0.02),
+        shoalRow("lmdb-full", "full", 12600, 49.8, 0.35)), "memory");
+    assertEquals("memory (baseline): ~20,000 qps, hit rate 50.1%, fill mean 0.0200 ms.", lines.get(0));
+    assertEquals("lmdb-full costs about 37% QPS versus memory (~12,600 vs ~20,000 qps); "
+        + "hit rate 49.8% vs 50.1%; fill mean 0.350 ms vs 0.0200 ms.", lines.get(1));
+  }
+
+  @Test
+  void fasterAndEqualMembersAreSaidSo() {
+    List<String> lines = StudySummary.atAGlance(List.of(
+        peerRow("unbound", 31000, 49.5),
+        shoalRow("shoal-memory", null, 20000, 50.0, 0.02),
+        peerRow("dnsmasq", 20040, 48.0)), "shoal-memory");
+    assertEquals("shoal-memory (baseline): ~20,000 qps, hit rate 50.0%, fill mean 0.0200 ms.", lines.get(0));
+    assertEquals("unbound is about 55% faster than shoal-memory (~31,000 vs ~20,000 qps); hit rate 49.5% vs 50.0%.",
+        lines.get(1));
+    assertEquals("dnsmasq matches shoal-memory on QPS within 1% (~20,000 vs ~20,000 qps); hit rate 48.0% vs 50.0%.",
+        lines.get(2));
+  }
+
+  @Test
+  void moreThanDoubleIsSaidAsAMultiple() {
+    List<String> lines = StudySummary.atAGlance(List.of(
+        shoalRow("shoal-memory", null, 1937.1, 42.2, 0.0137), peerRow("unbound", 32107.0, 49.3)), "shoal-memory");
+    assertEquals("unbound reaches about 16.6x the QPS of shoal-memory (~32,100 vs ~1,940 qps); "
+        + "hit rate 49.3% vs 42.2%.", lines.get(1));
+  }
+
+  @Test
+  void aMissingBaselineFallsBackToTheFirstRowAndSaysSo() {
+    List<String> lines = StudySummary.atAGlance(List.of(
+        shoalRow("lmdb-full", "full", 1000, 40, 1.0), shoalRow("lmdb-none", "none", 1500, 41, 0.5)), "memory");
+    assertTrue(lines.get(0).contains("memory has no row"), lines.get(0));
+    assertTrue(lines.get(2).startsWith("lmdb-none is about 50% faster than lmdb-full"), lines.get(2));
+  }
+
+  @Test
+  void cpuPerQueryIsComparedWithTheBaselines() {
+    List<String> lines = StudySummary.atAGlance(List.of(
+        withCpu(shoalRow("memory", null, 20000, 50.1, 0.02), 0.0124),
+        withCpu(peerRow("unbound", 31000, 49.5), 0.007),
+        peerRow("dnsmasq", 20000, 48.0)), "memory");
+    assertEquals("memory (baseline): ~20,000 qps, hit rate 50.1%, fill mean 0.0200 ms, CPU 12.5 us per query.",
+        lines.get(0));
+    assertEquals("unbound is about 55% faster than memory (~31,000 vs ~20,000 qps); hit rate 49.5% vs 50.1%; "
+        + "CPU per query 0.28x memory's (3.5 us vs 12.5 us).", lines.get(1));
+    // a member without a CPU reading says nothing about CPU rather than a zero
+    assertEquals("dnsmasq matches memory on QPS within 1% (~20,000 vs ~20,000 qps); hit rate 48.0% vs 50.1%.",
+        lines.get(2));
+  }
+
+  @Test
+  void heavyLossIsPointedOut() {
+    ResultRow lossy = new ResultRow("lossy", null, "write-behind", 900, 9, 1000, 900, 100, 8, 50.0, 1L, 1L,
+        null, null, null, null, null, null);
+    List<String> lines = StudySummary.atAGlance(List.of(shoalRow("memory", null, 1000, 50, 0.02), lossy), "memory");
+    assertTrue(lines.stream().anyMatch(l -> l.equals(
+        "lossy lost 100 of 1000 queries (10.0%): its QPS understates what it answered in time.")), lines.toString());
+  }
+
+  private static ClusterRow clusterRow(String member, int nodes, boolean cluster, double qps, long completed,
+      long upstream, Double overheadMs) {
+    return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
+        ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 6L : null, cluster ? 0L : null,
+        cluster ? 0L : null, cluster ? 0L : null, overheadMs, null, null);
+  }
+
+  @Test
+  void clusterLinesCompareUpstreamQueriesPerAnsweredQueryAndQpsWithOneNode() {
+    List<String> lines = StudySummary.clusterAtAGlance(List.of(
+        clusterRow("memory", 1, false, 20000, 600000, 300000, null),
+        clusterRow("independent-3", 3, false, 36000, 1080000, 540000, null),
+        clusterRow("cluster-3", 3, true, 30000, 900000, 160000, 0.3456)));
+    assertEquals("cluster-3 sent 177.8 upstream queries per 1,000 answered vs 500.0 for independent-3: 2.8x fewer "
+        + "(goal: about 3x fewer, the node count); 160000 vs 540000 upstream queries in all, hit rate 82.2% vs 50.0%.",
+        lines.get(0));
+    assertEquals("independent-3 (3 nodes) reaches 1.80x the QPS of memory (1 node): ~36,000 vs ~20,000 qps.",
+        lines.get(1));
+    assertEquals("cluster-3 (3 nodes, cluster) reaches 1.50x the QPS of memory (1 node): ~30,000 vs ~20,000 qps.",
+        lines.get(2));
+    assertEquals("cluster-3: asking the owner node adds about 0.346 ms to a query (under the 1.000 ms goal on "
+        + "loopback; idle probe, see \"Remote-lookup overhead\").", lines.get(3));
+    assertEquals(4, lines.size());
+  }
+
+  @Test
+  void refusedOwnerLookupsArePointedOut() {
+    ClusterRow refused = new ClusterRow("cluster-3", 3, true, 300, 1.0, 1000, 1000, 0, 500,
+        ResultRow.fairHitRatePct(500, 1000), 10L, 10L, 50.0, 0L, 0L, 0L, 40L, null, null, null);
+    assertEquals(List.of("cluster-3: 40 remote lookups were refused (the owner's access_control does not allow the "
+        + "other nodes; the node went upstream itself)."), StudySummary.clusterAtAGlance(List.of(refused)));
+  }
+
+  @Test
+  void aClusterThatSendsMoreUpstreamSaysMore() {
+    List<String> lines = StudySummary.clusterAtAGlance(List.of(
+        clusterRow("independent-3", 3, false, 300, 1000, 500, null),
+        clusterRow("cluster-3", 3, true, 300, 1000, 1000, 2.5)));
+    assertTrue(lines.get(0).contains("2.0x more (goal: about 3x fewer"), lines.get(0));
+    assertTrue(lines.get(1).contains("over the 1.000 ms goal"), lines.get(1));
+    assertEquals(List.of(), StudySummary.clusterAtAGlance(List.of()));
+  }
+
+  @Test
+  void aMinorityKillSaysWhenTheSurvivorWasDowned() {
+    KillTimeline.Event kill = new KillTimeline.Event("cluster-3", "node-1 and node-2", "9584 and 9587", 5.0,
+        List.of("node-0"), java.time.Duration.ofSeconds(2), 8.8, 30.2, 35L, true);
+    assertEquals("node-0 marked node-1 and node-2 unreachable 8.8 s after the kill (from then on it owns every "
+        + "name), and, a minority, was downed by the Split Brain Resolver 30.2 s after the kill: its membership "
+        + "started over while its DNS side went on answering", StudySummary.departure(kill));
+  }
+
+  @Test
+  void killLinesFromARecordedKillTest() throws java.io.IOException {
+    List<KillTimeline.Second> seconds = KillTimeline.merge(List.of(
+        DnsperfReportTest.resource("cluster/dnsperf-kill-node-0.txt"),
+        DnsperfReportTest.resource("cluster/dnsperf-kill-node-1.txt")), 1795983062.676, 1.0);
+    KillTimeline.Event kill = new KillTimeline.Event("cluster-3", "node-2", "29903", 4.951,
+        List.of("node-0", "node-1"), java.time.Duration.ofSeconds(2), 8.742, 30.152, 0L, false);
+    List<String> lines = StudySummary.killAtAGlance(kill, seconds);
+    assertEquals("Kill test: node-2 of cluster-3 killed with SIGKILL 5.0 s into the run (second 5); before it "
+        + "~119 qps at 951.721 ms mean latency.", lines.get(0));
+    assertEquals("Kill test: node-2 was marked unreachable 8.7 s after the kill (from then on its names belong to "
+        + "the others) and left the cluster 30.2 s after it (downed by the Split Brain Resolver).", lines.get(1));
+    assertEquals("Kill test: QPS fell below 90% of the pre-kill level in second 7 and was back within 10% from "
+        + "second 9: 2 s slowed down.", lines.get(2));
+    assertEquals("Kill test: from the kill on, 1163 queries lost (unanswered after 2 s) and 0 SERVFAIL answers, in "
+        + "7 seconds (the survivors counted 0 SERVFAIL replies over the whole run); the slowest second (6) averaged "
+        + "822.065 ms.", lines.get(3));
+  }
+
+  @Test
+  void noRowsSaysSo() {
+    assertEquals(List.of("No member produced a result."), StudySummary.atAGlance(List.of(), "memory"));
+  }
+
+  @Test
+  void ratesAreRoundedToThreeSignificantDigits() {
+    assertEquals("12,300", StudySummary.approx(12345.6));
+    assertEquals("1,540", StudySummary.approx(1539.3));
+    assertEquals("123,000", StudySummary.approx(122912.7));
+    assertEquals("98", StudySummary.approx(98.2));
+    assertEquals("0.5", StudySummary.approx(0.5));
+  }
+}

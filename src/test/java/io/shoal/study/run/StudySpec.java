@@ -1,0 +1,195 @@
+package io.shoal.study.run;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import io.shoal.cli.ShoalCommand;
+import io.shoal.study.attack.PhaseRow;
+import io.shoal.study.host.Prerequisites;
+import io.shoal.study.report.ResultRow;
+import io.shoal.study.report.RobustnessSummary;
+import io.shoal.study.report.StudyCharts;
+import io.shoal.study.report.StudyCsv;
+import io.shoal.study.timeline.OutageTimeline;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.Assume;
+import org.junit.Test;
+import org.scalatestplus.junit.JUnitSuite;
+
+/**
+ * The study command end to end: a tiny scenario (two shoal memory members) run with --quick
+ * against a real knotd and dnsperf, checked through the files it writes.
+ */
+public class StudySpec extends JUnitSuite {
+
+  private static void assumeTools() {
+    for (String tool : List.of("dnsperf", "knotd", "knotc")) {
+      if (Prerequisites.find(tool).isEmpty()) {
+        String msg = "StudySpec CANCELED: " + tool + " is not installed, so the study cannot run. "
+            + "Install it with: apt-get install -y dnsperf knot knot-dnsutils (.ci/run does this)";
+        System.err.println("\n*** " + msg + " ***\n");
+        Assume.assumeTrue(msg, false);
+      }
+    }
+  }
+
+  /** Runs a scenario of the test catalog with --quick and checks it exited 0; returns its run directory. */
+  private static Path quickRun(String name) throws IOException, URISyntaxException {
+    assumeTools();
+    Path jar = Path.of("target", "shoal.jar");
+    Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify", Files.isRegularFile(jar));
+    Path scenario = Path.of(StudySpec.class.getResource("/study/catalog/" + name + ".conf").toURI());
+    Path out = Files.createTempDirectory("study-spec-" + name);
+    int status = ShoalCommand.commandLine().execute("study", name, "--quick",
+        "--catalog", scenario.getParent().toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
+    assertEquals("study exit status (see the output above)", 0, status);
+    return out;
+  }
+
+  @Test
+  public void aQuickRunOfATinyScenarioWritesTheCsvChartsAndSummary() throws IOException, URISyntaxException {
+    Path out = quickRun("tiny");
+
+    List<String> csv = Files.readAllLines(out.resolve("results.csv"));
+    assertEquals(String.join(",", ResultRow.COLUMNS), csv.get(0));
+    List<ResultRow> all = StudyCsv.RESULTS.read(out.resolve("results.csv"));
+    assertEquals(List.of("two-workers", "four-workers", "ceiling"), all.stream().map(ResultRow::member).toList());
+    List<ResultRow> rows = all.subList(0, 2);
+    for (ResultRow r : rows) {
+      assertTrue(r.member() + " completed " + r.completed(), r.completed() > 0);
+      assertTrue(r.member() + " qps " + r.achievedQps(), r.achievedQps() > 0);
+      assertTrue(r.member() + " hit rate " + r.hitRatePct(), r.hitRatePct() >= 0 && r.hitRatePct() <= 100);
+      assertTrue(r.member() + " hits " + r.cacheHits(), r.cacheHits() != null && r.cacheHits() >= 0);
+      assertTrue(r.member() + " fill samples " + r.fillSamples(), r.fillSamples() != null && r.fillSamples() > 0);
+      assertTrue(r.member() + " CPU per query " + r.cpuMicrosPerQuery(),
+          r.cpuMicrosPerQuery() != null && r.cpuMicrosPerQuery() > 0);
+      assertEquals("-", r.cells().get(1));
+      assertEquals("write-behind", r.runtime());
+    }
+    assertEquals(2, rows.get(0).workers());
+    assertEquals(4, rows.get(1).workers());
+    // knotd answering from its zone: real answers and CPU, but no cache and no upstream to judge a hit rate by
+    ResultRow knotd = all.get(2);
+    assertTrue("knotd completed " + knotd.completed(), knotd.completed() > 0);
+    assertTrue("knotd CPU per query " + knotd.cpuMicrosPerQuery(),
+        knotd.cpuMicrosPerQuery() != null && knotd.cpuMicrosPerQuery() > 0);
+    assertEquals(null, knotd.hitRatePct());
+    assertEquals(null, knotd.cacheHits());
+    assertEquals(1, knotd.workers());
+
+    for (String png : StudyCharts.FILES) {
+      Path p = out.resolve(png);
+      assertTrue(png + " exists", Files.isRegularFile(p));
+      byte[] head = Files.readAllBytes(p);
+      assertTrue(png + " is a PNG", head.length > 8 && head[1] == 'P' && head[2] == 'N' && head[3] == 'G');
+    }
+    String summary = Files.readString(out.resolve("summary.md"));
+    assertTrue(summary, summary.contains("## At a glance"));
+    assertTrue(summary, summary.contains("four-workers"));
+    assertTrue(summary, summary.contains("dnsperf -s 127.0.0.1"));
+    for (String audit : List.of("dnsperf.txt", "stats-before.txt", "stats-after.txt", "knotd-stats-after.txt",
+        "shoal.conf", "server.log", "cpu-before.txt", "cpu-after.txt")) {
+      assertTrue(audit, Files.isRegularFile(out.resolve("members/two-workers").resolve(audit)));
+    }
+  }
+
+  /**
+   * The outage test end to end: knotd stopped for 5 s while every answer of a 4 s TTL expires.
+   * With serve-stale the expired answers go out stale; without it the same queries fail.
+   */
+  @Test
+  public void aQuickOutageRunServesStaleAnswersWhereServeStaleOffFails() throws IOException, URISyntaxException {
+    Path out = quickRun("outage_tiny");
+
+    List<OutageTimeline.Phase> phases = StudyCsv.OUTAGE_PHASES.read(out.resolve("outage_phases.csv"));
+    OutageTimeline.Phase on = during(phases, "stale-on");
+    OutageTimeline.Phase off = during(phases, "stale-off");
+    assertTrue("stale-on answered during the outage: " + on, on.completed() > 0);
+    assertTrue("stale-on served stale answers: " + on, on.stale() > 0);
+    assertEquals("stale-off serves nothing stale: " + off, 0, off.stale());
+    assertTrue("serve-stale leaves fewer queries unanswered (SERVFAIL or lost): " + on + " vs " + off,
+        on.failed() < off.failed());
+    List<OutageTimeline.Second> seconds = StudyCsv.OUTAGE_TIMELINE.read(out.resolve("outage_timeline.csv"));
+    assertTrue(seconds.stream().anyMatch(x -> x.member().equals("stale-off") && x.outage()));
+    byte[] png = Files.readAllBytes(out.resolve(OutageTimeline.PNG));
+    assertTrue("the chart is a PNG", png.length > 8 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
+    String summary = Files.readString(out.resolve("summary.md"));
+    assertTrue(summary, summary.contains("## At a glance"));
+    assertTrue(summary, summary.contains("for stale-off against"));
+    assertTrue(summary, summary.contains("kill -STOP"));
+    for (String audit : List.of("dnsperf-fill.txt", "dnsperf-outage.txt", "outage-scrapes.txt", "knotd-stop.txt",
+        "knotd-cont.txt", "shoal.conf")) {
+      assertTrue(audit, Files.isRegularFile(out.resolve("members/stale-on").resolve(audit)));
+    }
+  }
+
+  private static OutageTimeline.Phase during(List<OutageTimeline.Phase> phases, String member) {
+    return phases.stream().filter(p -> p.member().equals(member) && p.phase().equals("during")).findFirst()
+        .orElseThrow(() -> new AssertionError("no 'during' row for " + member + " in " + phases));
+  }
+
+  @Test
+  public void aQuickRobustnessRunMeasuresEveryPhaseAndWhatTheAttacksCost() throws IOException {
+    assumeTools();
+    Path jar = Path.of("target", "shoal.jar");
+    Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify", Files.isRegularFile(jar));
+    Path out = Files.createTempDirectory("study-robustness");
+
+    // the scenario as published in the catalog, with --quick: a few seconds per phase
+    int status = ShoalCommand.commandLine().execute("study", "robustness", "--quick",
+        "--catalog", Path.of("bench", "scenarios").toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
+    assertEquals("study exit status (see the output above)", 0, status);
+
+    List<PhaseRow> rows = StudyCsv.ROBUSTNESS.read(out.resolve("robustness.csv"));
+    assertEquals(List.of("baseline", "malformed_udp", "tcp_drip_idle", "miss_flood", "hostile_upstream"),
+        rows.stream().map(PhaseRow::phase).toList());
+    for (PhaseRow r : rows) {
+      assertTrue(r.phase() + " honest qps " + r.honestQps(), r.honestQps() > 0);
+      assertTrue(r.phase() + " ratio " + r.qpsVsBaseline(), r.qpsVsBaseline() != null && r.qpsVsBaseline() > 0);
+      assertTrue(r.phase() + " RSS " + r.rssMaxMib(), r.rssMaxMib() != null && r.rssMaxMib() > 0);
+      assertTrue(r.phase() + " fds " + r.fdsMax(), r.fdsMax() != null && r.fdsMax() > 0);
+      assertTrue(r.phase() + " p99 " + r.p99LatencyMs(), r.p99LatencyMs() != null);
+      if (!r.phase().equals("baseline")) {
+        assertTrue(r.phase() + " sent " + r.attackSent(), r.attackSent() > 0);
+      }
+    }
+    assertEquals(1.0, rows.get(0).qpsVsBaseline(), 1e-9);
+    PhaseRow malformed = rows.get(1);
+    assertTrue("malformed packets counted as dropped: " + malformed.droppedWords(),
+        malformed.droppedByReason().getOrDefault("malformed", 0L) > 0);
+    // the siege's connects completed: the kernel accepted them into shoal's listen queue at least
+    assertTrue(rows.get(2).attackDetail(), rows.get(2).attackDetail().matches(".*at most [1-9][0-9]* open at once.*"));
+    PhaseRow hostile = rows.get(4);
+    assertTrue("hostile answers refused: " + hostile.droppedWords(),
+        hostile.droppedByReason().getOrDefault("bad_upstream_answer", 0L) > 0
+            && hostile.droppedByReason().getOrDefault("upstream_mismatch", 0L) > 0);
+
+    byte[] png = Files.readAllBytes(out.resolve(RobustnessSummary.PNG));
+    assertTrue("robustness.png is a PNG", png.length > 8 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
+    String summary = Files.readString(out.resolve("summary.md"));
+    for (PhaseRow r : rows) {
+      assertTrue(r.phase(), summary.contains("| " + r.phase() + " |"));
+    }
+    assertTrue(summary, summary.contains("## At a glance"));
+    for (String audit : List.of("dnsperf.txt", "metrics-before.txt", "metrics-after.txt", "attack.txt")) {
+      assertTrue(audit, Files.isRegularFile(out.resolve("members/shoal-memory/phases/2-malformed_udp").resolve(audit)));
+    }
+    // passed: the run directory holds a 2-million-line query file, not worth keeping in the temp directory
+    try (java.util.stream.Stream<Path> walk = Files.walk(out)) {
+      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+
+  @Test
+  public void anUnknownScenarioExitsTwoAndListsTheCatalog() throws URISyntaxException {
+    Path catalog = Path.of(StudySpec.class.getResource("/study/catalog/tiny.conf").toURI()).getParent();
+    int status = ShoalCommand.commandLine().execute("study", "no_such_scenario", "--catalog", catalog.toString());
+    assertEquals(2, status);
+  }
+}

@@ -1,0 +1,364 @@
+package io.shoal.study.scenario;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import io.shoal.study.attack.AttackPhases;
+import io.shoal.study.report.OutageSummary;
+import io.shoal.study.run.StudyRun;
+import io.shoal.study.server.ClusterPlacement;
+import io.shoal.study.server.KnotUpstream;
+import io.shoal.study.server.ShoalUnderTest;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The scenario catalog in bench/scenarios: every file parses, and its shoal members validate. */
+class ScenarioTest {
+  private static final Path CATALOG = Path.of("bench", "scenarios");
+
+  @Test
+  void theCatalogHoldsTheAgreedScenarios() {
+    assertTrue(Scenario.names(CATALOG).containsAll(
+        List.of("cache_churn", "cache_churn_write_through", "cache_hit", "thin_ingress", "peers", "cluster_churn",
+            "cluster_hit", "cluster_kill", "cluster_minority", "robustness", "upstream_outage")),
+        Scenario.names(CATALOG).toString());
+  }
+
+  @Test
+  void everyScenarioLoadsAndItsShoalMembersAreValidConfigurations() {
+    for (String name : Scenario.names(CATALOG)) {
+      Scenario s = Scenario.load(CATALOG.resolve(name + ".conf"));
+      StudyRun.checkShoalMembers(s);
+      assertTrue(s.members().stream().anyMatch(m -> m.name().equals(s.baseline())), name);
+    }
+  }
+
+  @Test
+  void churnComparesMemoryWithEveryLmdbSyncMode() {
+    Scenario s = Scenario.load(CATALOG.resolve("cache_churn.conf"));
+    assertEquals(8, s.recipe().ingressWorkers());
+    assertEquals(2048, s.recipe().maxEntries());
+    assertEquals(4096, s.recipe().queries().names());
+    assertEquals(60, s.recipe().stubTtl().toSeconds());
+    assertEquals(16, s.recipe().shardCount());
+    assertEquals(8, s.recipe().load().clients());
+    assertEquals(200, s.recipe().load().outstanding());
+    assertEquals(1, s.recipe().load().threads());
+    Set<String> syncs = s.members().stream()
+        .filter(m -> m.config().hasPath("caches.answers.lmdb.sync"))
+        .map(m -> m.config().getString("caches.answers.lmdb.sync")).collect(Collectors.toSet());
+    assertEquals(Set.of("full", "no_meta", "periodic", "none"), syncs);
+    assertEquals("write-through", Scenario.load(CATALOG.resolve("cache_churn_write_through.conf")).recipe().fill());
+    assertEquals(2, Scenario.load(CATALOG.resolve("thin_ingress.conf")).recipe().ingressWorkers());
+  }
+
+  @Test
+  void peersNeedIsolationAndHaveEveryResolverKind() {
+    Scenario s = Scenario.load(CATALOG.resolve("peers.conf"));
+    assertTrue(s.needsIsolation());
+    // every kind but knotd, which is no resolver: it answers from its zone (the ceiling in query_path)
+    assertEquals(EnumSet.complementOf(EnumSet.of(MemberKind.KNOTD)),
+        s.members().stream().map(Member::kind).collect(Collectors.toSet()));
+    assertFalse(Scenario.load(CATALOG.resolve("cache_churn.conf")).needsIsolation());
+  }
+
+  @Test
+  void queryPathPutsShoalBesideUnboundAndKnotdOnWarmHitsAndUnboundOnChurn() {
+    Scenario hits = Scenario.load(CATALOG.resolve("query_path.conf"));
+    assertEquals(2048, hits.recipe().queries().names());
+    assertEquals(4096, hits.recipe().maxEntries());
+    assertEquals(3600, hits.recipe().stubTtl().toSeconds());
+    assertTrue(hits.recipe().rounds() > 1);
+    assertEquals("unbound", hits.baseline());
+    assertEquals(List.of("unbound", "unbound-per-core", "shoal-memory", "shoal-lmdb-periodic", "knotd"),
+        hits.members().stream().map(Member::name).toList());
+    assertEquals(1, hits.members().get(0).config().getInt("threads"));
+    assertEquals(MemberKind.KNOTD, hits.members().get(4).kind());
+    assertFalse(hits.needsIsolation());
+
+    Scenario churn = Scenario.load(CATALOG.resolve("query_path_churn.conf"));
+    assertEquals(4096, churn.recipe().queries().names());
+    assertEquals(2048, churn.recipe().maxEntries());
+    assertEquals(60, churn.recipe().stubTtl().toSeconds());
+    assertTrue(churn.recipe().rounds() > 1);
+    assertEquals(List.of("unbound", "shoal-memory", "shoal-lmdb-periodic"),
+        churn.members().stream().map(Member::name).toList());
+    assertEquals("periodic", churn.members().get(2).config().getString("caches.answers.lmdb.sync"));
+  }
+
+  @Test
+  void typosAreRejectedWithTheKey() {
+    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
+        + " quick { duration = 1s, warmup = 0s } }\n";
+    Scenario ok = Scenario.from("t", ConfigFactory.parseString(base + "members = [{ name = a, kind = shoal }]"));
+    assertEquals("a", ok.baseline());
+    IllegalArgumentException kind = assertThrows(IllegalArgumentException.class, () -> Scenario.from("t",
+        ConfigFactory.parseString(base + "members = [{ name = a, kind = bind9 }]")));
+    assertTrue(kind.getMessage().contains("unbound"), kind.getMessage());
+    IllegalArgumentException key = assertThrows(IllegalArgumentException.class, () -> Scenario.from("t",
+        ConfigFactory.parseString(base + "members = [{ name = a, kind = unbound, config { cache_sise = 1 } }]")));
+    assertTrue(key.getMessage().contains("members[0].config.cache_sise"), key.getMessage());
+    ScenarioException shoal = assertThrows(ScenarioException.class, () -> StudyRun.checkShoalMembers(Scenario.from(
+        "t", ConfigFactory.parseString(base + "members = [{ name = a, kind = shoal, config { ingress.workerz = 2 } }]"))));
+    assertTrue(shoal.getMessage().contains("workerz"), shoal.getMessage());
+  }
+
+  @Test
+  void clusterScenariosCompareOneNodeThreeIndependentNodesAndAThreeNodeCluster() {
+    for (String name : List.of("cluster_churn", "cluster_hit")) {
+      Scenario s = Scenario.load(CATALOG.resolve(name + ".conf"));
+      assertTrue(s.hasNodeGroups(), name);
+      assertEquals(3, s.maxNodes(), name);
+      assertEquals(List.of("memory", "independent-3", "cluster-3"), s.members().stream().map(Member::name).toList());
+      assertEquals(List.of(1, 3, 3), s.members().stream().map(Member::nodes).toList());
+      assertEquals(List.of(false, false, true), s.members().stream().map(Member::cluster).toList());
+      assertFalse(s.members().get(0).isNodeGroup());
+      assertTrue(s.members().stream().allMatch(m -> m.kill() == null));
+    }
+    Scenario churn = Scenario.load(CATALOG.resolve("cluster_churn.conf"));
+    Scenario plain = Scenario.load(CATALOG.resolve("cache_churn.conf"));
+    assertEquals(plain.recipe().queries(), churn.recipe().queries());
+    assertEquals(plain.recipe().maxEntries(), churn.recipe().maxEntries());
+    assertEquals(plain.recipe().stubTtl(), churn.recipe().stubTtl());
+    assertEquals(plain.recipe().load(), churn.recipe().load());
+    Scenario hit = Scenario.load(CATALOG.resolve("cluster_hit.conf"));
+    assertEquals(Scenario.load(CATALOG.resolve("cache_hit.conf")).recipe().queries(), hit.recipe().queries());
+    assertFalse(plain.hasNodeGroups());
+    assertEquals(1, plain.maxNodes());
+  }
+
+  @Test
+  void theKillScenarioKillsOneNodeOfAThreeNodeClusterMidRun() {
+    Scenario s = Scenario.load(CATALOG.resolve("cluster_kill.conf"));
+    Member m = s.members().get(0);
+    assertTrue(m.cluster());
+    assertEquals(3, m.nodes());
+    assertEquals(List.of(2), m.kill().nodes());
+    assertTrue(m.kill().after(false).compareTo(s.recipe().load().duration()) < 0);
+    assertTrue(m.kill().after(true).compareTo(s.recipe().quick().duration()) < 0);
+    assertEquals(2, m.kill().queryTimeout().toSeconds());
+  }
+
+  @Test
+  void theMinorityScenarioKillsTwoOfThreeNodesAndMeasuresTheSurvivorPastItsDowning() {
+    Scenario s = Scenario.load(CATALOG.resolve("cluster_minority.conf"));
+    Member m = s.members().get(0);
+    assertTrue(m.cluster());
+    assertEquals(3, m.nodes());
+    assertEquals(List.of(1, 2), m.kill().nodes());
+    assertTrue(m.kill().leavesMinority(m.nodes()));
+    assertFalse(Scenario.load(CATALOG.resolve("cluster_kill.conf")).members().get(0).kill().leavesMinority(3));
+    // The Split Brain Resolver downs the survivor about 25 s after the kill: the run must outlast that.
+    Duration quickLeft = s.recipe().quick().duration().minus(m.kill().after(true));
+    Duration fullLeft = s.recipe().load().duration().minus(m.kill().after(false));
+    assertTrue(quickLeft.compareTo(Duration.ofSeconds(30)) >= 0, quickLeft.toString());
+    assertTrue(fullLeft.compareTo(Duration.ofSeconds(30)) >= 0, fullLeft.toString());
+    assertEquals(s.recipe().queries(), Scenario.load(CATALOG.resolve("cluster_kill.conf")).recipe().queries());
+  }
+
+  @Test
+  void nodeGroupMistakesAreRejectedWithTheKey() {
+    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
+        + " quick { duration = 4s, warmup = 0s } }\n";
+    Scenario ok = Scenario.from("t", ConfigFactory.parseString(base + "members = [{ name = a, kind = shoal },"
+        + " { name = c, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s } }]"));
+    assertEquals(List.of(2), ok.members().get(1).kill().nodes()); // the last node by default
+    StudyRun.checkShoalMembers(ok);
+    List<String[]> bad = List.of(
+        new String[] {"{ name = u, kind = unbound, nodes = 3 }", "members[0].nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 0 }", "members[0].nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = off, kill { after = 5s } }", "cluster = on"},
+        new String[] {"{ name = s, kind = shoal, nodes = 2, cluster = on, kill { after = 5s } }", "at least 3 nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { node = 3, after = 5s } }",
+            "members[0].kill.node"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { nodes = [0, 1, 2], after = 5s,"
+            + " quick_after = 3s } }", "members[0].kill.nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { nodes = [1, 1], after = 5s,"
+            + " quick_after = 3s } }", "members[0].kill.nodes"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { nodes = [1, 3], after = 5s,"
+            + " quick_after = 3s } }", "members[0].kill.nodes: from 0 to 2"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { node = 1, nodes = [2], after = 5s,"
+            + " quick_after = 3s } }", "not both"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 20s } }",
+            "members[0].kill.after"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 5s } }",
+            "members[0].kill.quick_after"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s,"
+            + " sigal = 9 } }", "members[0].kill.sigal"},
+        new String[] {"{ name = s, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s } },"
+            + " { name = t, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s } }",
+            "only one member"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(base + "members = [" + b[0] + "]")), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void robustnessRunsOneShoalWhoseHostileProfileIsAValidConfiguration() {
+    Scenario s = Scenario.load(CATALOG.resolve("robustness.conf"));
+    AttackPlan plan = s.attacks();
+    assertEquals(1, s.members().size());
+    assertEquals("hostile.test.", plan.hostileZone());
+    assertTrue(plan.dripConnections() + plan.idleConnections() <= AttackPlan.MAX_CONNECTIONS);
+    Member m = s.members().get(0);
+    Member hostile = new Member(m.name(), m.kind(), AttackPhases.withHostileProfile(m.config(), plan,
+        new java.net.InetSocketAddress("127.0.0.1", 5399)));
+    io.shoal.config.ShoalConfig c = ShoalUnderTest.validate(hostile, ShoalUnderTest.render(ShoalUnderTest.memberConfig(
+        s.recipe(), hostile, 5351, 9101, 8561, new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"),
+        null)));
+    assertTrue(c.profiles().stream().anyMatch(p -> p.name().equals("hostile") && p.upstreams().equals("hostile")),
+        c.profiles().toString());
+    assertTrue(c.profiles().stream().anyMatch(p -> p.name().equals("default")), c.profiles().toString());
+  }
+
+  @Test
+  void aBadAttacksBlockIsRejectedWithTheKey() {
+    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
+        + " quick { duration = 1s, warmup = 0s } }\n";
+    String one = "members = [{ name = a, kind = shoal }]\n";
+    String tcp = "tcp { drip_connections = 1, idle_connections = 1 }";
+    String miss = "miss_flood { times_baseline = 3, max_packets_per_second = 10 }";
+    String hostile = "hostile_upstream { zone = \"hostile.test.\", queries_per_second = 10, timeout = 500ms }";
+    String malformed = "malformed_udp { packets_per_second = 10 }";
+    assertEquals(10, Scenario.from("t", ConfigFactory.parseString(recipe + one + "attacks { " + malformed + ", "
+        + tcp + ", " + miss + ", " + hostile + " }")).attacks().malformedPerSecond());
+    List<String[]> bad = List.of(
+        new String[] {one + "attacks { malformed_udp { packets_per_second = 0 }, " + tcp + ", " + miss + ", "
+            + hostile + " }", "attacks.malformed_udp.packets_per_second"},
+        new String[] {one + "attacks { " + malformed + ", tcp { drip_connections = 5000, idle_connections = 5000 }, "
+            + miss + ", " + hostile + " }", "drip_connections + idle_connections"},
+        new String[] {one + "attacks { " + malformed + ", " + tcp + ", " + miss + ", hostile_upstream { zone = "
+            + "\"Hostile\", queries_per_second = 1, timeout = 1s } }", "attacks.hostile_upstream.zone"},
+        new String[] {one + "attacks { " + malformed + ", " + tcp + ", " + miss + ", " + hostile + ", slowloris {} }",
+            "attacks.slowloris"},
+        new String[] {"members = [{ name = a, kind = shoal }, { name = b, kind = unbound }]\nattacks { " + malformed
+            + ", " + tcp + ", " + miss + ", " + hostile + " }", "exactly one member"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(recipe + b[0])), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void upstreamOutageStopsKnotdMidRunUnderThreeShoalMembers() {
+    Scenario s = Scenario.load(CATALOG.resolve("upstream_outage.conf"));
+    assertEquals(List.of("stale-on", "stale-off", "prefetch-off"), s.members().stream().map(Member::name).toList());
+    assertEquals("serve-stale on, prefetch on", OutageSummary.features(s.members().get(0)));
+    assertEquals("serve-stale off, prefetch on", OutageSummary.features(s.members().get(1)));
+    assertEquals("serve-stale on, prefetch off", OutageSummary.features(s.members().get(2)));
+    assertEquals(60, s.recipe().stubTtl().toSeconds());
+    // every name fits: expired answers stay in the cache to be served stale
+    assertTrue(s.recipe().maxEntries() >= s.recipe().queries().names());
+    assertTrue(s.outage().fillSpread().compareTo(s.recipe().stubTtl()) < 0);
+    assertEquals(20, s.outage().after(false).toSeconds());
+    assertEquals(20, s.outage().length(false).toSeconds());
+    assertEquals(2, s.outage().queryTimeout().toSeconds());
+    assertTrue(s.outage().length(true).toSeconds() >= 3);
+  }
+
+  @Test
+  void outageMistakesAreRejectedWithTheKey() {
+    String base = "recipe { zone = \"bench.test.\", stub_ttl = 10s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 8, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
+        + " quick { duration = 8s, warmup = 0s } }\n";
+    String members = "members = [{ name = a, kind = shoal }]\n";
+    Scenario ok = Scenario.from("t", ConfigFactory.parseString(base + members
+        + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }"));
+    assertEquals(3, ok.outage().length(true).toSeconds());
+    assertEquals(2, ok.outage().queryTimeout().toSeconds());
+    List<String[]> bad = List.of(
+        new String[] {members + "outage { fill_spread = 10s, after = 5s, length = 5s, quick_after = 2s }",
+            "outage.fill_spread"},
+        new String[] {members + "outage { fill_spread = 5s, after = 1s, length = 5s, quick_after = 2s }",
+            "outage.after"},
+        new String[] {members + "outage { fill_spread = 5s, after = 10s, length = 10s, quick_after = 2s }",
+            "outage.after + outage.length"},
+        new String[] {members + "outage { fill_spread = 5s, after = 5s, length = 5s }", "outage.quick_after"},
+        new String[] {members + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, "
+            + "query_timeout = 1500ms }", "outage.query_timeout"},
+        new String[] {members + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, lenght = 1s }",
+            "outage.lenght"},
+        new String[] {"members = [{ name = k, kind = knotd }]\n"
+            + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }",
+            "shoal of one node"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(base + b[0])), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void clusterNodesGetTheirOwnPortsAndEveryContactPoint() {
+    Scenario s = Scenario.load(CATALOG.resolve("cluster_churn.conf"));
+    Member cluster = s.members().get(2);
+    ClusterPlacement p = new ClusterPlacement("node-1", 2552, 8568, List.of(8558, 8568, 8578));
+    com.typesafe.config.Config c = ShoalUnderTest.memberConfig(s.recipe(), cluster, 5351, 9101, 8561,
+        new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"), p);
+    assertEquals("127.0.0.1:5351", c.getString("shoal.listen.udp"));
+    assertEquals(9101, c.getInt("shoal.metrics.prometheus.port"));
+    assertEquals(8561, c.getInt("shoal.admin.port"));
+    assertTrue(c.getBoolean("shoal.cluster.enabled"));
+    assertEquals("node-1", c.getString("shoal.cluster.node_name"));
+    assertEquals(2552, c.getInt("shoal.cluster.remoting.port"));
+    assertEquals(8568, c.getInt("shoal.cluster.management.port"));
+    assertEquals(List.of("127.0.0.1:8558", "127.0.0.1:8568", "127.0.0.1:8578"),
+        c.getStringList("shoal.cluster.discovery.contact_points"));
+    assertEquals(3, c.getInt("shoal.cluster.discovery.required_contact_points"));
+    ShoalUnderTest.validate(cluster, ShoalUnderTest.render(c));
+    com.typesafe.config.Config independent = ShoalUnderTest.memberConfig(s.recipe(), s.members().get(1), 5351, 9101,
+        8561, new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"), null);
+    assertFalse(independent.hasPath("shoal.cluster"));
+    assertEquals(8561, independent.getInt("shoal.admin.port"));
+  }
+
+  @Test
+  void queryFileIsDeterministicAndDrawsWithReplacement(@TempDir Path dir) throws IOException {
+    QueryFile q = new QueryFile("bench.test.", 100, 5000, 42);
+    q.write(dir.resolve("a"));
+    q.write(dir.resolve("b"));
+    assertArrayEquals(Files.readAllBytes(dir.resolve("a")), Files.readAllBytes(dir.resolve("b")));
+    List<String> lines = Files.readAllLines(dir.resolve("a"));
+    assertEquals(5000, lines.size());
+    assertTrue(lines.stream().allMatch(l -> l.matches("n\\d{1,2}\\.bench\\.test A")), lines.get(0));
+    long distinct = lines.stream().distinct().count();
+    assertTrue(distinct > 90 && distinct <= 100, "distinct names: " + distinct);
+    // with replacement: some name comes back before all the others have been seen
+    assertTrue(lines.subList(0, 100).stream().distinct().count() < 100);
+    new QueryFile("bench.test.", 100, 5000, 43).write(dir.resolve("c"));
+    assertFalse(Files.readString(dir.resolve("a")).equals(Files.readString(dir.resolve("c"))));
+  }
+
+  @Test
+  void knotcStatsGiveTheQueryCount() {
+    assertEquals(368883, KnotUpstream.parseQueryCount("mod-stats.server-operation[query] = 368883\n"
+        + "mod-stats.request-bytes[query] = 12442085\n"));
+    assertEquals(0, KnotUpstream.parseQueryCount("server.zone-count = 1\n"));
+  }
+}
