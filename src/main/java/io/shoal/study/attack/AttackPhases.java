@@ -118,12 +118,15 @@ public final class AttackPhases {
           out.println("study: phase " + (i + 1) + " of " + phases.length + ": " + phase.configName() + " ("
               + phase.what() + ")");
           Double baselineQps = rows.isEmpty() ? null : rows.get(0).honestQps();
+          Double againstQps = rows.stream().filter(r -> r.phase().equals(phase.baseline().configName()))
+              .map(PhaseRow::honestQps).findFirst().orElse(null);
           PhaseRow row = phase(phase, dir.resolve("phases").resolve((i + 1) + "-" + phase.configName()), server,
-              hostile, baselineQps, processes);
+              hostile, baselineQps, againstQps, processes);
           rows.add(row);
           out.println(String.format(Locale.ROOT, "study:   honest %.0f QPS%s, SERVFAIL %d, lost %d; RSS max %s MiB, "
               + "fds max %s; dropped %s", row.honestQps(),
-              row.qpsVsBaseline() == null ? "" : String.format(Locale.ROOT, " (%.2fx baseline)", row.qpsVsBaseline()),
+              row.qpsVsBaseline() == null ? "" : String.format(Locale.ROOT, " (%.2fx %s)", row.qpsVsBaseline(),
+                  phase.baseline().configName()),
               row.honestServfail(), row.honestLost(), row.rssMaxMib() == null ? "?" : String.format(Locale.ROOT,
                   "%.0f", row.rssMaxMib()), row.fdsMax() == null ? "?" : row.fdsMax(),
               row.droppedTotal() == 0 ? "nothing" : row.droppedWords()));
@@ -137,8 +140,12 @@ public final class AttackPhases {
     return rows;
   }
 
+  /**
+   * @param baselineQps the UDP baseline's honest QPS (the miss flood's rate follows it)
+   * @param againstQps the honest QPS of the phase this one is compared with; null for a baseline
+   */
   private PhaseRow phase(AttackPlan.Phase phase, Path pd, ShoalUnderTest server, HostileUpstream hostile,
-      Double baselineQps, StartedProcesses processes) throws IOException, StudyException {
+      Double baselineQps, Double againstQps, StartedProcesses processes) throws IOException, StudyException {
     Files.createDirectories(pd);
     MetricsScrape before = server.scrape(pd.resolve("metrics-before.txt"));
     Map<HostileUpstream.Misbehaviour, Long> hostileBefore = hostile.counts();
@@ -150,8 +157,9 @@ public final class AttackPhases {
     try (ProcessFootprint footprint = ProcessFootprint.watch(server.pid());
         Attack attack = start(phase, server.address(), limit, baselineQps, processes)) {
       Pause.sleep(LEAD);
+      List<String> flags = phase.overTcp() ? List.of("-v", "-m", "tcp") : List.of("-v");
       List<StartedProcesses.Running> running = dnsperf.launchAtOnce(List.of(server.port()), List.of(queries), load,
-          load.duration(), List.of("-v"), List.of(pd.resolve("dnsperf.txt")));
+          load.duration(), flags, List.of(pd.resolve("dnsperf.txt")));
       output = dnsperf.awaitAll(running, load.duration()).get(0);
       report = attack.stop();
       rss = footprint.maxRssMib();
@@ -171,8 +179,8 @@ public final class AttackPhases {
     }
     Files.writeString(pd.resolve("attack.txt"), detail + "\n", StandardCharsets.UTF_8);
     double qps = dnsperfReport.queriesPerSecond();
-    // the baseline is compared with itself: 1 when it measured anything
-    double against = phase == AttackPlan.Phase.BASELINE ? qps : baselineQps == null ? 0 : baselineQps;
+    // a baseline is compared with itself: 1 when it measured anything
+    double against = phase.baseline() == phase ? qps : againstQps == null ? 0 : againstQps;
     return new PhaseRow(phase.configName(), report.sent(), report.perSecond(), qps,
         against > 0 ? qps / against : null,
         dnsperfReport.avgLatencyMillis(), honest.p99LatencyMs(), dnsperfReport.completed(), honest.servfail(),
@@ -184,17 +192,18 @@ public final class AttackPhases {
       StartedProcesses processes) throws IOException {
     String zone = KnotUpstream.apex(scenario.recipe());
     Attack attack = switch (phase) {
-      case BASELINE -> () -> new Attack.Report(0, 0, "no attack");
+      case BASELINE, TCP_BASELINE -> () -> new Attack.Report(0, 0, "no attack");
       case MALFORMED_UDP -> UdpFlood.start("malformed UDP", target, plan.malformedPerSecond(), limit,
           () -> packets.malformed(zone));
       case TCP_DRIP_IDLE -> TcpSiege.start(target, plan.dripConnections(), plan.idleConnections(), limit,
           AttackPackets.query(0x5151, "drip." + zone, 1));
+      case TCP_HOLDERS -> TcpSiege.hold(target, plan.holderEmptyConnections(), plan.holderIdleConnections(), limit);
       case MISS_FLOOD -> UdpFlood.start("unique-name queries", target, missRate(baselineQps), limit,
           () -> packets.uniqueQuery(zone));
       case HOSTILE_UPSTREAM -> UdpFlood.start("queries for " + plan.hostileZone(), target, plan.hostilePerSecond(),
           limit, () -> packets.hostileQuery(plan.hostileZone()));
     };
-    if (phase != AttackPlan.Phase.BASELINE) {
+    if (phase.baseline() != phase) {
       processes.note("# in-process: " + phase.configName() + " attack on " + target.getAddress().getHostAddress()
           + ":" + target.getPort() + " for at most " + limit.toSeconds() + " s");
     }

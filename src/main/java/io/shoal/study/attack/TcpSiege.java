@@ -10,26 +10,31 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Slow and silent TCP clients, as one thread of the study process: {@code drip} connections that
- * each send one byte of a query per second, and {@code idle} connections that send nothing. A
- * connection the server closes is opened again, as a persistent attacker would, until the siege
- * has made four connects per connection it holds. It ends at its time limit.
+ * Slow, silent and empty TCP clients, as one thread of the study process: {@code drip} connections
+ * that each send one byte of a query per second, {@code idle} connections that send nothing, and
+ * {@code empty} connections that send a zero-length message (the two bytes {@code 00 00}) a
+ * second. A connection the server closes is opened again, as a persistent attacker would, until
+ * the siege has made its budget of connects per connection it holds. It ends at its time limit.
  */
 final class TcpSiege extends AttackThread {
   private static final Duration DRIP_EVERY = Duration.ofSeconds(1);
   private static final int CONNECTS_PER_SLOT = 4;
+  private static final byte[] EMPTY_MESSAGE = {0, 0};
+
+  /** What a connection sends once a round. */
+  private enum Kind { DRIP, IDLE, EMPTY }
 
   /**
    * One connection slot: its channel (null while closed; connecting until the kernel completes it)
    * and how far into the query it has dripped.
    */
   private static final class Slot {
-    final boolean drip;
+    final Kind kind;
     SocketChannel channel;
     int position;
 
-    Slot(boolean drip) {
-      this.drip = drip;
+    Slot(Kind kind) {
+      this.kind = kind;
     }
   }
 
@@ -46,7 +51,8 @@ final class TcpSiege extends AttackThread {
   private int heldMost;
   private String firstFailure;
 
-  private TcpSiege(InetSocketAddress target, int drip, int idle, Duration limit, byte[] query) {
+  private TcpSiege(InetSocketAddress target, int drip, int idle, int empty, int connectsPerSlot, Duration limit,
+      byte[] query) {
     super("study-tcp-siege");
     if (!target.getAddress().isLoopbackAddress()) {
       throw new IllegalArgumentException("a siege goes to loopback only, not " + target);
@@ -54,18 +60,33 @@ final class TcpSiege extends AttackThread {
     this.target = target;
     this.framedQuery = AttackPackets.tcpFramed(query);
     for (int i = 0; i < idle; i++) {
-      slots.add(new Slot(false));
+      slots.add(new Slot(Kind.IDLE));
     }
     for (int i = 0; i < drip; i++) {
-      slots.add(new Slot(true));
+      slots.add(new Slot(Kind.DRIP));
     }
-    this.connectBudget = CONNECTS_PER_SLOT * (drip + idle);
+    for (int i = 0; i < empty; i++) {
+      slots.add(new Slot(Kind.EMPTY));
+    }
+    this.connectBudget = connectsPerSlot * slots.size();
     this.limit = limit;
   }
 
   /** Opens the connections and keeps them up for at most {@code limit}. */
   static TcpSiege start(InetSocketAddress target, int drip, int idle, Duration limit, byte[] query) {
-    TcpSiege s = new TcpSiege(target, drip, idle, limit, query);
+    TcpSiege s = new TcpSiege(target, drip, idle, 0, CONNECTS_PER_SLOT, limit, query);
+    s.begin();
+    return s;
+  }
+
+  /**
+   * Holds connections the way an attacker at the connection cap does: {@code empty} connections
+   * sending zero-length messages and {@code idle} silent ones, each opened again as soon as the
+   * server closes it, once a round for as long as {@code limit} lasts.
+   */
+  static TcpSiege hold(InetSocketAddress target, int empty, int idle, Duration limit) {
+    int rounds = (int) Math.max(1, limit.toSeconds() + 1);
+    TcpSiege s = new TcpSiege(target, 0, idle, empty, rounds, limit, new byte[0]);
     s.begin();
     return s;
   }
@@ -88,7 +109,11 @@ final class TcpSiege extends AttackThread {
           if (!connected(s)) {
             continue;
           }
-          if (s.drip ? dripOne(s) : stillOpen(s)) {
+          if (switch (s.kind) {
+            case DRIP -> dripOne(s);
+            case IDLE -> stillOpen(s);
+            case EMPTY -> sendEmpty(s);
+          }) {
             held++;
           } else {
             closedByServer++;
@@ -174,6 +199,19 @@ final class TcpSiege extends AttackThread {
     }
   }
 
+  /** Sends a zero-length message; false once the server closed the connection. */
+  private boolean sendEmpty(Slot s) {
+    try {
+      if (!stillOpen(s)) {
+        return false;
+      }
+      bytesDripped += s.channel.write(ByteBuffer.wrap(EMPTY_MESSAGE));
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
   /** False once the server closed the connection (a read sees its end, or a reset). */
   private static boolean stillOpen(Slot s) {
     try {
@@ -203,11 +241,14 @@ final class TcpSiege extends AttackThread {
   @Override
   protected Report finish() {
     double seconds = Math.max(1e-3, (System.nanoTime() - startNanos) / 1e9);
-    long drips = slots.stream().filter(s -> s.drip).count();
+    long drips = slots.stream().filter(s -> s.kind == Kind.DRIP).count();
+    long empties = slots.stream().filter(s -> s.kind == Kind.EMPTY).count();
+    String kinds = empties == 0 ? drips + " drip + " + (slots.size() - drips) + " idle"
+        : empties + " zero-length + " + (slots.size() - empties - drips) + " idle";
     return new Report(connects, connects / seconds, String.format(Locale.ROOT,
-        "%d drip + %d idle TCP connections: %d connects (%d failed%s), at most %d open at once, %d closed by "
-            + "the server, %d bytes dripped",
-        drips, slots.size() - drips, connects, connectFailures, firstFailure == null ? "" : ", first: " + firstFailure,
+        "%s TCP connections: %d connects (%d failed%s), at most %d open at once, %d closed by "
+            + "the server, %d bytes sent",
+        kinds, connects, connectFailures, firstFailure == null ? "" : ", first: " + firstFailure,
         heldMost, closedByServer, bytesDripped));
   }
 }

@@ -29,8 +29,9 @@ public final class RobustnessSummary {
     for (PhaseRow r : rows) {
       StringBuilder line = new StringBuilder(r.phase()).append(": honest clients ~")
           .append(StudySummary.approx(r.honestQps())).append(" qps");
-      if (r.qpsVsBaseline() != null && !r.phase().equals(AttackPlan.Phase.BASELINE.configName())) {
-        line.append(String.format(Locale.ROOT, " (%.2fx the baseline)", r.qpsVsBaseline()));
+      AttackPlan.Phase phase = AttackPlan.Phase.named(r.phase());
+      if (r.qpsVsBaseline() != null && phase.baseline() != phase) {
+        line.append(String.format(Locale.ROOT, " (%.2fx %s)", r.qpsVsBaseline(), phase.baseline().configName()));
       }
       line.append(String.format(Locale.ROOT, ", mean latency %.2f ms", r.avgLatencyMs()));
       if (r.p99LatencyMs() != null) {
@@ -39,7 +40,8 @@ public final class RobustnessSummary {
       line.append(", ").append(r.honestServfail()).append(" SERVFAIL, ").append(r.honestLost()).append(" lost");
       if (r.attackSent() > 0) {
         line.append("; the attack sent ").append(r.attackSent())
-            .append(r.phase().equals(AttackPlan.Phase.TCP_DRIP_IDLE.configName()) ? " connections" : " packets")
+            .append(phase == AttackPlan.Phase.TCP_DRIP_IDLE || phase == AttackPlan.Phase.TCP_HOLDERS
+                ? " connections" : " packets")
             .append(" (~").append(StudySummary.approx(r.attackPerSecond())).append("/s)");
       }
       line.append("; shoal held at most ").append(r.rssMaxMib() == null ? "?" : String.format(Locale.ROOT, "%.0f",
@@ -79,7 +81,8 @@ public final class RobustnessSummary {
           .append(r.rssMaxMib() == null ? "" : String.format(Locale.ROOT, "%.1f", r.rssMaxMib())).append(" | ")
           .append(r.fdsMax() == null ? "" : r.fdsMax()).append(" | ").append(r.droppedWords()).append(" |\n");
     }
-    md.append("\nHonest clients are dnsperf replaying the recipe's query file in every phase with the same flags; ")
+    md.append("\nHonest clients are dnsperf replaying the recipe's query file in every phase with the same flags "
+        + "(over TCP in tcp_baseline and tcp_holders, over UDP in the others); ")
         .append("`p99` comes from dnsperf's per-query lines (-v). RSS is the largest VmRSS of the shoal process ")
         .append("and fds the most entries of /proc/PID/fd, sampled every ")
         .append(ProcessFootprint.EVERY.toMillis()).append(" ms from the attack's start to dnsperf's end. ")
@@ -93,6 +96,11 @@ public final class RobustnessSummary {
     md.append("- tcp_drip_idle: ").append(p.dripConnections()).append(" connections sending one byte of a query ")
         .append("per second and ").append(p.idleConnections()).append(" sending nothing; a connection the server ")
         .append("closes is opened again (at most four connects per connection)\n");
+    md.append("- tcp_holders: ").append(p.holderEmptyConnections()).append(" connections sending a zero-length ")
+        .append("message a second and ").append(p.holderIdleConnections()).append(" sending nothing, more than the ")
+        .append("member's tcp_max_connections, each opened again as soon as the server closes it; honest clients ")
+        .append("ask over TCP (dnsperf -m tcp), compared with tcp_baseline, the same clients over TCP without ")
+        .append("an attack\n");
     md.append("- miss_flood: queries for unique names under the zone at ").append(p.missTimesBaseline())
         .append(" times the baseline's honest QPS (at most ").append(p.missMaxPerSecond())
         .append("/s), sent without waiting for answers: every one misses the cache and goes to knotd\n");

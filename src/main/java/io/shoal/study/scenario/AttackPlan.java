@@ -12,13 +12,18 @@ import java.util.Set;
  * @param malformedPerSecond malformed UDP packets sent per second (random bytes and mutated queries)
  * @param dripConnections TCP connections that each send one byte of a query per second
  * @param idleConnections TCP connections opened and left silent
+ * @param holderEmptyConnections TCP connections that send zero-length messages, reopened whenever
+ *     the server closes them, in the tcp_holders phase
+ * @param holderIdleConnections silent TCP connections, reopened whenever the server closes them,
+ *     in the tcp_holders phase: with the empty ones, more than the member's tcp_max_connections
  * @param missTimesBaseline the miss flood's rate, as a multiple of the baseline phase's honest QPS
  * @param missMaxPerSecond a ceiling on the miss flood's rate whatever the baseline was
  * @param hostileZone the zone of the profile whose upstream is the hostile server
  * @param hostilePerSecond queries per second for names of the hostile zone
  * @param hostileTimeout the hostile profile's upstream timeout (its silences cost this long)
  */
-public record AttackPlan(int malformedPerSecond, int dripConnections, int idleConnections, double missTimesBaseline,
+public record AttackPlan(int malformedPerSecond, int dripConnections, int idleConnections,
+    int holderEmptyConnections, int holderIdleConnections, double missTimesBaseline,
     int missMaxPerSecond, String hostileZone, int hostilePerSecond, Duration hostileTimeout) {
 
   /** The phases, in the order they run: the baseline first, every other one compared with it. */
@@ -26,6 +31,10 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     BASELINE("baseline", "no attack"),
     MALFORMED_UDP("malformed_udp", "random and mutated UDP packets"),
     TCP_DRIP_IDLE("tcp_drip_idle", "drip TCP (one byte a second) and idle TCP connections"),
+    /** Honest clients over TCP, no attack: what tcp_holders is compared with. */
+    TCP_BASELINE("tcp_baseline", "no attack, honest clients over TCP"),
+    TCP_HOLDERS("tcp_holders", "zero-length and idle TCP connections beyond tcp_max_connections, honest clients "
+        + "over TCP"),
     MISS_FLOOD("miss_flood", "unique names under the zone, every one a cache miss"),
     HOSTILE_UPSTREAM("hostile_upstream", "queries for a profile whose upstream answers garbage or nothing");
 
@@ -35,6 +44,16 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     Phase(String configName, String what) {
       this.configName = configName;
       this.what = what;
+    }
+
+    /** Whether the honest clients of the phase ask over TCP (dnsperf -m tcp) rather than UDP. */
+    public boolean overTcp() {
+      return this == TCP_BASELINE || this == TCP_HOLDERS;
+    }
+
+    /** The phase this one is compared with: its own baseline for TCP, the UDP baseline otherwise. */
+    public Phase baseline() {
+      return overTcp() ? TCP_BASELINE : BASELINE;
     }
 
     /** The phase's name in robustness.csv and in the run directory. */
@@ -63,7 +82,7 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
   /** TCP connections the study opens at most (drip and idle together): a few thousand. */
   static final int MAX_CONNECTIONS = 8_000;
 
-  private static final Set<String> KEYS = Set.of("malformed_udp", "tcp", "miss_flood", "hostile_upstream");
+  private static final Set<String> KEYS = Set.of("malformed_udp", "tcp", "tcp_holders", "miss_flood", "hostile_upstream");
 
   /** Reads and checks the {@code attacks} block; errors name the key (prefix {@code attacks.}). */
   static AttackPlan from(Config a) {
@@ -72,6 +91,8 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     Scenario.allowOnly(malformed, "attacks.malformed_udp.", Set.of("packets_per_second"));
     Config tcp = a.getConfig("tcp");
     Scenario.allowOnly(tcp, "attacks.tcp.", Set.of("drip_connections", "idle_connections"));
+    Config holders = a.getConfig("tcp_holders");
+    Scenario.allowOnly(holders, "attacks.tcp_holders.", Set.of("zero_length_connections", "idle_connections"));
     Config miss = a.getConfig("miss_flood");
     Scenario.allowOnly(miss, "attacks.miss_flood.", Set.of("times_baseline", "max_packets_per_second"));
     Config hostile = a.getConfig("hostile_upstream");
@@ -82,6 +103,12 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     if (drip + idle > MAX_CONNECTIONS) {
       throw new IllegalArgumentException("attacks.tcp: drip_connections + idle_connections at most "
           + MAX_CONNECTIONS + ", is " + (drip + idle));
+    }
+    int empty = between(holders, "attacks.tcp_holders.", "zero_length_connections", 0, MAX_CONNECTIONS);
+    int holderIdle = between(holders, "attacks.tcp_holders.", "idle_connections", 0, MAX_CONNECTIONS);
+    if (empty + holderIdle > MAX_CONNECTIONS) {
+      throw new IllegalArgumentException("attacks.tcp_holders: zero_length_connections + idle_connections at most "
+          + MAX_CONNECTIONS + ", is " + (empty + holderIdle));
     }
     double times = miss.getDouble("times_baseline");
     if (!(times > 0 && times <= 100)) {
@@ -97,7 +124,8 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
       throw new IllegalArgumentException("attacks.hostile_upstream.timeout: from 50ms to 5s, is " + timeout);
     }
     return new AttackPlan(
-        between(malformed, "attacks.malformed_udp.", "packets_per_second", 1, MAX_RATE), drip, idle, times,
+        between(malformed, "attacks.malformed_udp.", "packets_per_second", 1, MAX_RATE), drip, idle, empty,
+        holderIdle, times,
         between(miss, "attacks.miss_flood.", "max_packets_per_second", 1, MAX_RATE), zone,
         between(hostile, "attacks.hostile_upstream.", "queries_per_second", 1, MAX_RATE), timeout);
   }

@@ -220,6 +220,10 @@ class ScenarioTest {
     assertEquals(1, s.members().size());
     assertEquals("hostile.test.", plan.hostileZone());
     assertTrue(plan.dripConnections() + plan.idleConnections() <= AttackPlan.MAX_CONNECTIONS);
+    // the holders outnumber the member's connection cap, and the drip phase stays under it
+    int cap = s.members().get(0).config().getInt("listen.tcp_max_connections");
+    assertTrue(plan.holderEmptyConnections() + plan.holderIdleConnections() > cap);
+    assertTrue(plan.dripConnections() + plan.idleConnections() < cap);
     Member m = s.members().get(0);
     Member hostile = new Member(m.name(), m.kind(), AttackPhases.withHostileProfile(m.config(), plan,
         new java.net.InetSocketAddress("127.0.0.1", 5399)));
@@ -239,7 +243,8 @@ class ScenarioTest {
         + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
         + " quick { duration = 1s, warmup = 0s } }\n";
     String one = "members = [{ name = a, kind = shoal }]\n";
-    String tcp = "tcp { drip_connections = 1, idle_connections = 1 }";
+    String tcp = "tcp { drip_connections = 1, idle_connections = 1 }, "
+        + "tcp_holders { zero_length_connections = 1, idle_connections = 1 }";
     String miss = "miss_flood { times_baseline = 3, max_packets_per_second = 10 }";
     String hostile = "hostile_upstream { zone = \"hostile.test.\", queries_per_second = 10, timeout = 500ms }";
     String malformed = "malformed_udp { packets_per_second = 10 }";
@@ -249,7 +254,11 @@ class ScenarioTest {
         new String[] {one + "attacks { malformed_udp { packets_per_second = 0 }, " + tcp + ", " + miss + ", "
             + hostile + " }", "attacks.malformed_udp.packets_per_second"},
         new String[] {one + "attacks { " + malformed + ", tcp { drip_connections = 5000, idle_connections = 5000 }, "
-            + miss + ", " + hostile + " }", "drip_connections + idle_connections"},
+            + "tcp_holders { zero_length_connections = 1, idle_connections = 1 }, " + miss + ", " + hostile + " }",
+            "drip_connections + idle_connections"},
+        new String[] {one + "attacks { " + malformed + ", tcp { drip_connections = 1, idle_connections = 1 }, "
+            + "tcp_holders { zero_length_connections = 5000, idle_connections = 5000 }, " + miss + ", " + hostile
+            + " }", "attacks.tcp_holders: zero_length_connections + idle_connections"},
         new String[] {one + "attacks { " + malformed + ", " + tcp + ", " + miss + ", hostile_upstream { zone = "
             + "\"Hostile\", queries_per_second = 1, timeout = 1s } }", "attacks.hostile_upstream.zone"},
         new String[] {one + "attacks { " + malformed + ", " + tcp + ", " + miss + ", " + hostile + ", slowloris {} }",
