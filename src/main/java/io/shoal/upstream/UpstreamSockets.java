@@ -15,17 +15,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The node's upstream sockets: the cap on how many are open at once, UDP and TCP together, and
  * the idle UDP sockets that rotate.
  *
- * <p>A UDP socket is bound to a port the kernel picks at random, connected to one server, carries
- * one query at a time, and is closed after {@code uses} queries or {@code ageNanos} (or at once
- * after a timeout or an error), whichever comes first. A fresh socket per query cost about a third
- * of the CPU of a miss (socket, bind, connect, two getsockname, epoll add and delete, close:
- * docs/performance.md); rotation keeps that to a sixteenth while every query still leaves from a
- * random port that only its server can reach.
+ * <p>A UDP socket is bound to a port the kernel picks at random, connected to one server,
+ * carries one query at a time, and is closed after {@code maxUses} queries or {@code maxAgeNanos}
+ * (or at once after a timeout or an error), whichever comes first. A fresh socket per query cost
+ * about a third of the CPU of a miss (socket, bind, connect, two getsockname, epoll add and
+ * delete, close: docs/performance.md); rotation keeps that to a sixteenth while every query still
+ * leaves from a random port that only its server can reach.
  */
 final class UpstreamSockets {
   private final int maxOpen;
-  private final int uses;
-  private final long ageNanos;
+  private final int maxUses;
+  private final long maxAgeNanos;
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<InetSocketAddress, ConcurrentLinkedDeque<Udp>> idle = new ConcurrentHashMap<>();
 
@@ -42,10 +42,15 @@ final class UpstreamSockets {
     }
   }
 
-  UpstreamSockets(int maxOpen, int uses, long ageNanos) {
+  /**
+   * @param maxOpen sockets open at once, UDP and TCP together
+   * @param maxUses queries one UDP socket carries before it is closed
+   * @param maxAgeNanos how long a UDP socket may live
+   */
+  UpstreamSockets(int maxOpen, int maxUses, long maxAgeNanos) {
     this.maxOpen = maxOpen;
-    this.uses = uses;
-    this.ageNanos = ageNanos;
+    this.maxUses = maxUses;
+    this.maxAgeNanos = maxAgeNanos;
   }
 
   int maxOpen() {
@@ -98,7 +103,7 @@ final class UpstreamSockets {
     }
     Udp s;
     while ((s = sockets.pollFirst()) != null) {
-      if (System.nanoTime() - s.bornNanos < ageNanos) {
+      if (System.nanoTime() - s.bornNanos < maxAgeNanos) {
         return s;
       }
       retire(s);
@@ -108,7 +113,7 @@ final class UpstreamSockets {
 
   /** Whether {@code s}, its query answered cleanly, may carry another one. */
   boolean reusable(Udp s) {
-    return s.uses < uses && System.nanoTime() - s.bornNanos < ageNanos;
+    return s.uses < maxUses && System.nanoTime() - s.bornNanos < maxAgeNanos;
   }
 
   /** Puts {@code s} back for the next query to {@code server}. */
@@ -120,11 +125,11 @@ final class UpstreamSockets {
     closed(s.channel);
   }
 
-  /** Closes idle sockets older than {@code ageNanos}, so no port stays open for long. */
+  /** Closes idle sockets older than {@code maxAgeNanos}, so no port stays open for long. */
   void sweep(long now) {
     for (ConcurrentLinkedDeque<Udp> sockets : idle.values()) {
       for (Udp s : sockets) {
-        if (now - s.bornNanos >= ageNanos && sockets.removeFirstOccurrence(s)) {
+        if (now - s.bornNanos >= maxAgeNanos && sockets.removeFirstOccurrence(s)) {
           retire(s);
         }
       }
