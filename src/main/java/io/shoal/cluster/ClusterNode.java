@@ -8,14 +8,13 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.AskPattern;
 import com.typesafe.config.Config;
 import io.shoal.cache.AnswerCache;
+import io.shoal.metrics.ClusterMetrics;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import kamon.Kamon;
-import kamon.metric.Counter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,18 +50,16 @@ public final class ClusterNode {
   private final Config akkaConfig;
   private final Services services;
   private final Duration joinWait;
-  private final Counter rejoins;
+  private final ClusterMetrics metrics;
   private volatile Incarnation current;
   private volatile boolean leaving;
   private Duration nextRetry = FIRST_RETRY;
 
-  private ClusterNode(Config akkaConfig, Services services, Duration joinWait) {
+  private ClusterNode(Config akkaConfig, Services services, Duration joinWait, ClusterMetrics metrics) {
     this.akkaConfig = akkaConfig;
     this.joinWait = joinWait;
     this.services = services;
-    this.rejoins = Kamon.counter("shoal.cluster.rejoins",
-        "Times this node's cluster membership was started again after it was downed or could not join")
-        .withTag("node", services.nodeLabel());
+    this.metrics = metrics;
   }
 
   /**
@@ -74,7 +71,8 @@ public final class ClusterNode {
     if (settings.discovery() == io.shoal.config.ClusterSettings.Discovery.KUBERNETES_API) {
       ClusterBoot.requireServiceAccount(akkaConfig);
     }
-    ClusterNode node = new ClusterNode(akkaConfig, services, settings.joinWait());
+    ClusterNode node = new ClusterNode(akkaConfig, services, settings.joinWait(),
+        new ClusterMetrics(services.nodeLabel()));
     node.current = node.incarnate(node.joinWait);
     return node;
   }
@@ -91,7 +89,7 @@ public final class ClusterNode {
               FlushRecord.create(services.caches(), services.status(), services.flushRetention(), joinWait),
               "flush-record"));
           ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp()), "owner");
-          ctx.spawn(Membership.create(services.owners(), services.nodeLabel()), "membership");
+          ctx.spawn(Membership.create(services.owners(), metrics), "membership");
           return Behaviors.empty();
         }),
         "shoal",
@@ -138,7 +136,7 @@ public final class ClusterNode {
     }
     try {
       current = incarnate(Duration.ZERO);
-      rejoins.increment();
+      metrics.rejoined();
       nextRetry = FIRST_RETRY;
       log.info("cluster membership restarted; bootstrapping to join again");
     } catch (RuntimeException e) {

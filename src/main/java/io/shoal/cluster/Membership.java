@@ -12,14 +12,13 @@ import akka.cluster.ClusterEvent;
 import akka.cluster.MemberStatus;
 import akka.cluster.typed.Cluster;
 import akka.cluster.typed.Subscribe;
+import io.shoal.metrics.ClusterMetrics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import kamon.Kamon;
-import kamon.metric.Gauge;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,8 +48,7 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
 
   private final OwnerDirectory directory;
   private final Cluster cluster;
-  private final Gauge members;
-  private final Gauge ring;
+  private final ClusterMetrics metrics;
   private final java.util.Set<Address> up = new java.util.HashSet<>();
   /** The endpoints listed now, this node's included. */
   private Set<ActorRef<OwnerEndpoint.WhereIsDns>> listed = Set.of();
@@ -60,17 +58,15 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
    */
   private final Map<ActorRef<OwnerEndpoint.WhereIsDns>, OwnerDirectory.Owner> owners = new HashMap<>();
 
-  public static Behavior<Command> create(OwnerDirectory directory, String nodeLabel) {
-    return Behaviors.setup(ctx -> new Membership(ctx, directory, nodeLabel));
+  public static Behavior<Command> create(OwnerDirectory directory, ClusterMetrics metrics) {
+    return Behaviors.setup(ctx -> new Membership(ctx, directory, metrics));
   }
 
-  private Membership(ActorContext<Command> context, OwnerDirectory directory, String nodeLabel) {
+  private Membership(ActorContext<Command> context, OwnerDirectory directory, ClusterMetrics metrics) {
     super(context);
     this.directory = directory;
     this.cluster = Cluster.get(context.getSystem());
-    this.members = Kamon.gauge("shoal.cluster.members", "Cluster members that are Up").withTag("node", nodeLabel);
-    this.ring = Kamon.gauge("shoal.cluster.owners",
-        "Members whose keys this node looks up at their owner, itself included").withTag("node", nodeLabel);
+    this.metrics = metrics;
     ActorRef<Receptionist.Listing> listings = context.messageAdapter(Receptionist.Listing.class, ListingChanged::new);
     context.getSystem().receptionist().tell(Receptionist.subscribe(OwnerEndpoint.KEY, listings));
     ActorRef<ClusterEvent.MemberEvent> memberEvents =
@@ -143,7 +139,7 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
     }
     String self = cluster.selfMember().address().toString();
     directory.update(members, reachable, self);
-    ring.update(directory.size());
+    metrics.ownerRing(directory.size());
     log.info("owner ring: {} node(s) {}; DNS addresses known for {}", members.size(), members, reachable.keySet());
   }
 
@@ -164,7 +160,7 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
     } else {
       up.remove(e.member().address());
     }
-    members.update(up.size());
+    metrics.membersUp(up.size());
     return this;
   }
 }

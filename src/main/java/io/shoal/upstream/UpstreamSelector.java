@@ -4,23 +4,16 @@ import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
-import io.shoal.wire.ScannedAnswer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.StandardProtocolFamily;
 import java.nio.ByteBuffer;
-import java.nio.channels.DatagramChannel;
-import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,13 +24,9 @@ import org.slf4j.LoggerFactory;
  * else); anything else is counted (shoal_dropped_total{reason="upstream_mismatch"}) and the wait
  * goes on until the deadline.
  *
- * <p>UDP sockets rotate: each is bound to a port the kernel picks at random, connected to one
- * server, carries one query at a time, and is closed after {@link #UDP_USES} queries or
- * {@link #UDP_AGE_NANOS} (or at once after a timeout or an error), whichever comes first. A fresh
- * socket per query cost about a third of the CPU of a miss (socket, bind, connect, two
- * getsockname, epoll add and delete, close: docs/performance.md); rotation keeps that to a
- * sixteenth while every query still leaves from a random port that only its server can reach.
- * TCP exchanges (answers that came back truncated) use a socket each.
+ * <p>UDP sockets rotate ({@link UpstreamSockets}): each carries one query at a time, and at most
+ * {@link #UDP_USES} queries in {@link #UDP_AGE_NANOS}. TCP exchanges (answers that came back
+ * truncated) use a socket each.
  *
  * <p>The caller sends the UDP datagram on its own thread (no hand-off before the query leaves);
  * the selector thread waits for the answer, runs TCP's connect/write/read, and ends the exchange
@@ -57,88 +46,20 @@ public final class UpstreamSelector implements AutoCloseable {
   private final ConcurrentLinkedQueue<Exchange> incoming = new ConcurrentLinkedQueue<>();
   private final PriorityQueue<Exchange> deadlines =
       new PriorityQueue<>((a, b) -> Long.compare(a.deadlineNanos, b.deadlineNanos));
-  private final AtomicInteger open = new AtomicInteger();
-  private final int maxOpen;
+  private final UpstreamSockets sockets;
   private final ServerMetrics metrics;
   private final ByteBuffer udpBuffer = ByteBuffer.allocateDirect(65535);
   private final SecureRandom random = new SecureRandom();
-  private final ConcurrentHashMap<InetSocketAddress, ConcurrentLinkedDeque<UdpSocket>> idle = new ConcurrentHashMap<>();
   /** When the selector thread will next look at its deadlines on its own (System.nanoTime). */
   private volatile long selectorWakesAt = Long.MIN_VALUE;
   private volatile boolean running = true;
   private long lastSweep = System.nanoTime();
 
-  /** A UDP socket connected to one server, and the query it carries now (null while idle). */
-  private static final class UdpSocket {
-    final DatagramChannel channel;
-    final long bornNanos = System.nanoTime();
-    volatile UdpQuery query;
-    SelectionKey key;
-    int uses;
-
-    UdpSocket(DatagramChannel channel) {
-      this.channel = channel;
-    }
-  }
-
-  /** One query in flight: its socket, what must match, when it gives up, and its result. */
-  private abstract static class Exchange {
-    final InetSocketAddress server;
-    final int id;
-    final CacheKey key;
-    final long deadlineNanos;
-    final CompletableFuture<byte[]> result = new CompletableFuture<>();
-    SelectableChannel channel;
-
-    Exchange(InetSocketAddress server, int id, CacheKey key, long deadlineNanos) {
-      this.server = server;
-      this.id = id;
-      this.key = key;
-      this.deadlineNanos = deadlineNanos;
-    }
-
-    abstract int firstInterest();
-  }
-
-  private static final class UdpQuery extends Exchange {
-    final UdpSocket socket;
-
-    UdpQuery(UdpSocket socket, InetSocketAddress server, int id, CacheKey key, long deadlineNanos) {
-      super(server, id, key, deadlineNanos);
-      this.socket = socket;
-      this.channel = socket.channel;
-    }
-
-    @Override
-    int firstInterest() {
-      return SelectionKey.OP_READ;
-    }
-  }
-
-  /** RFC 7766 framing: the query goes out with its 2-byte length; answers are read the same way. */
-  private static final class TcpQuery extends Exchange {
-    final ByteBuffer out;
-    final ByteBuffer length = ByteBuffer.allocate(2);
-    ByteBuffer body;
-    boolean connected;
-
-    TcpQuery(InetSocketAddress server, byte[] query, int id, CacheKey key, long deadlineNanos) {
-      super(server, id, key, deadlineNanos);
-      out = ByteBuffer.allocate(query.length + 2);
-      out.putShort((short) query.length).put(query).flip();
-    }
-
-    @Override
-    int firstInterest() {
-      return connected ? SelectionKey.OP_WRITE : SelectionKey.OP_CONNECT;
-    }
-  }
-
   /**
    * @param maxOpen upstream sockets open at once; beyond it an exchange fails at once ("overload")
    */
   public UpstreamSelector(int maxOpen, ServerMetrics metrics) throws IOException {
-    this.maxOpen = maxOpen;
+    this.sockets = new UpstreamSockets(maxOpen, UDP_USES, UDP_AGE_NANOS);
     this.metrics = metrics;
     this.selector = Selector.open();
     this.loop = new Thread(this::run, "shoal-upstream");
@@ -148,7 +69,7 @@ public final class UpstreamSelector implements AutoCloseable {
 
   /** The cap on open upstream sockets. */
   public int maxOpen() {
-    return maxOpen;
+    return sockets.maxOpen();
   }
 
   /**
@@ -170,27 +91,27 @@ public final class UpstreamSelector implements AutoCloseable {
   /** Sends {@code query} over UDP now; completes with the matching response, or fails at the deadline. */
   public CompletableFuture<byte[]> udp(
       InetSocketAddress server, byte[] query, int id, CacheKey key, long deadlineNanos) {
-    UdpSocket socket = idleSocket(server);
+    UpstreamSockets.Udp socket = sockets.idle(server);
     boolean fresh = socket == null;
     if (fresh) {
-      if (!admit()) {
+      if (!sockets.admit()) {
         return overload();
       }
       try {
-        socket = new UdpSocket(openConnected(server));
+        socket = UpstreamSockets.connectedTo(server);
       } catch (IOException | RuntimeException e) {
-        open.decrementAndGet();
+        sockets.notOpened();
         return CompletableFuture.failedFuture(new UpstreamException("error", "socket for " + server + ": " + e));
       }
     }
-    UdpQuery x = new UdpQuery(socket, server, id, key, deadlineNanos);
+    UdpExchange x = new UdpExchange(socket, server, id, key, deadlineNanos);
     socket.uses++;
     socket.query = x;
     try {
       socket.channel.write(ByteBuffer.wrap(query));
     } catch (IOException | RuntimeException e) {
       socket.query = null;
-      retire(socket);
+      sockets.retire(socket);
       return CompletableFuture.failedFuture(new UpstreamException("error", "send to " + server + ": " + e));
     }
     long wakesAt = selectorWakesAt;
@@ -203,65 +124,20 @@ public final class UpstreamSelector implements AutoCloseable {
     return x.result;
   }
 
-  private static DatagramChannel openConnected(InetSocketAddress server) throws IOException {
-    DatagramChannel ch = DatagramChannel.open(familyOf(server));
-    try {
-      ch.configureBlocking(false);
-      ch.connect(server);
-      return ch;
-    } catch (IOException | RuntimeException e) {
-      closeQuietly(ch);
-      throw e;
-    }
-  }
-
-  /** An idle socket connected to {@code server} that may carry another query, or null. */
-  private UdpSocket idleSocket(InetSocketAddress server) {
-    ConcurrentLinkedDeque<UdpSocket> sockets = idle.get(server);
-    if (sockets == null) {
-      return null;
-    }
-    UdpSocket s;
-    while ((s = sockets.pollFirst()) != null) {
-      if (System.nanoTime() - s.bornNanos < UDP_AGE_NANOS) {
-        return s;
-      }
-      retire(s);
-    }
-    return null;
-  }
-
-  /** After a clean answer the socket goes back for another query, unless it has served its turn. */
-  private void release(UdpQuery x) {
-    UdpSocket s = x.socket;
-    s.query = null;
-    if (running && s.uses < UDP_USES && System.nanoTime() - s.bornNanos < UDP_AGE_NANOS) {
-      idle.computeIfAbsent(x.server, k -> new ConcurrentLinkedDeque<>()).offerFirst(s);
-    } else {
-      retire(s);
-    }
-  }
-
-  private void retire(UdpSocket s) {
-    closeQuietly(s.channel);
-    open.decrementAndGet();
-  }
-
   /** Asks over TCP; completes with the matching response, or fails at the deadline. */
   public CompletableFuture<byte[]> tcp(
       InetSocketAddress server, byte[] query, int id, CacheKey key, long deadlineNanos) {
-    if (!admit()) {
+    if (!sockets.admit()) {
       return overload();
     }
-    TcpQuery x = new TcpQuery(server, query, id, key, deadlineNanos);
+    TcpExchange x = new TcpExchange(server, query, id, key, deadlineNanos);
     SocketChannel ch = null;
     try {
-      ch = SocketChannel.open(familyOf(server));
+      ch = SocketChannel.open(UpstreamSockets.familyOf(server));
       ch.configureBlocking(false);
       x.connected = ch.connect(server);
     } catch (IOException | RuntimeException e) {
-      open.decrementAndGet();
-      closeQuietly(ch);
+      sockets.closed(ch);
       return CompletableFuture.failedFuture(new UpstreamException("error", "TCP to " + server + ": " + e));
     }
     x.channel = ch;
@@ -269,16 +145,8 @@ public final class UpstreamSelector implements AutoCloseable {
     return x.result;
   }
 
-  private boolean admit() {
-    if (open.incrementAndGet() > maxOpen) {
-      open.decrementAndGet();
-      return false;
-    }
-    return true;
-  }
-
   private CompletableFuture<byte[]> overload() {
-    UpstreamException e = new UpstreamException(UpstreamException.OVERLOAD, maxOpen + " upstream sockets already open");
+    UpstreamException e = new UpstreamException(UpstreamException.OVERLOAD, sockets.maxOpen() + " upstream sockets already open");
     capReached.warn("upstream socket cap reached (shoal_upstream_seconds{outcome=\"overload\"})", e);
     return CompletableFuture.failedFuture(e);
   }
@@ -294,7 +162,7 @@ public final class UpstreamSelector implements AutoCloseable {
         Exchange x;
         while ((x = incoming.poll()) != null) {
           try {
-            if (x instanceof UdpQuery u) {
+            if (x instanceof UdpExchange u) {
               if (u.socket.key == null) {
                 u.socket.key = u.channel.register(selector, SelectionKey.OP_READ, u.socket);
               }
@@ -319,17 +187,17 @@ public final class UpstreamSelector implements AutoCloseable {
         }
         selectorWakesAt = Long.MIN_VALUE;
         for (SelectionKey k : selector.selectedKeys()) {
-          if (k.attachment() instanceof UdpSocket u) {
+          if (k.attachment() instanceof UpstreamSockets.Udp u) {
             readUdp(u);
           } else {
-            stepTcp((TcpQuery) k.attachment(), k);
+            stepTcp((TcpExchange) k.attachment(), k);
           }
         }
         selector.selectedKeys().clear();
         long now = System.nanoTime();
         if (now - lastSweep > 1_000_000_000L) {
           lastSweep = now;
-          sweepIdle(now);
+          sockets.sweep(now);
         }
         while ((next = deadlines.peek()) != null && (next.result.isDone() || next.deadlineNanos - now <= 0)) {
           deadlines.poll();
@@ -343,18 +211,7 @@ public final class UpstreamSelector implements AutoCloseable {
     }
   }
 
-  /** Closes idle sockets that outlived {@link #UDP_AGE_NANOS}, so no port stays open for long. */
-  private void sweepIdle(long now) {
-    for (ConcurrentLinkedDeque<UdpSocket> sockets : idle.values()) {
-      for (UdpSocket s : sockets) {
-        if (now - s.bornNanos >= UDP_AGE_NANOS && sockets.removeFirstOccurrence(s)) {
-          retire(s);
-        }
-      }
-    }
-  }
-
-  private void readUdp(UdpSocket socket) {
+  private void readUdp(UpstreamSockets.Udp socket) {
     while (true) {
       udpBuffer.clear();
       int n;
@@ -362,7 +219,7 @@ public final class UpstreamSelector implements AutoCloseable {
         n = socket.channel.read(udpBuffer);
       } catch (IOException e) {
         // e.g. ICMP port unreachable reported on the connected socket: the server is not there.
-        UdpQuery x = socket.query;
+        UdpExchange x = socket.query;
         if (x != null) {
           finish(x, null, new UpstreamException("error", x.server + ": " + e));
         }
@@ -373,7 +230,7 @@ public final class UpstreamSelector implements AutoCloseable {
       }
       // Read only now: the socket may have gone back idle and carried the caller's next query
       // (set before it was sent) since this loop began, and this datagram may be its answer.
-      UdpQuery x = socket.query;
+      UdpExchange x = socket.query;
       if (x == null || x.result.isDone()) {
         // A datagram for no query in flight on this socket (a late or duplicate answer).
         metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
@@ -381,7 +238,7 @@ public final class UpstreamSelector implements AutoCloseable {
       }
       byte[] bytes = new byte[n];
       udpBuffer.flip().get(bytes);
-      if (!ScannedAnswer.answers(bytes, n, x.id, x.key)) {
+      if (!x.answeredBy(bytes, n)) {
         metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
         continue;
       }
@@ -389,45 +246,15 @@ public final class UpstreamSelector implements AutoCloseable {
     }
   }
 
-  private void stepTcp(TcpQuery x, SelectionKey k) {
-    SocketChannel ch = (SocketChannel) x.channel;
+  private void stepTcp(TcpExchange x, SelectionKey k) {
     try {
-      if (!x.connected) {
-        if (!ch.finishConnect()) {
-          return;
-        }
-        x.connected = true;
-        k.interestOps(SelectionKey.OP_WRITE);
-      }
-      if (x.out.hasRemaining()) {
-        ch.write(x.out);
-        if (x.out.hasRemaining()) {
-          return;
-        }
-        k.interestOps(SelectionKey.OP_READ);
-        return;
-      }
       while (!x.result.isDone()) {
-        if (x.body == null) {
-          if (ch.read(x.length) < 0) {
-            throw new IOException("closed the connection mid-answer");
-          }
-          if (x.length.hasRemaining()) {
-            return;
-          }
-          x.body = ByteBuffer.allocate(x.length.flip().getShort() & 0xFFFF);
-        }
-        if (ch.read(x.body) < 0) {
-          throw new IOException("closed the connection mid-answer");
-        }
-        if (x.body.hasRemaining()) {
+        byte[] message = x.step(k);
+        if (message == null) {
           return;
         }
-        byte[] bytes = x.body.array();
-        x.body = null;
-        x.length.clear();
-        if (ScannedAnswer.answers(bytes, bytes.length, x.id, x.key)) {
-          finish(x, bytes, null);
+        if (x.answeredBy(message, message.length)) {
+          finish(x, message, null);
         } else {
           metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
         }
@@ -441,36 +268,12 @@ public final class UpstreamSelector implements AutoCloseable {
     if (x.result.isDone()) {
       return;
     }
-    if (x instanceof UdpQuery u) {
-      if (failure == null) {
-        release(u);
-      } else {
-        // After a timeout or an error the socket is not trusted with another query.
-        u.socket.query = null;
-        retire(u.socket);
-      }
-    } else {
-      closeQuietly(x.channel);
-      open.decrementAndGet();
-    }
+    // After a timeout or an error a socket is not trusted with another query.
+    x.end(sockets, failure == null && running);
     if (failure != null) {
       x.result.completeExceptionally(failure);
     } else {
       x.result.complete(answer);
-    }
-  }
-
-  private static StandardProtocolFamily familyOf(InetSocketAddress server) {
-    return server.getAddress() instanceof java.net.Inet6Address ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET;
-  }
-
-  private static void closeQuietly(java.nio.channels.Channel ch) {
-    if (ch != null) {
-      try {
-        ch.close();
-      } catch (IOException ignored) {
-        // closing an upstream socket cannot lose anything
-      }
     }
   }
 
@@ -481,7 +284,7 @@ public final class UpstreamSelector implements AutoCloseable {
 
   /** Upstream sockets open now. */
   public int open() {
-    return open.get();
+    return sockets.open();
   }
 
   @Override
@@ -503,11 +306,6 @@ public final class UpstreamSelector implements AutoCloseable {
     while ((x = deadlines.poll()) != null) {
       finish(x, null, new UpstreamException("error", "shutting down"));
     }
-    for (ConcurrentLinkedDeque<UdpSocket> sockets : idle.values()) {
-      UdpSocket s;
-      while ((s = sockets.pollFirst()) != null) {
-        retire(s);
-      }
-    }
+    sockets.retireIdle();
   }
 }

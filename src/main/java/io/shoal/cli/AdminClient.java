@@ -1,0 +1,39 @@
+package io.shoal.cli;
+
+import io.shoal.admin.AdminToken;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/** The admin HTTP endpoint of a running node, as the command line reaches it. */
+final class AdminClient {
+  private final String endpoint;
+  private final String token;
+
+  /**
+   * @param endpoint HOST:PORT of the node's admin endpoint
+   * @param token the admin token the node wrote at start
+   */
+  AdminClient(String endpoint, String token) {
+    this.endpoint = endpoint;
+    this.token = token;
+  }
+
+  /** Asks the node to flush {@code name} ({@code type} only, when not null): its status and body as they came. */
+  HttpResponse<String> flush(String name, String type) throws IOException, InterruptedException {
+    String query = "name=" + URLEncoder.encode(name, StandardCharsets.UTF_8)
+        + (type == null ? "" : "&type=" + URLEncoder.encode(type, StandardCharsets.UTF_8));
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + endpoint + "/cache/flush?" + query))
+        .timeout(Duration.ofSeconds(10))
+        .header(AdminToken.HEADER, token)
+        .POST(HttpRequest.BodyPublishers.noBody())
+        .build();
+    return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
+        .send(request, HttpResponse.BodyHandlers.ofString());
+  }
+}

@@ -1,0 +1,36 @@
+package io.shoal.metrics;
+
+import kamon.Kamon;
+import kamon.metric.Counter;
+import kamon.metric.Gauge;
+
+/** The instruments of a node's cluster membership, labelled with the node. */
+public final class ClusterMetrics {
+  private final Counter rejoins;
+  private final Gauge members;
+  private final Gauge owners;
+
+  public ClusterMetrics(String node) {
+    this.rejoins = Kamon.counter("shoal.cluster.rejoins",
+        "Times this node's cluster membership was started again after it was downed or could not join")
+        .withTag("node", node);
+    this.members = Kamon.gauge("shoal.cluster.members", "Cluster members that are Up").withTag("node", node);
+    this.owners = Kamon.gauge("shoal.cluster.owners",
+        "Members whose keys this node looks up at their owner, itself included").withTag("node", node);
+  }
+
+  /** The membership started again after it was downed or could not join: shoal_cluster_rejoins_total. */
+  public void rejoined() {
+    rejoins.increment();
+  }
+
+  /** Cluster members that are Up now: shoal_cluster_members. */
+  public void membersUp(int up) {
+    members.update(up);
+  }
+
+  /** Nodes in the owner ring now, this one included: shoal_cluster_owners. */
+  public void ownerRing(int nodes) {
+    owners.update(nodes);
+  }
+}

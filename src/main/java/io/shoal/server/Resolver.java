@@ -1,0 +1,130 @@
+package io.shoal.server;
+
+import akka.actor.typed.ActorRef;
+import akka.actor.typed.SupervisorStrategy;
+import akka.actor.typed.javadsl.ActorContext;
+import akka.actor.typed.javadsl.Behaviors;
+import io.shoal.access.AccessControl;
+import io.shoal.cache.AnswerCache;
+import io.shoal.cache.CacheSettings;
+import io.shoal.cache.TtlRules;
+import io.shoal.cache.WhenFull;
+import io.shoal.cache.lmdb.CacheInUseException;
+import io.shoal.cache.lmdb.CacheShard;
+import io.shoal.cache.lmdb.LmdbAnswerCache;
+import io.shoal.cache.memory.MemoryAnswerCache;
+import io.shoal.cluster.OwnerDirectory;
+import io.shoal.config.ProfileSettings;
+import io.shoal.config.ShoalConfig;
+import io.shoal.config.UpstreamGroupSettings;
+import io.shoal.ingress.Ingress;
+import io.shoal.ingress.IngressWorker;
+import io.shoal.ingress.Prefetch;
+import io.shoal.loop.LoopDetector;
+import io.shoal.metrics.CacheMetrics;
+import io.shoal.metrics.ServerMetrics;
+import io.shoal.profile.Profile;
+import io.shoal.profile.ProfileTable;
+import io.shoal.upstream.Upstream;
+import io.shoal.upstream.UpstreamGroup;
+import io.shoal.upstream.UpstreamSelector;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * The resolving part of a node, built in its guardian: upstream groups, caches, profiles and the
+ * workers behind the ingress; {@code caches} lists everything that must be closed (and flushed)
+ * at the end, the near cache included.
+ */
+record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners) {
+  /** The cache label of the near cache (copies of answers other cluster nodes own). */
+  private static final String NEAR_CACHE = "near";
+
+  /** Builds it in the guardian {@code ctx}; a cache that cannot open throws {@link StartupException}. */
+  static Resolver build(
+      ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
+      UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores) {
+    Map<String, Upstream> upstreams = new HashMap<>();
+    for (UpstreamGroupSettings group : config.upstreams().values()) {
+      upstreams.put(group.name(), loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)));
+    }
+    Map<String, AnswerCache> caches = new LinkedHashMap<>();
+    Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
+    for (CacheSettings c : config.caches().values()) {
+      CacheMetrics m = new CacheMetrics(c.name(), c.backend().configName(), node);
+      cacheMetrics.put(c.name(), m);
+      caches.put(c.name(), openCache(ctx, c, m, lmdbStores));
+    }
+    Map<String, Profile> bySuffix = new HashMap<>();
+    for (ProfileSettings p : config.profiles()) {
+      CacheSettings c = config.cache(p.cache());
+      UpstreamGroupSettings group = config.upstreams().get(p.upstreams());
+      Profile profile = new Profile(p.name(), caches.get(c.name()), cacheMetrics.get(c.name()),
+          new TtlRules(c), upstreams.get(group.name()));
+      for (String suffix : p.match()) {
+        bySuffix.put(suffix, profile);
+      }
+    }
+    ProfileTable table = new ProfileTable(bySuffix);
+    List<ActorRef<IngressWorker.Command>> workers = new ArrayList<>();
+    AtomicInteger[] pending = new AtomicInteger[config.workers()];
+    Duration longest = Duration.ZERO;
+    for (UpstreamGroupSettings g : config.upstreams().values()) {
+      longest = g.deadline().compareTo(longest) > 0 ? g.deadline() : longest;
+    }
+    OwnerDirectory owners = new OwnerDirectory();
+    List<AnswerCache> cacheList = new ArrayList<>(caches.values());
+    long nearEntries = config.cluster().nearCacheMaxEntries();
+    if (config.cluster().enabled()) {
+      MemoryAnswerCache near = null;
+      CacheMetrics nearMetrics = null;
+      if (nearEntries > 0) {
+        nearMetrics = new CacheMetrics(NEAR_CACHE, "memory", node);
+        near = new MemoryAnswerCache(NEAR_CACHE, nearEntries, WhenFull.EVICT_ONE, nearMetrics);
+        // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
+        cacheList.add(near);
+      }
+      owners = new OwnerDirectory(upstreamSockets, near, nearMetrics);
+    }
+    Duration ownerTimeout = config.cluster().ownerTimeout();
+    Prefetch prefetch = config.prefetch()
+        ? new Prefetch(true, config.workers() * config.maxPendingPerWorker()) : Prefetch.OFF;
+    for (int i = 0; i < config.workers(); i++) {
+      pending[i] = new AtomicInteger();
+      workers.add(ctx.spawn(
+          Behaviors.supervise(IngressWorker.create(table, config.fill(), clock, pending[i], metrics, owners, ownerTimeout,
+                  config.serveStale(), prefetch))
+              .onFailure(SupervisorStrategy.restart().withLoggingEnabled(false)),
+          "ingress-" + i));
+    }
+    Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
+        longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies(),
+        prefetch, loops, owners);
+    return new Resolver(ingress, List.copyOf(cacheList), owners);
+  }
+
+  private static AnswerCache openCache(
+      ActorContext<Void> ctx, CacheSettings c, CacheMetrics metrics, CacheShard.Opener lmdbStores) {
+    return switch (c.backend()) {
+      case MEMORY -> new MemoryAnswerCache(c.name(), c.maxEntries(), c.whenFull(), metrics);
+      case LMDB -> {
+        try {
+          yield LmdbAnswerCache.open(ctx, c, metrics, lmdbStores);
+        } catch (CacheInUseException e) {
+          throw new StartupException("shoal.caches." + c.name() + ".lmdb.path: " + e.getMessage()
+              + "; a cache directory serves one cache of one node");
+        } catch (UncheckedIOException e) {
+          throw new StartupException("shoal.caches." + c.name() + ".lmdb.path: cannot use "
+              + c.lmdb().path() + " (" + e.getCause() + ")");
+        }
+      }
+    };
+  }
+}
