@@ -171,7 +171,7 @@ public class StudySpec extends JUnitSuite {
     PhaseRow holders = rows.get(4);
     assertTrue("zero-length messages closed: " + holders.droppedWords(),
         holders.droppedByReason().getOrDefault("malformed", 0L) > 0);
-    if (holders.fdsMax() > 4096 + 16) { // the cap, and the few descriptors any shoal holds
+    if (holders.fdsMax() > 1024 + 16) { // the cap, and the few descriptors any shoal holds
       assertTrue("idle holders evicted at the cap: " + holders.droppedWords(),
           holders.droppedByReason().getOrDefault("tcp_idle_evicted", 0L) > 0);
     }
