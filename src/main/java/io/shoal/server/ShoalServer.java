@@ -31,9 +31,12 @@ import io.shoal.ingress.IngressWorker;
 import io.shoal.ingress.Prefetch;
 import io.shoal.loop.LoopDetector;
 import io.shoal.loop.SelfUpstreamCheck;
+import io.shoal.local.LocalData;
 import io.shoal.metrics.CacheMetrics;
+import io.shoal.metrics.PolicyMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.ratelimit.ResponseRateLimiter;
@@ -119,6 +122,9 @@ public final class ShoalServer {
     String node = cluster.enabled() ? cluster.nodeLabel() : null;
     ServerMetrics metrics = node == null ? new ServerMetrics() : new ServerMetrics(node);
     LoopDetector loops = new LoopDetector(config, node);
+    // Local data and the response policy are read before any socket binds: a bad file exits 2.
+    LocalData local = LocalData.load(config.local());
+    ResponsePolicy responsePolicy = ResponsePolicy.load(config.policy(), new PolicyMetrics(node));
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
@@ -139,7 +145,8 @@ public final class ShoalServer {
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           try {
-            wired.complete(wire(ctx, config, clock, metrics, node, upstreamSockets, loops, lmdbStores));
+            wired.complete(wire(ctx, config, clock, metrics, node, upstreamSockets, loops, lmdbStores, local,
+                responsePolicy));
           } catch (RuntimeException e) {
             wired.completeExceptionally(e);
           }
@@ -229,7 +236,8 @@ public final class ShoalServer {
 
   private static Wiring wire(
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
-      UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores) {
+      UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores, LocalData local,
+      ResponsePolicy responsePolicy) {
     Map<String, Upstream> upstreams = new HashMap<>();
     for (UpstreamGroupSettings group : config.upstreams().values()) {
       upstreams.put(group.name(), loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)));
@@ -285,7 +293,13 @@ public final class ShoalServer {
     }
     Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
         longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies(),
-        prefetch, loops, owners);
+        prefetch, loops, owners, local, responsePolicy);
+    if (local != null) {
+      local.watch(ctx.getSystem());
+    }
+    if (responsePolicy != null) {
+      responsePolicy.watch(ctx.getSystem());
+    }
     return new Wiring(ingress, List.copyOf(cacheList), owners);
   }
 
