@@ -41,7 +41,24 @@ public final class NameIndex {
    * The name must be well formed (the question of a parsed query is).
    */
   public int get(byte[] b, int off) {
-    long h = hash(b, off);
+    return get(hash(b, off), b, off);
+  }
+
+  /**
+   * {@link #get(byte[], int)} with the name's {@link #hash} already known: a walk over a name's
+   * suffixes from the root up (see {@link #extend}) hashes each byte once, not once per suffix.
+   */
+  public int get(long hash, byte[] b, int off) {
+    return find(hash, b, off, false);
+  }
+
+  /** The value of the wildcard name {@code *.NAME}, NAME at {@code off} in {@code b}, whose hash is {@code hash}; or -1. */
+  public int getWildcard(long hash, byte[] b, int off) {
+    return find(hash, b, off, true);
+  }
+
+  private int find(long hash, byte[] b, int off, boolean wildcard) {
+    long h = mix(hash);
     long tag = h & 0xFFFFFFFF00000000L;
     int i = (int) h & mask;
     while (true) {
@@ -51,7 +68,12 @@ public final class NameIndex {
       }
       if ((slot & 0xFFFFFFFF00000000L) == tag) {
         int at = (int) slot - 1;
-        int end = sameName(b, off, pool, at);
+        int end = -1;
+        if (!wildcard) {
+          end = sameName(b, off, pool, at);
+        } else if (pool[at] == 1 && pool[at + 1] == '*') {
+          end = sameName(b, off, pool, at + 2);
+        }
         if (end >= 0) {
           return readInt(pool, end);
         }
@@ -82,22 +104,59 @@ public final class NameIndex {
     }
   }
 
-  /** A 64-bit hash of the wire name at {@code off}, letter case folded. */
-  static long hash(byte[] b, int off) {
-    long h = 0xCBF29CE484222325L;
-    int pos = off;
-    while (true) {
-      int len = b[pos] & 0xFF;
-      h = (h ^ len) * 0x100000001B3L;
-      if (len == 0) {
-        break;
-      }
-      int end = pos + len;
-      for (int k = pos + 1; k <= end; k++) {
-        h = (h ^ lower(b[k])) * 0x100000001B3L;
-      }
-      pos = end + 1;
+  /** The hash of the root name, where a walk up a name's labels starts. */
+  public static final long ROOT = 0xCBF29CE484222325L;
+  private static final long PRIME = 0x100000001B3L;
+
+  /**
+   * The hash of the name made of the label at {@code at} in {@code b} followed by the name whose
+   * hash is {@code rest} (letter case folded): hashes are built from the root up, so every suffix
+   * of a name is hashed in one pass over its bytes.
+   */
+  public static long extend(long rest, byte[] b, int at) {
+    int len = b[at] & 0xFF;
+    long h = (rest ^ len) * PRIME;
+    int end = at + len;
+    for (int k = at + 1; k <= end; k++) {
+      h = (h ^ lower(b[k])) * PRIME;
     }
+    return h;
+  }
+
+  /** The hash of {@code *.NAME} from the hash of NAME. */
+  public static long wildcard(long name) {
+    return (((name ^ 1) * PRIME) ^ '*') * PRIME;
+  }
+
+  /** The hash of the wire name at {@code off}: {@link #extend} from {@link #ROOT}, label by label, last label first. */
+  public static long hash(byte[] b, int off) {
+    int labels = labels(b, off);
+    long h = ROOT;
+    for (int j = labels - 1; j >= 0; j--) {
+      h = extend(h, b, labelAt(b, off, j));
+    }
+    return h;
+  }
+
+  /** Offset of label {@code j} (0: the first) of the wire name at {@code off}. */
+  public static int labelAt(byte[] b, int off, int j) {
+    int at = off;
+    for (int k = 0; k < j; k++) {
+      at += (b[at] & 0xFF) + 1;
+    }
+    return at;
+  }
+
+  /** Labels of the wire name at {@code off}, the root not counted. */
+  public static int labels(byte[] b, int off) {
+    int labels = 0;
+    for (int pos = off; b[pos] != 0; pos += (b[pos] & 0xFF) + 1) {
+      labels++;
+    }
+    return labels;
+  }
+
+  private static long mix(long h) {
     h ^= h >>> 29;
     h *= 0xBF58476D1CE4E5B9L;
     return h ^ (h >>> 32);
@@ -137,7 +196,7 @@ public final class NameIndex {
       if (value < 0) {
         throw new IllegalArgumentException("negative value");
       }
-      long h = hash(src, off);
+      long h = mix(hash(src, off));
       long tag = h & 0xFFFFFFFF00000000L;
       int mask = slots.length - 1;
       int i = (int) h & mask;
@@ -185,7 +244,7 @@ public final class NameIndex {
       int mask = slots.length - 1;
       for (long slot : old) {
         if (slot != 0) {
-          int i = (int) hash(pool, (int) slot - 1) & mask;
+          int i = (int) mix(hash(pool, (int) slot - 1)) & mask;
           while (slots[i] != 0) {
             i = (i + 1) & mask;
           }

@@ -5,9 +5,9 @@ import io.shoal.local.NameIndex;
 import io.shoal.metrics.PolicyMetrics;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.xbill.DNS.Name;
 
 /**
  * One immutable snapshot of the response policy: the RPZ triggers of every RPZ file, then the names
@@ -26,35 +26,39 @@ public final class PolicyTable {
     this.lists = lists;
   }
 
-  /** An exact trigger (the name itself) and a wildcard trigger (names strictly below it), either may be null. */
-  record Triggers(Rule exact, Rule wildcard) {}
-
-  /** The RPZ files' triggers. The most specific trigger over all files wins; on a tie, the earlier file. */
-  record Rpz(NameIndex names, Triggers[] triggers) {
-    static final Rpz NONE = new Rpz(NameIndex.EMPTY, new Triggers[0]);
+  /**
+   * The RPZ files' triggers: a name's own trigger under the name, a wildcard trigger under
+   * {@code *.name}. The most specific trigger over all files wins (the name's own, then the
+   * longest wildcard); on a tie, the earlier file.
+   */
+  record Rpz(NameIndex names, Rule[] rules) {
+    static final Rpz NONE = new Rpz(NameIndex.EMPTY, new Rule[0]);
 
     static Rpz load(List<Path> files, PolicyMetrics metrics) {
       if (files.isEmpty()) {
         return NONE;
       }
-      Map<RpzFile.Trigger, Rule> all = new LinkedHashMap<>();
-      for (Path file : files) {
-        RpzFile.read(file, metrics).forEach(all::putIfAbsent);
-      }
       NameIndex.Builder names = new NameIndex.Builder();
-      List<Rule[]> pairs = new ArrayList<>();
-      for (Map.Entry<RpzFile.Trigger, Rule> e : all.entrySet()) {
-        int i = names.putIfAbsent(e.getKey().name().toWireCanonical(), 0, pairs.size());
-        if (i == pairs.size()) {
-          pairs.add(new Rule[2]);
+      List<Rule> rules = new ArrayList<>();
+      for (Path file : files) {
+        for (Map.Entry<RpzFile.Trigger, Rule> e : RpzFile.read(file, metrics).entrySet()) {
+          Name trigger = e.getKey().name();
+          byte[] key = e.getKey().wildcard() ? wildcardOf(trigger) : trigger.toWireCanonical();
+          if (names.putIfAbsent(key, 0, rules.size()) == rules.size()) {
+            rules.add(e.getValue());
+          }
         }
-        pairs.get(i)[e.getKey().wildcard() ? 1 : 0] = e.getValue();
       }
-      Triggers[] triggers = new Triggers[pairs.size()];
-      for (int i = 0; i < triggers.length; i++) {
-        triggers[i] = new Triggers(pairs.get(i)[0], pairs.get(i)[1]);
-      }
-      return new Rpz(names.build(), triggers);
+      return new Rpz(names.build(), rules.toArray(new Rule[0]));
+    }
+
+    private static byte[] wildcardOf(Name name) {
+      byte[] wire = name.toWireCanonical();
+      byte[] w = new byte[wire.length + 2];
+      w[0] = 1;
+      w[1] = '*';
+      System.arraycopy(wire, 0, w, 2, wire.length);
+      return w;
     }
   }
 
@@ -81,27 +85,48 @@ public final class PolicyTable {
     }
   }
 
-  /** The rule for the question name in {@code packet} (at offset 12), or null when nothing matches. */
+  /**
+   * The rule for the question name in {@code packet} (at offset 12), or null when nothing matches.
+   * The name's suffixes are hashed from the root up, each byte once, and each probed (at most one
+   * probe per label and kind of trigger); nothing is allocated.
+   */
   Rule match(byte[] packet) {
+    int labels = NameIndex.labels(packet, 12);
     if (rpz.names.size() > 0) {
-      for (int pos = 12; packet[pos] != 0; pos += (packet[pos] & 0xFF) + 1) {
-        int i = rpz.names.get(packet, pos);
-        if (i >= 0) {
-          Triggers t = rpz.triggers[i];
-          Rule r = pos == 12 ? t.exact() : t.wildcard();
-          if (r != null) {
-            return r;
+      Rule best = null;
+      long h = NameIndex.ROOT;
+      int above = -1;
+      for (int j = labels - 1; j >= 0; j--) {
+        if (above >= 0) {
+          // *.S matches the names strictly below S, and the query name is below the suffix hashed so far.
+          int below = rpz.names.getWildcard(NameIndex.wildcard(h), packet, above);
+          if (below >= 0) {
+            best = rpz.rules[below]; // longer than any found before
           }
         }
+        above = NameIndex.labelAt(packet, 12, j);
+        h = NameIndex.extend(h, packet, above);
+      }
+      int own = labels == 0 ? -1 : rpz.names.get(h, packet, 12);
+      if (own >= 0) {
+        return rpz.rules[own];
+      }
+      if (best != null) {
+        return best;
       }
     }
     if (lists.names.size() > 0) {
-      for (int pos = 12; packet[pos] != 0; pos += (packet[pos] & 0xFF) + 1) {
-        int i = lists.names.get(packet, pos);
+      int best = -1;
+      long h = NameIndex.ROOT;
+      for (int j = labels - 1; j >= 0; j--) {
+        int at = NameIndex.labelAt(packet, 12, j);
+        h = NameIndex.extend(h, packet, at);
+        int i = lists.names.get(h, packet, at);
         if (i >= 0) {
-          return lists.rules[i];
+          best = i; // the longest listed suffix decides
         }
       }
+      return best < 0 ? null : lists.rules[best];
     }
     return null;
   }

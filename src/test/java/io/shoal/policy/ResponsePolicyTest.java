@@ -154,4 +154,20 @@ class ResponsePolicyTest {
     assertNull(ask(p, "one.test.", Type.A));
     assertEquals(15, ede(ask(p, "two.test.", Type.A)));
   }
+
+  @Test
+  void theMostSpecificEntryDecides() throws Exception {
+    Path broad = Files.writeString(dir.resolve("broad.txt"), "example.org\n");
+    Path narrow = Files.writeString(dir.resolve("narrow.txt"), "ads.example.org\n");
+    Path rpz = Files.writeString(dir.resolve("more.rpz"), String.join("\n", "$ORIGIN rpz.test.",
+        "@ SOA a. b. 1 1 1 1 1", "*.net CNAME *.", "*.b.net CNAME .", "a.b.net CNAME rpz-passthru.", ""));
+    ResponsePolicy p = ResponsePolicy.load(new PolicySettings(List.of(rpz),
+        PolicySettings.domainLists(List.of(broad + " nxdomain", narrow + " refuse"))), new PolicyMetrics());
+    assertEquals(Rcode.REFUSED, ask(p, "x.ads.example.org.", Type.A).getRcode());
+    assertEquals(Rcode.NXDOMAIN, ask(p, "www.example.org.", Type.A).getRcode());
+    assertEquals(Rcode.NXDOMAIN, ask(p, "x.b.net.", Type.A).getRcode(), "the longer wildcard");
+    assertEquals(Rcode.NOERROR, ask(p, "b.net.", Type.A).getRcode(), "*.b.net is not b.net: *.net applies");
+    assertNull(ask(p, "a.b.net.", Type.A), "the name's own trigger beats wildcards");
+    assertNull(ask(p, "net.", Type.A));
+  }
 }
