@@ -14,16 +14,43 @@ public final class NameIndex {
   public static final NameIndex EMPTY = new Builder().build();
 
   private static final int MAX_NAME = 255;
+  /** Filter bits per name: with 3 bits set in one 64-bit word, about 1 name in 300 not held gets past. */
+  private static final int FILTER_BITS = 16;
+
   private final byte[] pool;
   private final long[] slots;
   private final int mask;
   private final int size;
+  /**
+   * A blocked Bloom filter in front of the slots: 2 bytes a name, so a million names' filter (2
+   * MiB) stays in the CPU's cache where the slots (16 MiB) do not, and a name not held, the
+   * common case, is mostly turned away without a trip to memory.
+   */
+  private final long[] filter;
+  private final int filterMask;
 
   private NameIndex(byte[] pool, long[] slots, int size) {
     this.pool = pool;
     this.slots = slots;
     this.mask = slots.length - 1;
     this.size = size;
+    int words = Math.max(1, Integer.highestOneBit(Math.max(1, size * FILTER_BITS / 64 - 1)) << 1);
+    this.filter = new long[words];
+    this.filterMask = words - 1;
+    for (long slot : slots) {
+      if (slot != 0) {
+        long g = filterHash(mix(hash(pool, (int) slot - 1)));
+        filter[(int) (g >>> 32) & filterMask] |= filterBits(g);
+      }
+    }
+  }
+
+  private static long filterHash(long mixed) {
+    return mixed * 0x9E3779B97F4A7C15L;
+  }
+
+  private static long filterBits(long g) {
+    return (1L << g) | (1L << (g >>> 6)) | (1L << (g >>> 12));
   }
 
   /** Names held. */
@@ -33,7 +60,7 @@ public final class NameIndex {
 
   /** Bytes held in the pool and the slot table. */
   public long bytes() {
-    return pool.length + 8L * slots.length;
+    return pool.length + 8L * slots.length + 8L * filter.length;
   }
 
   /**
@@ -59,6 +86,11 @@ public final class NameIndex {
 
   private int find(long hash, byte[] b, int off, boolean wildcard) {
     long h = mix(hash);
+    long g = filterHash(h);
+    long bits = filterBits(g);
+    if ((filter[(int) (g >>> 32) & filterMask] & bits) != bits) {
+      return -1;
+    }
     long tag = h & 0xFFFFFFFF00000000L;
     int i = (int) h & mask;
     while (true) {
