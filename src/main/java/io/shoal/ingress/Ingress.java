@@ -27,7 +27,8 @@ import java.util.function.LongSupplier;
 /**
  * The front door shared by every transport (UDP sockets, TCP, TLS and HTTPS streams), run on the thread that read the
  * query: turns away clients that access control does not serve, validates the query, answers bad
- * ones (FORMERR, NOTIMP, REFUSED) or drops them, answers a cache hit right there (and has a hit
+ * ones (FORMERR, NOTIMP, REFUSED) or drops them, answers from local data or the response policy
+ * (blocklists) when either has the name, answers a cache hit right there (and has a hit
  * near its expiry prefetched; in a cluster, a hit in the near cache of copies too), refuses a miss that did not ask for recursion (RD=0), and hands
  * any other miss to the worker that owns its cache key. Each worker holds at
  * most {@code maxPending} misses; beyond that a query is dropped and counted, so overload costs
