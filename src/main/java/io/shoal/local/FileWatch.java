@@ -61,4 +61,15 @@ public final class FileWatch {
     }
     return s;
   }
+
+  /** Why a file could not be read, for an operator: the JDK's message for a missing file is only its path. */
+  public static String reason(IOException e) {
+    if (e instanceof java.nio.file.NoSuchFileException) {
+      return "no such file";
+    }
+    if (e instanceof java.nio.file.AccessDeniedException) {
+      return "permission denied";
+    }
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
 }

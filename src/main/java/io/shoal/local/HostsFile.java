@@ -37,7 +37,7 @@ final class HostsFile {
     try {
       lines = Files.readAllLines(file, StandardCharsets.UTF_8);
     } catch (IOException e) {
-      throw new InvalidConfigException(KEY, file + ": cannot read: " + LocalSettings.cleanMessage(e));
+      throw new InvalidConfigException(KEY, file + ": cannot read: " + FileWatch.reason(e));
     }
     for (int i = 0; i < lines.size(); i++) {
       String line = lines.get(i);

@@ -33,7 +33,7 @@ final class DomainListFile {
     try {
       text = Files.readAllBytes(file);
     } catch (IOException e) {
-      throw new InvalidConfigException(KEY, file + ": cannot read: " + e.getMessage());
+      throw new InvalidConfigException(KEY, file + ": cannot read: " + io.shoal.local.FileWatch.reason(e));
     }
     byte[] wire = new byte[256];
     int count = 0;
