@@ -164,6 +164,9 @@ public final class LocalTable {
    * @param sizeLimit the largest reply the query's transport carries
    */
   public byte[] answer(DnsQuery query, int sizeLimit) {
+    if (query.qclass() != DClass.IN) {
+      return null; // local data is class IN only
+    }
     byte[] p = query.packet();
     ZoneEntry zone = null;
     if (zones.length > 0) {
