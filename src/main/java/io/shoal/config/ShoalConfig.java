@@ -6,6 +6,8 @@ import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.LmdbSettings;
 import io.shoal.cache.lmdb.SyncMode;
 import io.shoal.ingress.FillMode;
+import io.shoal.local.LocalSettings;
+import io.shoal.policy.PolicySettings;
 import io.shoal.wire.ReplyPolicy;
 import com.typesafe.config.Config;
 import java.net.InetSocketAddress;
@@ -46,7 +48,9 @@ public record ShoalConfig(
     RateLimitSettings rateLimit,
     ReplyPolicy replies,
     ServeStaleSettings serveStale,
-    boolean prefetch) {
+    boolean prefetch,
+    LocalSettings local,
+    PolicySettings policy) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -68,7 +72,8 @@ public record ShoalConfig(
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
-        "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "lmdb-dispatcher");
+        "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "lmdb-dispatcher",
+        "local", "policy");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
@@ -206,7 +211,29 @@ public record ShoalConfig(
         udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
-        serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch);
+        serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, local(shoal.section("local")),
+        policy(shoal.section("policy")));
+  }
+
+  /** {@code shoal.local} and {@code shoal.policy}: lines checked here, files read when the node starts. */
+  private static LocalSettings local(Section s) {
+    s.allowOnly("records", "hosts_files", "zones");
+    return new LocalSettings(listed(s, "records", LocalSettings::records),
+        s.strings("hosts_files").stream().map(Path::of).toList(), listed(s, "zones", LocalSettings::zones));
+  }
+
+  private static PolicySettings policy(Section s) {
+    s.allowOnly("rpz_files", "domain_lists");
+    return new PolicySettings(s.strings("rpz_files").stream().map(Path::of).toList(),
+        listed(s, "domain_lists", PolicySettings::domainLists));
+  }
+
+  private static <T> List<T> listed(Section s, String name, java.util.function.Function<List<String>, List<T>> parse) {
+    try {
+      return parse.apply(s.strings(name));
+    } catch (IllegalArgumentException e) {
+      throw new InvalidConfigException(s.key(name), e.getMessage());
+    }
   }
 
   private static String chaosText(Section chaos, String name) {

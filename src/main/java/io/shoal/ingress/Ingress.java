@@ -5,8 +5,10 @@ import io.shoal.access.AccessControl;
 import io.shoal.access.AccessRule;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.OwnerDirectory;
+import io.shoal.local.LocalData;
 import io.shoal.loop.LoopDetector;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.wire.BadQuery;
@@ -25,7 +27,8 @@ import java.util.function.LongSupplier;
 /**
  * The front door shared by every transport (UDP sockets, TCP, TLS and HTTPS streams), run on the thread that read the
  * query: turns away clients that access control does not serve, validates the query, answers bad
- * ones (FORMERR, NOTIMP, REFUSED) or drops them, answers a cache hit right there (and has a hit
+ * ones (FORMERR, NOTIMP, REFUSED) or drops them, answers from local data or the response policy
+ * (blocklists) when either has the name, answers a cache hit right there (and has a hit
  * near its expiry prefetched; in a cluster, a hit in the near cache of copies too), refuses a miss that did not ask for recursion (RD=0), and hands
  * any other miss to the worker that owns its cache key. Each worker holds at
  * most {@code maxPending} misses; beyond that a query is dropped and counted, so overload costs
@@ -44,6 +47,9 @@ public final class Ingress {
   private final Prefetch prefetch;
   private final LoopDetector loops;
   private final OwnerDirectory owners;
+  /** Null when not configured: then each costs a query one null check. */
+  private final LocalData local;
+  private final ResponsePolicy responsePolicy;
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -53,7 +59,10 @@ public final class Ingress {
   public Ingress(
       ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
       AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration streamGuard, AccessControl access,
-      ReplyPolicy policy, Prefetch prefetch, LoopDetector loops, OwnerDirectory owners) {
+      ReplyPolicy policy, Prefetch prefetch, LoopDetector loops, OwnerDirectory owners, LocalData local,
+      ResponsePolicy responsePolicy) {
+    this.local = local;
+    this.responsePolicy = responsePolicy;
     this.owners = owners;
     this.prefetch = prefetch;
     this.loops = loops;
@@ -99,6 +108,18 @@ public final class Ingress {
     }
     if (loops.cameBack(query)) {
       reply.send(query.servfail(), client);
+      return;
+    }
+    byte[] own = local == null ? null : local.answer(query, protocol.sizeLimit(query));
+    if (own == null && responsePolicy != null) {
+      own = responsePolicy.answer(query, protocol.sizeLimit(query));
+    }
+    if (own != null) {
+      if (own == ResponsePolicy.DROP) {
+        reply.drop();
+      } else {
+        reply.send(own, client);
+      }
       return;
     }
     byte[] hit = answerFromCache(query, protocol);

@@ -20,9 +20,11 @@ import io.shoal.config.UpstreamGroupSettings;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.IngressWorker;
 import io.shoal.ingress.Prefetch;
+import io.shoal.local.LocalData;
 import io.shoal.loop.LoopDetector;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.upstream.Upstream;
@@ -50,7 +52,8 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
   /** Builds it in the guardian {@code ctx}; a cache that cannot open throws {@link StartupException}. */
   static Resolver build(
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
-      UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores) {
+      UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores, LocalData local,
+      ResponsePolicy responsePolicy) {
     Map<String, Upstream> upstreams = new HashMap<>();
     for (UpstreamGroupSettings group : config.upstreams().values()) {
       upstreams.put(group.name(), loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)));
@@ -106,7 +109,14 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
     }
     Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
         longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies(),
-        prefetch, loops, owners);
+        prefetch, loops, owners, local, responsePolicy);
+    // Files loaded at start (a bad line stopped it before any bind); from here on they are watched.
+    if (local != null) {
+      local.watch(ctx.getSystem());
+    }
+    if (responsePolicy != null) {
+      responsePolicy.watch(ctx.getSystem());
+    }
     return new Resolver(ingress, List.copyOf(cacheList), owners);
   }
 

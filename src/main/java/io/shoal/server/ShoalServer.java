@@ -16,8 +16,11 @@ import io.shoal.cache.CacheSettings;
 import io.shoal.config.ShoalConfig;
 import io.shoal.loop.LoopDetector;
 import io.shoal.loop.SelfUpstreamCheck;
+import io.shoal.local.LocalData;
+import io.shoal.metrics.PolicyMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.policy.ResponsePolicy;
 import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.transport.TcpTransport;
 import io.shoal.transport.UdpTransport;
@@ -86,6 +89,9 @@ public final class ShoalServer {
     String node = cluster.enabled() ? cluster.nodeLabel() : null;
     ServerMetrics metrics = node == null ? new ServerMetrics() : new ServerMetrics(node);
     LoopDetector loops = new LoopDetector(config, node);
+    // Local data and the response policy are read before any socket binds: a bad file exits 2.
+    LocalData local = LocalData.load(config.local());
+    ResponsePolicy responsePolicy = ResponsePolicy.load(config.policy(), new PolicyMetrics(node));
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
@@ -106,7 +112,8 @@ public final class ShoalServer {
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           try {
-            wired.complete(Resolver.build(ctx, config, clock, metrics, node, upstreamSockets, loops, lmdbStores));
+            wired.complete(Resolver.build(ctx, config, clock, metrics, node, upstreamSockets, loops, lmdbStores,
+                local, responsePolicy));
           } catch (RuntimeException e) {
             wired.completeExceptionally(e);
           }

@@ -264,6 +264,20 @@ public final class DnsQuery {
   }
 
   /**
+   * A reply from shoal's own data (local data, a response policy): {@code records} are the answer
+   * then the authority records in wire form, each owner a full name or the pointer 0xC00C to the
+   * question name (which keeps the client's letter case). Longer than {@code sizeLimit}: TC=1 and
+   * no records.
+   *
+   * @param ede an extended error for an EDNS client, or null
+   */
+  public byte[] ownAnswer(
+      int rcode, boolean authoritative, byte[] records, int answers, int authorities, ExtendedError ede,
+      int sizeLimit) {
+    return OwnAnswer.of(this, rcode, authoritative, records, answers, authorities, ede, sizeLimit);
+  }
+
+  /**
    * The SERVFAIL to remember in a cache for this question: header and question, no OPT (EDNS is
    * per hop; the hit that serves it adds its own).
    */

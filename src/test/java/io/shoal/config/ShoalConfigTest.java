@@ -418,4 +418,23 @@ class ShoalConfigTest {
         "Max address space         8589934592           unlimited            bytes")));
     assertEquals(3892L * 1024, AddressSpace.vmSize(List.of("Name: java", "VmSize:\t    3892 kB")));
   }
+
+  @Test
+  void localDataAndPolicyAreOffByDefaultAndTheirLinesAreChecked() {
+    ShoalConfig c = ShoalConfig.from(config(""));
+    assertTrue(!c.local().configured() && !c.policy().configured());
+    ShoalConfig set = ShoalConfig.from(config(String.join("\n",
+        "shoal.local.records = [\"nas.home.arpa. A 192.168.1.10\"]",
+        "shoal.local.zones = [\"home.arpa. static\"]",
+        "shoal.policy.domain_lists = [\"/var/lib/shoal/ads.txt nxdomain\"]")));
+    assertEquals(1, set.local().records().size());
+    assertEquals(io.shoal.local.ZoneType.STATIC, set.local().zones().get(0).type());
+    assertEquals(io.shoal.policy.PolicyAction.NXDOMAIN, set.policy().domainLists().get(0).action());
+    assertMentions(rejected("shoal.local.records = [\"x.test. A 1.2.3.4\", \"x.test. A nope\"]"),
+        "shoal.local.records", "line 2");
+    assertMentions(rejected("shoal.local.zones = [\"home.arpa. statik\"]"), "shoal.local.zones", "static");
+    assertMentions(rejected("shoal.policy.domain_lists = [\"ads.txt block\"]"), "shoal.policy.domain_lists",
+        "nxdomain, nodata, refuse, drop");
+    assertMentions(rejected("shoal.policy.rpz = []"), "shoal.policy");
+  }
 }

@@ -36,7 +36,7 @@ public class RobustnessSpec extends JUnitSuite {
   @BeforeClass
   public static void start() throws Exception {
     auth = new TestAuthServer();
-    for (String n : new String[] {"ok", "after-garbage", "after-tcp-garbage", "spoofed", "failover", "recovers"}) {
+    for (String n : new String[] {"ok", "after-garbage", "after-tcp-garbage", "same-connection", "spoofed", "failover", "recovers"}) {
       auth.add(new ARecord(TestAuthServer.name(n + ".example.test."), DClass.IN, 60, InetAddress.getByName("192.0.2.7")));
     }
     node = TestNode.start(auth.hostPort(), "shoal.caches.answers.max_entries = 1000");
@@ -109,20 +109,37 @@ public class RobustnessSpec extends JUnitSuite {
 
   @Test
   public void survivesGarbageOverTcp() throws Exception {
+    Metrics metrics = node.metrics();
+    double malformedBefore = metrics.value("shoal_dropped_total", "reason=\"malformed\"");
+    // A frame shorter than a DNS header is a framing error: the connection is closed at once.
     try (Socket s = new Socket()) {
       s.connect(node.tcp(), 2000);
       s.setSoTimeout(3000);
       DataOutputStream out = new DataOutputStream(s.getOutputStream());
       out.writeShort(5);
       out.write(new byte[] {1, 2, 3, 4, 5});
+      out.flush();
+      assertEquals("closed after the 5-byte frame", -1, s.getInputStream().read());
+    }
+    assertTrue(metrics.await(v -> v >= malformedBefore + 1, "shoal_dropped_total", "reason=\"malformed\"")
+        >= malformedBefore + 1);
+    // A whole header that asks nothing is a query shoal can answer: FORMERR, and the connection stays.
+    try (Socket s = new Socket()) {
+      s.connect(node.tcp(), 2000);
+      s.setSoTimeout(3000);
+      DataOutputStream out = new DataOutputStream(s.getOutputStream());
       byte[] qd0 = header(0x0201, 0x01, 0, 0, 0, 0);
       out.writeShort(qd0.length);
       out.write(qd0);
       out.flush();
       DataInputStream in = new DataInputStream(s.getInputStream());
-      int len = in.readUnsignedShort();
-      byte[] reply = in.readNBytes(len);
-      assertEquals("the 5-byte frame is dropped, the next one answered", Rcode.FORMERR, rcodeOf(reply));
+      byte[] reply = in.readNBytes(in.readUnsignedShort());
+      assertEquals("a header without a question", Rcode.FORMERR, rcodeOf(reply));
+      byte[] q = DnsClient.query(9, "same-connection.example.test.", Type.A, null).toWire();
+      out.writeShort(q.length);
+      out.write(q);
+      out.flush();
+      assertEquals(Rcode.NOERROR, rcodeOf(in.readNBytes(in.readUnsignedShort())));
     }
     Message after = DnsClient.tcp(node.tcp(), DnsClient.query(8, "after-tcp-garbage.example.test.", Type.A, null));
     assertEquals(Rcode.NOERROR, after.getRcode());

@@ -29,12 +29,12 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
   /** The phases, in the order they run: the baseline first, every other one compared with it. */
   public enum Phase {
     BASELINE("baseline", "no attack"),
-    MALFORMED_UDP("malformed_udp", "random and mutated UDP packets"),
-    TCP_DRIP_IDLE("tcp_drip_idle", "drip TCP (one byte a second) and idle TCP connections"),
     /** Honest clients over TCP, no attack: what tcp_holders is compared with. */
     TCP_BASELINE("tcp_baseline", "no attack, honest clients over TCP"),
     TCP_HOLDERS("tcp_holders", "zero-length and idle TCP connections beyond tcp_max_connections, honest clients "
         + "over TCP"),
+    MALFORMED_UDP("malformed_udp", "random and mutated UDP packets"),
+    TCP_DRIP_IDLE("tcp_drip_idle", "drip TCP (one byte a second) and idle TCP connections"),
     MISS_FLOOD("miss_flood", "unique names under the zone, every one a cache miss"),
     HOSTILE_UPSTREAM("hostile_upstream", "queries for a profile whose upstream answers garbage or nothing");
 

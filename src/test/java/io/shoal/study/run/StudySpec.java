@@ -145,7 +145,7 @@ public class StudySpec extends JUnitSuite {
     assertEquals("study exit status (see the output above)", 0, status);
 
     List<PhaseRow> rows = StudyCsv.ROBUSTNESS.read(out.resolve("robustness.csv"));
-    assertEquals(List.of("baseline", "malformed_udp", "tcp_drip_idle", "tcp_baseline", "tcp_holders", "miss_flood",
+    assertEquals(List.of("baseline", "tcp_baseline", "tcp_holders", "malformed_udp", "tcp_drip_idle", "miss_flood",
         "hostile_upstream"),
         rows.stream().map(PhaseRow::phase).toList());
     for (PhaseRow r : rows) {
@@ -159,16 +159,16 @@ public class StudySpec extends JUnitSuite {
       }
     }
     assertEquals(1.0, rows.get(0).qpsVsBaseline(), 1e-9);
-    PhaseRow malformed = rows.get(1);
+    PhaseRow malformed = rows.get(3);
     assertTrue("malformed packets counted as dropped: " + malformed.droppedWords(),
         malformed.droppedByReason().getOrDefault("malformed", 0L) > 0);
     // the siege's connects completed: the kernel accepted them into shoal's listen queue at least
-    assertTrue(rows.get(2).attackDetail(), rows.get(2).attackDetail().matches(".*at most [1-9][0-9]* open at once.*"));
+    assertTrue(rows.get(4).attackDetail(), rows.get(4).attackDetail().matches(".*at most [1-9][0-9]* open at once.*"));
     // the holders: empty messages closed as malformed while the honest TCP clients were answered
     // (checked above); once shoal holds its cap, idle holders make room for newcomers. A quick
     // phase may end before shoal has accepted its cap of connections, so that part is checked
     // only when it did (TcpLimitsSpec checks the eviction itself over real sockets).
-    PhaseRow holders = rows.get(4);
+    PhaseRow holders = rows.get(2);
     assertTrue("zero-length messages closed: " + holders.droppedWords(),
         holders.droppedByReason().getOrDefault("malformed", 0L) > 0);
     if (holders.fdsMax() > 1024 + 16) { // the cap, and the few descriptors any shoal holds
@@ -188,7 +188,7 @@ public class StudySpec extends JUnitSuite {
     }
     assertTrue(summary, summary.contains("## At a glance"));
     for (String audit : List.of("dnsperf.txt", "metrics-before.txt", "metrics-after.txt", "attack.txt")) {
-      assertTrue(audit, Files.isRegularFile(out.resolve("members/shoal-memory/phases/2-malformed_udp").resolve(audit)));
+      assertTrue(audit, Files.isRegularFile(out.resolve("members/shoal-memory/phases/4-malformed_udp").resolve(audit)));
     }
     // passed: the run directory holds a 2-million-line query file, not worth keeping in the temp directory
     try (java.util.stream.Stream<Path> walk = Files.walk(out)) {

@@ -1,0 +1,121 @@
+package io.shoal.policy;
+
+import akka.actor.typed.ActorSystem;
+import io.shoal.config.InvalidConfigException;
+import io.shoal.local.FileWatch;
+import io.shoal.metrics.PolicyMetrics;
+import io.shoal.wire.DnsQuery;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The response policy ({@code shoal.policy}): RPZ files and domain lists, consulted after local
+ * data and before the cache, on the thread that read the query, from the current {@link
+ * PolicyTable} (one atomic read; a reload replaces it whole, so the hit path takes no lock). The
+ * RPZ part and the lists part are reloaded separately when their files change, so a changed RPZ
+ * file does not make a million-name list load again.
+ */
+public final class ResponsePolicy {
+  /** The reply that means: send nothing (the DROP action). Compare by identity. */
+  public static final byte[] DROP = new byte[0];
+
+  private static final Logger log = LoggerFactory.getLogger(ResponsePolicy.class);
+
+  private final PolicySettings settings;
+  private final PolicyMetrics metrics;
+  private final AtomicReference<PolicyTable> table = new AtomicReference<>(PolicyTable.EMPTY);
+  private final FileWatch rpzWatch;
+  private final FileWatch listWatch;
+
+  private ResponsePolicy(PolicySettings settings, PolicyMetrics metrics) {
+    this.settings = settings;
+    this.metrics = metrics;
+    this.rpzWatch = new FileWatch(settings.rpzFiles(), this::reloadRpz);
+    this.listWatch = new FileWatch(settings.domainLists().stream().map(PolicySettings.DomainList::file).toList(),
+        this::reloadLists);
+  }
+
+  /**
+   * Reads every file and builds the first table; null when no policy is configured (the query
+   * path then costs a null check).
+   *
+   * @throws InvalidConfigException naming the key, the file and the line of what is wrong
+   */
+  public static ResponsePolicy load(PolicySettings settings, PolicyMetrics metrics) {
+    if (!settings.configured()) {
+      return null;
+    }
+    ResponsePolicy policy = new ResponsePolicy(settings, metrics);
+    policy.replace(new PolicyTable(PolicyTable.Rpz.load(settings.rpzFiles(), metrics),
+        PolicyTable.Lists.load(settings.domainLists(), metrics)));
+    return policy;
+  }
+
+  /**
+   * The reply the policy gives {@code query}: null when no rule matches or one lets it through
+   * (resolve it as usual), {@link #DROP} when it gets no reply. Counted in
+   * shoal_policy_hits_total{list,action}.
+   */
+  public byte[] answer(DnsQuery query, int sizeLimit) {
+    Rule rule = table.get().match(query.packet());
+    if (rule == null) {
+      return null;
+    }
+    rule.hits().increment();
+    return rule.reply(query, sizeLimit);
+  }
+
+  /** Makes {@code next} the table every following query is checked against. */
+  public void replace(PolicyTable next) {
+    table.set(next);
+  }
+
+  public PolicyTable current() {
+    return table.get();
+  }
+
+  /** Reloads a part when one of its files changes, while {@code system} runs. */
+  public void watch(ActorSystem<?> system) {
+    if (!settings.rpzFiles().isEmpty()) {
+      rpzWatch.start(system);
+    }
+    if (!settings.domainLists().isEmpty()) {
+      listWatch.start(system);
+    }
+  }
+
+  synchronized void reloadRpz() {
+    try {
+      PolicyTable.Rpz rpz = PolicyTable.Rpz.load(settings.rpzFiles(), metrics);
+      replace(new PolicyTable(rpz, table.get().lists));
+      log.info("RPZ files reloaded: {} triggers", rpz.names().size());
+    } catch (InvalidConfigException e) {
+      log.warn("RPZ files not reloaded, still applying the previous ones: {}", e.getMessage());
+    }
+  }
+
+  synchronized void reloadLists() {
+    try {
+      PolicyTable.Lists lists = PolicyTable.Lists.load(settings.domainLists(), metrics);
+      replace(new PolicyTable(table.get().rpz, lists));
+      log.info("domain lists reloaded: {} names", lists.names().size());
+    } catch (InvalidConfigException e) {
+      log.warn("domain lists not reloaded, still applying the previous ones: {}", e.getMessage());
+    }
+  }
+
+  /** Polls the files once (tests, instead of waiting for the schedule); true if something was reloaded. */
+  boolean pollFiles() {
+    return rpzWatch.poll() | listWatch.poll();
+  }
+
+  /** The files this policy reads, for logging. */
+  List<Path> files() {
+    List<Path> all = new java.util.ArrayList<>(settings.rpzFiles());
+    settings.domainLists().forEach(l -> all.add(l.file()));
+    return all;
+  }
+}
