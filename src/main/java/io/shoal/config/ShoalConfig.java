@@ -46,7 +46,8 @@ public record ShoalConfig(
     RateLimitSettings rateLimit,
     ReplyPolicy replies,
     ServeStaleSettings serveStale,
-    boolean prefetch) {
+    boolean prefetch,
+    TlsSettings tls) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -68,11 +69,11 @@ public record ShoalConfig(
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
-        "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "lmdb-dispatcher");
+        "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "lmdb-dispatcher", "tls");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
-        "max_udp_size");
+        "max_udp_size", "tls", "https", "https_plaintext");
     InetSocketAddress udp = listen.address("udp", 53);
     InetSocketAddress tcp = listen.address("tcp", 53);
     int maxUdpSize = (int) listen.integer("max_udp_size", 512, 65535);
@@ -206,7 +207,33 @@ public record ShoalConfig(
         udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
-        serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch);
+        serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, tls(listen, shoal.section("tls")));
+  }
+
+  /**
+   * DoT and DoH listeners ("" is off) and their certificate: the files must be readable here, so a
+   * typo fails the start before any socket is bound; their contents are read when the node starts.
+   */
+  private static TlsSettings tls(Section listen, Section tls) {
+    tls.allowOnly("certificate", "private_key", "reload_check");
+    InetSocketAddress dot = listen.string("tls").isEmpty() ? null : listen.address("tls", 853);
+    InetSocketAddress doh = listen.string("https").isEmpty() ? null : listen.address("https", 443);
+    TlsSettings settings = new TlsSettings(dot, doh, listen.bool("https_plaintext"),
+        Path.of(tls.string("certificate")), Path.of(tls.string("private_key")),
+        tls.duration("reload_check", Duration.ofMillis(100), Duration.ofHours(1)));
+    if (settings.needsCertificate()) {
+      for (String name : new String[] {"certificate", "private_key"}) {
+        String file = tls.string(name);
+        if (file.isEmpty()) {
+          throw new InvalidConfigException(tls.key(name),
+              "must name a PEM file: " + (dot != null ? "shoal.listen.tls" : "shoal.listen.https") + " is set");
+        }
+        if (!java.nio.file.Files.isReadable(Path.of(file))) {
+          throw new InvalidConfigException(tls.key(name), "cannot read " + Path.of(file).toAbsolutePath());
+        }
+      }
+    }
+    return settings;
   }
 
   private static String chaosText(Section chaos, String name) {

@@ -81,10 +81,13 @@ public final class ShoalServer {
   private final OwnerDirectory owners;
   private final NodeStatus status;
   private final ClusterNode clusterNode;
+  private final EncryptedListeners encrypted;
 
   private ShoalServer(
       ActorSystem<Void> system, UdpTransport udp, TcpTransport tcp, Ingress ingress, String metricsEndpoint,
-      InetSocketAddress adminAddress, OwnerDirectory owners, NodeStatus status, ClusterNode clusterNode) {
+      InetSocketAddress adminAddress, OwnerDirectory owners, NodeStatus status, ClusterNode clusterNode,
+      EncryptedListeners encrypted) {
+    this.encrypted = encrypted;
     this.status = status;
     this.clusterNode = clusterNode;
     this.adminAddress = adminAddress;
@@ -119,6 +122,8 @@ public final class ShoalServer {
     String node = cluster.enabled() ? cluster.nodeLabel() : null;
     ServerMetrics metrics = node == null ? new ServerMetrics() : new ServerMetrics(node);
     LoopDetector loops = new LoopDetector(config, node);
+    // A certificate that cannot be used is a configuration error: found before any socket is bound.
+    EncryptedListeners encrypted = EncryptedListeners.load(config.tls());
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
@@ -157,6 +162,8 @@ public final class ShoalServer {
       step = "listen on TCP " + config.tcpListen();
       TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), config.tcp(), wiring.ingress(), metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
+      step = "listen for DNS over TLS or HTTPS";
+      encrypted.bind(system, config, wiring.ingress(), metrics);
       udp.serve(system, wiring.ingress());
       status.socketsBound(true);
       loops.start(upstreamSockets, system);
@@ -175,11 +182,12 @@ public final class ShoalServer {
       step = "serve metrics on " + config.metricsHost() + ":" + config.metricsPort();
       PrometheusEndpoint.serve();
       ShoalServer server = new ShoalServer(
-          system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners(), status, clusterNode);
+          system, udp, tcp, wiring.ingress(), metricsEndpoint, admin, wiring.owners(), status, clusterNode, encrypted);
       server.registerShutdown(config, wiring.caches(), upstreamSockets);
       logStarted(udp, tcp.localAddress(), config.metricsEnabled() ? metricsEndpoint : null);
       return server;
     } catch (Exception e) {
+      encrypted.close();
       udp.stopReading();
       udp.close();
       if (clusterNode != null) {
@@ -387,6 +395,16 @@ public final class ShoalServer {
 
   public InetSocketAddress tcpAddress() {
     return tcp.localAddress();
+  }
+
+  /** The DNS over TLS listener's address, or null when it is off. */
+  public InetSocketAddress tlsAddress() {
+    return encrypted.dotAddress();
+  }
+
+  /** The DNS over HTTPS listener's address, or null when it is off. */
+  public InetSocketAddress httpsAddress() {
+    return encrypted.dohAddress();
   }
 
   /** Nodes in this node's owner ring (0 when cluster mode is off). */

@@ -69,14 +69,14 @@ public final class StreamConnections {
       metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);
       return CLOSE;
     }
-    metrics.tcpConnections(open.get());
+    metrics.streamConnections(protocol.label(), open.get());
     Connection connection = new Connection(System.nanoTime());
     connections.add(connection);
     return framed(client, connection)
         .watchTermination((mat, done) -> {
           done.whenComplete((d, e) -> {
             connections.remove(connection);
-            metrics.tcpConnections(open.decrementAndGet());
+            metrics.streamConnections(protocol.label(), open.decrementAndGet());
           });
           return mat;
         });
