@@ -27,7 +27,10 @@ import io.shoal.transport.tls.ServerCertificate;
 import io.shoal.wire.AnswerRenderer;
 import io.shoal.wire.ScannedAnswer;
 import io.shoal.wire.WireException;
+import akka.util.ByteString;
+import akka.util.ByteStringBuilder;
 import java.net.InetAddress;
+import java.time.Duration;
 import java.net.InetSocketAddress;
 import java.util.Base64;
 import java.util.Locale;
@@ -46,8 +49,10 @@ public final class DohTransport {
   static final String MEDIA = "application/dns-message";
   /** The largest DNS message: a longer body cannot be one. */
   static final int MAX_BODY = 65535;
+  /** A body longer than this is not read to its end: the stream or connection is reset instead. */
+  static final long DRAIN_LIMIT = 1 << 20;
   /** How long a POST body may take to arrive. */
-  private static final long BODY_MILLIS = 10_000;
+  private static final Duration BODY_TIME = Duration.ofSeconds(10);
   private static final ContentType.Binary DNS_MESSAGE =
       ContentTypes.create(MediaTypes.applicationBinary("dns-message", false));
 
@@ -81,6 +86,20 @@ public final class DohTransport {
   /** Stops accepting connections; requests in flight are answered. */
   public CompletionStage<Done> unbind() {
     return binding.unbind().thenApply(x -> Done.getInstance());
+  }
+
+  /** A POST body as it arrives: its first MAX_BODY bytes and how many came in all. */
+  private static final class Body {
+    final ByteStringBuilder bytes = new ByteStringBuilder();
+    long total;
+
+    Body add(ByteString chunk) {
+      if (total + chunk.size() <= MAX_BODY) {
+        bytes.append(chunk);
+      }
+      total += chunk.size();
+      return this;
+    }
   }
 
   /** One request in, one response out. */
@@ -123,8 +142,14 @@ public final class DohTransport {
         if (!type.equals(MEDIA)) {
           return refuse(request, StatusCodes.UNSUPPORTED_MEDIA_TYPE, "send " + MEDIA);
         }
-        return request.entity().withSizeLimit(MAX_BODY).toStrict(BODY_MILLIS, system)
-            .thenCompose(body -> answer(body.getData().toArray(), client))
+        // The body is read to its end (up to DRAIN_LIMIT) even past MAX_BODY: an HTTP/2 client whose
+        // upload is cut off gets a stream reset instead of the 413 that tells it why.
+        return request.entity().withSizeLimit(DRAIN_LIMIT).getDataBytes()
+            .completionTimeout(BODY_TIME)
+            .runFold(new Body(), Body::add, system)
+            .thenCompose(body -> body.total > MAX_BODY
+                ? done(error(StatusCodes.PAYLOAD_TOO_LARGE, "a DNS message is at most " + MAX_BODY + " bytes"))
+                : answer(body.bytes.result().toArray(), client))
             .exceptionally(failure -> {
               Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                   ? failure.getCause() : failure;
