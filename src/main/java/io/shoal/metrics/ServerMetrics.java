@@ -142,6 +142,19 @@ public final class ServerMetrics {
         t.toUpperCase(java.util.Locale.ROOT) + " client connections open").withTags(base)).update(open);
   }
 
+  /** A changed TLS certificate file checked: shoal_tls_certificate_reloads_total{outcome="loaded"|"failed"}. */
+  public void certificateReload(String outcome) {
+    Kamon.counter("shoal.tls.certificate.reloads",
+        "Changed certificate or key files: loaded, or failed (the certificate in use stays)")
+        .withTags(base.withTag("outcome", outcome)).increment();
+  }
+
+  /** When the certificate DoT and DoH present expires, seconds since the epoch: shoal_tls_certificate_expiry_seconds. */
+  public void certificateExpiry(long epochSeconds) {
+    Kamon.gauge("shoal.tls.certificate.expiry.seconds", "When the certificate in use expires (Unix time)")
+        .withTags(base).update(epochSeconds);
+  }
+
   /** One upstream exchange: shoal_upstream_seconds{upstream,outcome}. */
   public void upstream(String server, String outcome, long nanos) {
     String key = server + "/" + outcome;

@@ -43,7 +43,7 @@ final class EncryptedListeners {
   /** Binds the configured listeners and has the node's shutdown unbind them with UDP and TCP. */
   void bind(ActorSystem<?> system, ShoalConfig config, Ingress ingress, ServerMetrics metrics) throws Exception {
     if (certificate != null) {
-      certificate.startChecks();
+      certificate.startChecks(metrics);
     }
     if (settings.dot() != null) {
       dot = DotTransport.bind(system, settings.dot(), config.tcp(), certificate, ingress, metrics)

@@ -2,6 +2,7 @@ package io.shoal.transport.tls;
 
 import io.shoal.config.InvalidConfigException;
 import io.shoal.config.TlsSettings;
+import io.shoal.metrics.ServerMetrics;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,6 +39,7 @@ public final class ServerCertificate implements AutoCloseable {
   private volatile List<Object> lastSeen;
   private final ScheduledExecutorService checks;
   private final Duration every;
+  private volatile ServerMetrics metrics;
 
   private ServerCertificate(
       Path certificateFile, Path keyFile, PemFiles.Loaded loaded, List<Object> seen, Duration every) {
@@ -69,9 +71,11 @@ public final class ServerCertificate implements AutoCloseable {
     return new ServerCertificate(settings.certificate(), settings.privateKey(), loaded, seen, settings.reloadCheck());
   }
 
-  /** Starts checking the files for a new certificate. */
-  public void startChecks() {
+  /** Starts checking the files for a new certificate, reporting reloads and expiry to {@code metrics}. */
+  public void startChecks(ServerMetrics metrics) {
+    this.metrics = metrics;
     PemFiles.Loaded loaded = current.get();
+    metrics.certificateExpiry(loaded.leaf().getNotAfter().toInstant().getEpochSecond());
     log.info("TLS certificate {}, valid until {}; checking {} and {} for changes every {} ms",
         loaded.leaf().getSubjectX500Principal(), loaded.leaf().getNotAfter().toInstant(), certificateFile, keyFile,
         every.toMillis());
@@ -114,12 +118,16 @@ public final class ServerCertificate implements AutoCloseable {
     try {
       PemFiles.Loaded loaded = PemFiles.load(certificateFile, keyFile);
       current.set(loaded);
+      metrics.certificateReload("loaded");
+      metrics.certificateExpiry(loaded.leaf().getNotAfter().toInstant().getEpochSecond());
       log.info("TLS certificate reloaded: {}, valid until {}", loaded.leaf().getSubjectX500Principal(),
           loaded.leaf().getNotAfter().toInstant());
     } catch (PemFiles.BadFile e) {
+      metrics.certificateReload("failed");
       log.warn("TLS certificate not reloaded, still presenting {}: {}",
           current.get().leaf().getSubjectX500Principal(), e.getMessage());
     } catch (RuntimeException e) {
+      metrics.certificateReload("failed");
       log.warn("TLS certificate not reloaded: {}", e.toString());
     }
   }
