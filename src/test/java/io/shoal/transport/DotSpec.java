@@ -152,6 +152,21 @@ public class DotSpec extends JUnitSuite {
   }
 
   @Test
+  public void aCertificateFileThatIsNotPemStopsTheStartWithExit2NamingTheKey() throws Exception {
+    Path junk = java.nio.file.Files.writeString(ca.dir.resolve("junk.pem"), "not a certificate\n");
+    Path conf = java.nio.file.Files.writeString(ca.dir.resolve("junk.conf"), String.join("\n",
+        "shoal.listen { udp = \"127.0.0.1:0\", tcp = \"127.0.0.1:0\", tls = \"127.0.0.1:0\" }",
+        "shoal.upstreams.default.servers = [\"" + auth.hostPort() + "\"]",
+        "shoal.metrics.enabled = off",
+        "shoal.tls.certificate = \"" + junk + "\"",
+        "shoal.tls.private_key = \"" + ca.dir.resolve("dot-server.key") + "\""));
+    try (io.shoal.testing.ShoalProcess p = io.shoal.testing.ShoalProcess.launch("serve", "--config", conf.toString())) {
+      assertEquals(2, p.exit(60));
+      assertTrue(p.output(), p.output().contains("shoal.tls.certificate"));
+    }
+  }
+
+  @Test
   public void kdigGetsAnAnswerOverTls() throws Exception {
     if (!onPath("kdig")) {
       System.err.println("kdig not installed: skipping the kdig +tls check");
