@@ -13,6 +13,7 @@ import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.AnswerRenderer;
+import io.shoal.wire.Padding;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.util.Optional;
@@ -148,7 +149,9 @@ public final class StreamConnections {
           return true;
         })
         .map(frame -> frame.drop(2).toArray())
-        .mapAsyncUnordered(PIPELINE, packet -> ingress.ask(packet, client, protocol))
+        .mapAsyncUnordered(PIPELINE, packet -> protocol == Protocol.DOT
+            ? ingress.ask(packet, client, protocol).thenApply(reply -> Padding.forQuery(packet, reply))
+            : ingress.ask(packet, client, protocol))
         .map(reply -> {
           connection.answered();
           return reply;

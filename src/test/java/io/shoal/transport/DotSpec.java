@@ -103,6 +103,28 @@ public class DotSpec extends JUnitSuite {
   }
 
   @Test
+  public void aPaddedQueryGetsAReplyPaddedTo468Bytes() throws Exception {
+    org.xbill.DNS.Message q = DnsClient.query(555, "ok.example.test.", Type.A, null);
+    q.addRecord(new org.xbill.DNS.OPTRecord(1232, 0, 0, 0,
+        List.of(new org.xbill.DNS.GenericEDNSOption(12, new byte[0]))), Section.ADDITIONAL);
+    try (SSLSocket s = connect(ca.clientContext(), dot(), "TLSv1.3")) {
+      byte[] wire = q.toWire();
+      DataOutputStream out = new DataOutputStream(s.getOutputStream());
+      out.writeShort(wire.length);
+      out.write(wire);
+      out.flush();
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      byte[] reply = in.readNBytes(in.readUnsignedShort());
+      assertEquals(468, reply.length);
+      Message parsed = new Message(reply);
+      assertEquals(Rcode.NOERROR, parsed.getRcode());
+      assertEquals(1, parsed.getOPT().getOptions(12).size());
+      // Unpadded queries stay unpadded (RFC 8467: pad only when asked).
+      assertTrue(ask(s, 556, "ok.example.test.").toWire().length < 468);
+    }
+  }
+
+  @Test
   public void aQueryOverTls12IsAnswered() throws Exception {
     try (SSLSocket s = connect(ca.clientContext(), dot(), "TLSv1.2")) {
       assertEquals("TLSv1.2", s.getSession().getProtocol());

@@ -25,6 +25,7 @@ import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.transport.tls.ServerCertificate;
 import io.shoal.wire.AnswerRenderer;
+import io.shoal.wire.Padding;
 import io.shoal.wire.ScannedAnswer;
 import io.shoal.wire.WireException;
 import akka.util.ByteString;
@@ -167,7 +168,9 @@ public final class DohTransport {
         metrics.dropped(ServerMetrics.MALFORMED);
         return done(error(StatusCodes.BAD_REQUEST, "not a DNS message"));
       }
-      return ingress.ask(packet, client, Protocol.DOH).thenApply(reply -> {
+      CompletionStage<Optional<byte[]>> padded =
+          ingress.ask(packet, client, Protocol.DOH).thenApply(reply -> Padding.forQuery(packet, reply));
+      return padded.thenApply(reply -> {
         if (reply.isEmpty()) {
           // Dropped by the front door (malformed, a response, or denied): it is counted there.
           return error(StatusCodes.BAD_REQUEST, "not a DNS query");
