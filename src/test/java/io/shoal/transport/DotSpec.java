@@ -9,7 +9,6 @@ import io.shoal.testing.Metrics;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestCertificates;
 import io.shoal.testing.TestNode;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -75,13 +74,7 @@ public class DotSpec extends JUnitSuite {
 
   /** Sends one framed query on {@code s} and reads one framed reply. */
   static Message ask(Socket s, int id, String name) throws IOException {
-    byte[] q = DnsClient.query(id & 0xFFFF, name, Type.A, null).toWire();
-    DataOutputStream out = new DataOutputStream(s.getOutputStream());
-    out.writeShort(q.length);
-    out.write(q);
-    out.flush();
-    DataInputStream in = new DataInputStream(s.getInputStream());
-    return new Message(in.readNBytes(in.readUnsignedShort()));
+    return new Message(DnsClient.exchange(s, DnsClient.query(id & 0xFFFF, name, Type.A, null).toWire()));
   }
 
   @Test
@@ -108,13 +101,7 @@ public class DotSpec extends JUnitSuite {
     q.addRecord(new org.xbill.DNS.OPTRecord(1232, 0, 0, 0,
         List.of(new org.xbill.DNS.GenericEDNSOption(12, new byte[0]))), Section.ADDITIONAL);
     try (SSLSocket s = connect(ca.clientContext(), dot(), "TLSv1.3")) {
-      byte[] wire = q.toWire();
-      DataOutputStream out = new DataOutputStream(s.getOutputStream());
-      out.writeShort(wire.length);
-      out.write(wire);
-      out.flush();
-      DataInputStream in = new DataInputStream(s.getInputStream());
-      byte[] reply = in.readNBytes(in.readUnsignedShort());
+      byte[] reply = DnsClient.exchange(s, q.toWire());
       assertEquals(468, reply.length);
       Message parsed = new Message(reply);
       assertEquals(Rcode.NOERROR, parsed.getRcode());

@@ -10,7 +10,6 @@ import akka.stream.TLSProtocol.SslTlsInbound;
 import akka.stream.TLSProtocol.SslTlsOutbound;
 import akka.stream.javadsl.BidiFlow;
 import akka.stream.javadsl.Flow;
-import akka.stream.javadsl.Sink;
 import akka.stream.javadsl.TLS;
 import akka.stream.javadsl.Tcp;
 import akka.util.ByteString;
@@ -20,10 +19,7 @@ import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.transport.OpenFiles;
 import io.shoal.transport.StreamConnections;
-import java.net.Inet4Address;
 import java.net.InetSocketAddress;
-import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -51,19 +47,11 @@ public final class DotTransport {
     int cap = limits.connectionCap(OpenFiles.limit());
     log.info("DoT: at most {} connections open, the tcp_* limits otherwise", cap);
     StreamConnections connections = new StreamConnections(Protocol.DOT, limits, cap, ingress, metrics);
-    boolean ipv4Only = address.getAddress() instanceof Inet4Address;
-    return Tcp.get(system)
-        .bind(address.getHostString(), address.getPort(), limits.backlog(), List.of(), true, Optional.empty())
-        .to(Sink.foreach(conn -> {
-          if (ipv4Only && !(conn.remoteAddress().getAddress() instanceof Inet4Address)) {
-            conn.handleWith(StreamConnections.CLOSE, system);
-            return;
-          }
-          Flow<ByteString, ByteString, NotUsed> plain = connections.accept(conn.remoteAddress());
+    return StreamConnections.listen(system, address, limits.backlog(), client -> {
+          Flow<ByteString, ByteString, NotUsed> plain = connections.accept(client);
           // A client turned away at accept costs no handshake, and is not a failed one.
-          conn.handleWith(plain == StreamConnections.CLOSE ? plain : encrypted(plain, certificate, metrics), system);
-        }))
-        .run(system)
+          return plain == StreamConnections.CLOSE ? plain : encrypted(plain, certificate, metrics);
+        })
         .thenApply(DotTransport::new);
   }
 
