@@ -9,6 +9,7 @@ import io.shoal.ingress.FillMode;
 import io.shoal.wire.ReplyPolicy;
 import com.typesafe.config.Config;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -228,7 +229,7 @@ public record ShoalConfig(
           throw new InvalidConfigException(tls.key(name),
               "must name a PEM file: " + (dot != null ? "shoal.listen.tls" : "shoal.listen.https") + " is set");
         }
-        if (!java.nio.file.Files.isReadable(Path.of(file))) {
+        if (!Files.isReadable(Path.of(file))) {
           throw new InvalidConfigException(tls.key(name), "cannot read " + Path.of(file).toAbsolutePath());
         }
       }
