@@ -11,6 +11,7 @@ import io.shoal.policy.PolicySettings;
 import io.shoal.wire.ReplyPolicy;
 import com.typesafe.config.Config;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,7 +51,8 @@ public record ShoalConfig(
     ServeStaleSettings serveStale,
     boolean prefetch,
     LocalSettings local,
-    PolicySettings policy) {
+    PolicySettings policy,
+    TlsSettings tls) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -73,11 +75,11 @@ public record ShoalConfig(
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
         "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "lmdb-dispatcher",
-        "local", "policy");
+        "local", "policy", "tls");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
-        "max_udp_size");
+        "max_udp_size", "tls", "https", "https_plaintext");
     InetSocketAddress udp = listen.address("udp", 53);
     InetSocketAddress tcp = listen.address("tcp", 53);
     int maxUdpSize = (int) listen.integer("max_udp_size", 512, 65535);
@@ -212,7 +214,7 @@ public record ShoalConfig(
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
         serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, local(shoal.section("local")),
-        policy(shoal.section("policy")));
+        policy(shoal.section("policy")), tls(listen, shoal.section("tls")));
   }
 
   /** {@code shoal.local} and {@code shoal.policy}: lines checked here, files read when the node starts. */
@@ -234,6 +236,32 @@ public record ShoalConfig(
     } catch (IllegalArgumentException e) {
       throw new InvalidConfigException(s.key(name), e.getMessage());
     }
+  }
+
+  /**
+   * DoT and DoH listeners ("" is off) and their certificate: the files must be readable here, so a
+   * typo fails the start before any socket is bound; their contents are read when the node starts.
+   */
+  private static TlsSettings tls(Section listen, Section tls) {
+    tls.allowOnly("certificate", "private_key", "reload_check");
+    InetSocketAddress dot = listen.string("tls").isEmpty() ? null : listen.address("tls", 853);
+    InetSocketAddress doh = listen.string("https").isEmpty() ? null : listen.address("https", 443);
+    TlsSettings settings = new TlsSettings(dot, doh, listen.bool("https_plaintext"),
+        Path.of(tls.string("certificate")), Path.of(tls.string("private_key")),
+        tls.duration("reload_check", Duration.ofMillis(100), Duration.ofHours(1)));
+    if (settings.needsCertificate()) {
+      for (String name : new String[] {"certificate", "private_key"}) {
+        String file = tls.string(name);
+        if (file.isEmpty()) {
+          throw new InvalidConfigException(tls.key(name),
+              "must name a PEM file: " + (dot != null ? "shoal.listen.tls" : "shoal.listen.https") + " is set");
+        }
+        if (!Files.isReadable(Path.of(file))) {
+          throw new InvalidConfigException(tls.key(name), "cannot read " + Path.of(file).toAbsolutePath());
+        }
+      }
+    }
+    return settings;
   }
 
   private static String chaosText(Section chaos, String name) {

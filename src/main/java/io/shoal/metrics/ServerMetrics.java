@@ -32,6 +32,8 @@ public final class ServerMetrics {
   public static final String TCP_DEADLINE = "tcp_deadline";
   /** A query beyond tcp_max_queries on one connection: the connection is closed instead. */
   public static final String TCP_QUERY_LIMIT = "tcp_query_limit";
+  /** A DoT connection whose TLS handshake failed (untrusted certificate, no TLS, no common version): closed. */
+  public static final String TLS_HANDSHAKE = "tls_handshake";
   /** A query from a client network access_control denies. */
   public static final String ACCESS_DENIED = "access_denied";
   /** A UDP reply not sent: its client prefix was over rate_limit.responses_per_second. */
@@ -56,6 +58,7 @@ public final class ServerMetrics {
   private final ConcurrentHashMap<String, Gauge> upstreamUp = new ConcurrentHashMap<>();
   private final Counter slipped;
   private final Gauge tcpConnections;
+  private final ConcurrentHashMap<String, Gauge> streamConnections = new ConcurrentHashMap<>();
   private final TagSet base;
 
   /** Instruments of a single node: no node label. */
@@ -72,7 +75,7 @@ public final class ServerMetrics {
     this.base = base;
     for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL,
         UDP_SEND_FAILED, TCP_CONNECTION_LIMIT, TCP_DEADLINE, TCP_QUERY_LIMIT, ACCESS_DENIED, RATE_LIMITED,
-        BAD_UPSTREAM_ANSWER}) {
+        BAD_UPSTREAM_ANSWER, TLS_HANDSHAKE}) {
       dropCounter(reason);
     }
     refusedCounter(ACCESS_REFUSED);
@@ -129,9 +132,27 @@ public final class ServerMetrics {
     slipped.increment();
   }
 
-  /** TCP client connections open now: shoal_tcp_connections. */
-  public void tcpConnections(int open) {
-    tcpConnections.update(open);
+  /** Connections open now on a stream listener: shoal_tcp_connections, or shoal_dot_connections for DoT. */
+  public void streamConnections(String transport, int open) {
+    if (transport.equals("tcp")) {
+      tcpConnections.update(open);
+      return;
+    }
+    streamConnections.computeIfAbsent(transport, t -> Kamon.gauge("shoal." + t + ".connections",
+        t.toUpperCase(java.util.Locale.ROOT) + " client connections open").withTags(base)).update(open);
+  }
+
+  /** A changed TLS certificate file checked: shoal_tls_certificate_reloads_total{outcome="loaded"|"failed"}. */
+  public void certificateReload(String outcome) {
+    Kamon.counter("shoal.tls.certificate.reloads",
+        "Changed certificate or key files: loaded, or failed (the certificate in use stays)")
+        .withTags(base.withTag("outcome", outcome)).increment();
+  }
+
+  /** When the certificate DoT and DoH present expires, seconds since the epoch: shoal_tls_certificate_expiry_seconds. */
+  public void certificateExpiry(long epochSeconds) {
+    Kamon.gauge("shoal.tls.certificate.expiry.seconds", "When the certificate in use expires (Unix time)")
+        .withTags(base).update(epochSeconds);
   }
 
   /** One upstream exchange: shoal_upstream_seconds{upstream,outcome}. */

@@ -55,10 +55,13 @@ public final class ShoalServer {
   private final OwnerDirectory owners;
   private final NodeStatus status;
   private final ClusterNode clusterNode;
+  private final EncryptedListeners encrypted;
 
   private ShoalServer(
       ActorSystem<Void> system, UdpTransport udp, TcpTransport tcp, String metricsEndpoint,
-      InetSocketAddress adminAddress, OwnerDirectory owners, NodeStatus status, ClusterNode clusterNode) {
+      InetSocketAddress adminAddress, OwnerDirectory owners, NodeStatus status, ClusterNode clusterNode,
+      EncryptedListeners encrypted) {
+    this.encrypted = encrypted;
     this.status = status;
     this.clusterNode = clusterNode;
     this.adminAddress = adminAddress;
@@ -92,6 +95,8 @@ public final class ShoalServer {
     // Local data and the response policy are read before any socket binds: a bad file exits 2.
     LocalData local = LocalData.load(config.local());
     ResponsePolicy responsePolicy = ResponsePolicy.load(config.policy(), new PolicyMetrics(node));
+    // A certificate that cannot be used is a configuration error: found before any socket is bound.
+    EncryptedListeners encrypted = EncryptedListeners.load(config.tls());
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
@@ -131,6 +136,8 @@ public final class ShoalServer {
       step = "listen on TCP " + config.tcpListen();
       TcpTransport tcp = TcpTransport.bind(system, config.tcpListen(), config.tcp(), resolver.ingress(), metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
+      step = "listen for DNS over TLS or HTTPS";
+      encrypted.bind(system, config, resolver.ingress(), metrics);
       udp.serve(system, resolver.ingress());
       status.socketsBound(true);
       loops.start(upstreamSockets, system);
@@ -149,12 +156,13 @@ public final class ShoalServer {
       step = "serve metrics on " + config.metricsHost() + ":" + config.metricsPort();
       PrometheusEndpoint.serve();
       ShoalServer server = new ShoalServer(
-          system, udp, tcp, metricsEndpoint, admin, resolver.owners(), status, clusterNode);
+          system, udp, tcp, metricsEndpoint, admin, resolver.owners(), status, clusterNode, encrypted);
       new OrderlyShutdown(system, udp, tcp, resolver.ingress(), status, clusterNode)
           .register(config, resolver.caches(), upstreamSockets);
       logStarted(udp, tcp.localAddress(), config.metricsEnabled() ? metricsEndpoint : null);
       return server;
     } catch (Exception e) {
+      encrypted.close();
       udp.stopReading();
       udp.close();
       if (clusterNode != null) {
@@ -214,6 +222,16 @@ public final class ShoalServer {
 
   public InetSocketAddress tcpAddress() {
     return tcp.localAddress();
+  }
+
+  /** The DNS over TLS listener's address, or null when it is off. */
+  public InetSocketAddress tlsAddress() {
+    return encrypted.dotAddress();
+  }
+
+  /** The DNS over HTTPS listener's address, or null when it is off. */
+  public InetSocketAddress httpsAddress() {
+    return encrypted.dohAddress();
   }
 
   /** Nodes in this node's owner ring (0 when cluster mode is off). */

@@ -1,26 +1,33 @@
 package io.shoal.transport;
 
 import akka.NotUsed;
+import akka.actor.typed.ActorSystem;
 import akka.stream.KillSwitches;
 import akka.stream.SharedKillSwitch;
 import akka.stream.javadsl.Flow;
 import akka.stream.javadsl.Framing;
 import akka.stream.javadsl.Sink;
 import akka.stream.javadsl.Source;
+import akka.stream.javadsl.Tcp;
 import akka.util.ByteString;
 import io.shoal.config.TcpSettings;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.AnswerRenderer;
+import io.shoal.wire.Padding;
+import java.net.Inet4Address;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 /**
  * The connections of one DNS stream listener (TCP, or TLS once decrypted): RFC 7766 framing with
@@ -69,17 +76,35 @@ public final class StreamConnections {
       metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);
       return CLOSE;
     }
-    metrics.tcpConnections(open.get());
+    metrics.streamConnections(protocol.label(), open.get());
     Connection connection = new Connection(System.nanoTime());
     connections.add(connection);
     return framed(client, connection)
         .watchTermination((mat, done) -> {
           done.whenComplete((d, e) -> {
             connections.remove(connection);
-            metrics.tcpConnections(open.decrementAndGet());
+            metrics.streamConnections(protocol.label(), open.decrementAndGet());
           });
           return mat;
         });
+  }
+
+  /**
+   * Binds a stream listener on {@code address} whose accepted connections are each handled with
+   * {@code handler.apply(client)}; the stage fails with the bind error (e.g. address in use).
+   */
+  public static CompletionStage<Tcp.ServerBinding> listen(ActorSystem<?> system, InetSocketAddress address, int backlog,
+      Function<InetSocketAddress, Flow<ByteString, ByteString, NotUsed>> handler) {
+    // The JVM's TCP listener is dual-stack and Akka cannot ask for an IPv4 one: bound to an IPv4
+    // address, connections from IPv6 clients are closed unanswered, as if nobody listened there.
+    boolean ipv4Only = address.getAddress() instanceof Inet4Address;
+    return Tcp.get(system)
+        .bind(address.getHostString(), address.getPort(), backlog, List.of(), true, Optional.empty())
+        .to(Sink.foreach(conn -> conn.handleWith(
+            ipv4Only && !(conn.remoteAddress().getAddress() instanceof Inet4Address)
+                ? CLOSE : handler.apply(conn.remoteAddress()),
+            system)))
+        .run(system);
   }
 
   /** Connections open now, those being closed for a newcomer included. */
@@ -148,7 +173,9 @@ public final class StreamConnections {
           return true;
         })
         .map(frame -> frame.drop(2).toArray())
-        .mapAsyncUnordered(PIPELINE, packet -> ingress.ask(packet, client, protocol))
+        .mapAsyncUnordered(PIPELINE, packet -> protocol == Protocol.DOT
+            ? ingress.ask(packet, client, protocol).thenApply(reply -> Padding.forQuery(packet, reply))
+            : ingress.ask(packet, client, protocol))
         .map(reply -> {
           connection.answered();
           return reply;

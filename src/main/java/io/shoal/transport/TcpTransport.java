@@ -2,16 +2,12 @@ package io.shoal.transport;
 
 import akka.Done;
 import akka.actor.typed.ActorSystem;
-import akka.stream.javadsl.Sink;
 import akka.stream.javadsl.Tcp;
 import io.shoal.config.TcpSettings;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
-import java.net.Inet4Address;
 import java.net.InetSocketAddress;
-import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,19 +33,7 @@ public final class TcpTransport {
         limits.idleTimeout().toMillis(), limits.maxQueries() == 0 ? "unlimited" : limits.maxQueries(),
         limits.backlog());
     StreamConnections connections = new StreamConnections(Protocol.TCP, limits, cap, ingress, metrics);
-    // The JVM's TCP listener is dual-stack and Akka cannot ask for an IPv4 one: bound to an IPv4
-    // address, connections from IPv6 clients are closed unanswered, as if nobody listened there.
-    boolean ipv4Only = address.getAddress() instanceof Inet4Address;
-    return Tcp.get(system)
-        .bind(address.getHostString(), address.getPort(), limits.backlog(), List.of(), true, Optional.empty())
-        .to(Sink.foreach(conn -> {
-          if (ipv4Only && !(conn.remoteAddress().getAddress() instanceof Inet4Address)) {
-            conn.handleWith(StreamConnections.CLOSE, system);
-            return;
-          }
-          conn.handleWith(connections.accept(conn.remoteAddress()), system);
-        }))
-        .run(system)
+    return StreamConnections.listen(system, address, limits.backlog(), connections::accept)
         .thenApply(TcpTransport::new);
   }
 

@@ -437,4 +437,28 @@ class ShoalConfigTest {
         "nxdomain, nodata, refuse, drop");
     assertMentions(rejected("shoal.policy.rpz = []"), "shoal.policy");
   }
+
+  @Test
+  void encryptedListenersAreOffByDefault() {
+    TlsSettings tls = ShoalConfig.from(config("")).tls();
+    assertEquals(null, tls.dot());
+    assertEquals(null, tls.doh());
+    assertEquals(false, tls.needsCertificate());
+  }
+
+  @Test
+  void aTlsListenerNeedsReadableCertificateFilesNamedByKey(@TempDir Path dir) throws IOException {
+    assertMentions(rejected("shoal.listen.tls = \"127.0.0.1:853\""), "shoal.tls.certificate", "PEM");
+    Path cert = Files.writeString(dir.resolve("cert.pem"), "x");
+    assertMentions(rejected("shoal.listen.https = \"127.0.0.1:443\"\nshoal.tls.certificate = \"" + cert
+        + "\"\nshoal.tls.private_key = \"" + dir.resolve("missing.key") + "\""), "shoal.tls.private_key", "missing.key");
+    assertMentions(rejected("shoal.tls.reload = 5s"), "shoal.tls.reload", "unknown key");
+    // Plain-HTTP DoH (behind a TLS-terminating proxy) needs no certificate.
+    TlsSettings plain = ShoalConfig.from(config(
+        "shoal.listen.https = \"127.0.0.1:8053\"\nshoal.listen.https_plaintext = on")).tls();
+    assertEquals(new InetSocketAddress("127.0.0.1", 8053), plain.doh());
+    assertEquals(false, plain.needsCertificate());
+    assertEquals(853, ShoalConfig.from(config("shoal.listen.tls = \"127.0.0.1\"\nshoal.tls.certificate = \"" + cert
+        + "\"\nshoal.tls.private_key = \"" + cert + "\"")).tls().dot().getPort());
+  }
 }

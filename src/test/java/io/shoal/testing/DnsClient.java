@@ -69,14 +69,19 @@ public final class DnsClient {
     try (Socket s = new Socket()) {
       s.connect(server, timeoutMs);
       s.setSoTimeout(timeoutMs);
-      DataOutputStream out = new DataOutputStream(s.getOutputStream());
-      out.writeShort(packet.length);
-      out.write(packet);
-      out.flush();
-      DataInputStream in = new DataInputStream(s.getInputStream());
-      int len = in.readUnsignedShort();
-      return in.readNBytes(len);
+      return exchange(s, packet);
     }
+  }
+
+  /** Sends {@code packet} with 2-byte framing on an open stream (TCP or TLS); reads one framed reply. */
+  public static byte[] exchange(Socket s, byte[] packet) throws IOException {
+    DataOutputStream out = new DataOutputStream(s.getOutputStream());
+    out.writeShort(packet.length);
+    out.write(packet);
+    out.flush();
+    DataInputStream in = new DataInputStream(s.getInputStream());
+    int len = in.readUnsignedShort();
+    return in.readNBytes(len);
   }
 
   public static Message tcp(InetSocketAddress server, Message query) throws IOException {

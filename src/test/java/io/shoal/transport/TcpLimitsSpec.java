@@ -130,8 +130,13 @@ public class TcpLimitsSpec extends JUnitSuite {
     assertEquals(before + 1, after, 0.0);
   }
 
-  /** Opens {@code n} connections and waits until the node counts them all open. */
+  /**
+   * Opens {@code n} connections and waits until the node counts them all open. It first waits for
+   * the connections of earlier tests to be gone on the node's side too, so the count is of these.
+   */
   private static List<Socket> hold(int n) throws Exception {
+    assertEquals("connections of earlier tests closed", 0.0,
+        node.metrics().await(v -> v == 0, "shoal_tcp_connections"), 0.0);
     List<Socket> held = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       Socket s = new Socket();
