@@ -91,6 +91,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     CachedAnswer stale;
     /** The client timeout passed: clients who ask now get the stale answer at once. */
     boolean staleServed;
+    /** Why the answer is a SERVFAIL, when a stage before the cache made it one (DNSSEC); else null. */
+    ExtendedError servfailWhy;
   }
 
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(IngressWorker.class), 10);
@@ -367,6 +369,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         return this;
       }
       Flight flight = inFlight.get(done.key());
+      flight.servfailWhy = answered.why();
       if (scan.rcode() == Rcode.SERVFAIL && flight.prefetch && flight.waiters.isEmpty()) {
         // A prefetch that failed: the answer in the cache is still good until it expires.
         end(done.key(), false);
@@ -488,8 +491,9 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       return;
     }
     long now = clock.getAsLong();
+    ExtendedError why = flight.servfailWhy != null ? flight.servfailWhy : ExtendedError.UPSTREAM_FAILED;
     for (Resolve r : flight.waiters) {
-      reply(r, answer.renderFetched(r.query(), now, r.protocol().sizeLimit(r.query())));
+      reply(r, answer.renderFetched(r.query(), now, r.protocol().sizeLimit(r.query()), why));
     }
   }
 
