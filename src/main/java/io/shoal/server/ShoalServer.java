@@ -26,12 +26,14 @@ import io.shoal.cache.CacheSettings;
 import io.shoal.config.ProfileSettings;
 import io.shoal.config.ShoalConfig;
 import io.shoal.config.UpstreamGroupSettings;
+import io.shoal.dnssec.ValidatingUpstream;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.IngressWorker;
 import io.shoal.ingress.Prefetch;
 import io.shoal.loop.LoopDetector;
 import io.shoal.loop.SelfUpstreamCheck;
 import io.shoal.metrics.CacheMetrics;
+import io.shoal.metrics.DnssecMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
@@ -231,8 +233,10 @@ public final class ShoalServer {
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
       UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores) {
     Map<String, Upstream> upstreams = new HashMap<>();
+    DnssecMetrics dnssecMetrics = new DnssecMetrics(node);
     for (UpstreamGroupSettings group : config.upstreams().values()) {
-      upstreams.put(group.name(), loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)));
+      upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
+          loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)), clock, dnssecMetrics));
     }
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
