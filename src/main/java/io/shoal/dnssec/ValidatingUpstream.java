@@ -151,6 +151,9 @@ public final class ValidatingUpstream implements Upstream {
         ExtendedErrorCodeOption why = extendedError(validated);
         int code = why == null ? ExtendedErrorCodeOption.DNSSEC_BOGUS : why.getErrorCode();
         String text = why == null || why.getText() == null ? "" : why.getText();
+        if (code == ExtendedErrorCodeOption.DNSSEC_BOGUS) {
+          code = SignatureWindow.refine(raw.wire(), clock.instant(), code);
+        }
         metrics.answer(DnssecMetrics.BOGUS);
         metrics.failure(reasonLabel(code));
         if (code == ExtendedErrorCodeOption.SIGNATURE_EXPIRED || code == ExtendedErrorCodeOption.SIGNATURE_NOT_YET_VALID
