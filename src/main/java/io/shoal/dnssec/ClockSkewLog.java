@@ -38,7 +38,7 @@ final class ClockSkewLog {
     Name zone = sig != null ? sig.getSigner() : qname;
     String window = sig != null ? " (signature valid from " + sig.getTimeSigned() + " to " + sig.getExpire() + ")" : "";
     String what = "DNSSEC signatures of zone " + zone + " are outside their validity window at " + now + window
-        + "; answers are SERVFAIL. If many zones say so, this host's clock may be skewed";
+        + ". If many zones say so, this host's clock may be skewed";
     if (told.contains(zone)) {
       return;
     }

@@ -11,6 +11,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.ExtendedFlags;
 import org.xbill.DNS.Flags;
@@ -26,8 +27,8 @@ import org.xbill.DNS.TSIG;
  * The validator's head resolver: dnsjava's {@link Resolver} over a profile's {@link Upstream}. It
  * asks with DO=1 (we need the signatures) and CD=1 (an upstream that validates must still hand over
  * what it thinks is bogus, or we cannot say why), and asks each question once however many
- * validations want it at the same time: concurrent misses in one zone share one DNSKEY and one DS
- * query. Transport, timeouts and retries are the upstream group's, so the setters here are no-ops.
+ * validations want it at the same time (and for {@link #REUSE_NANOS} after): concurrent misses in
+ * one zone share one DNSKEY and one DS query. Transport, timeouts and retries are the upstream group's, so the setters here are no-ops.
  */
 final class UpstreamResolver implements Resolver {
   /** What is asked: the coalescing key. */
@@ -37,7 +38,23 @@ final class UpstreamResolver implements Resolver {
   static final class Fetch {
     final CompletableFuture<Upstream.Outcome> outcome = new CompletableFuture<>();
     int pins;
+    /** When the answer came (System.nanoTime()); meaningful once {@link #outcome} is done. */
+    volatile long answeredAt;
+
+    /** Whether nobody needs this any more: not pinned, and failed or past the reuse window. */
+    boolean droppable(long now) {
+      return pins == 0 && outcome.isDone()
+          && (!(outcome.join() instanceof Upstream.Answered) || now - answeredAt >= REUSE_NANOS);
+    }
   }
+
+  /**
+   * How long an answer stays joinable after it came. Validations started by one burst of misses
+   * reach the zone's DNSKEY (and DS) query at slightly different times, and the key cache has the
+   * key only once the first has checked it; within this window the late ones join the answer
+   * already fetched instead of asking again. Short against any TTL, so nothing stale is served.
+   */
+  static final long REUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final Upstream upstream;
   private final Executor executor;
@@ -65,14 +82,15 @@ final class UpstreamResolver implements Resolver {
         return e;
       }
       e.pins--;
-      return e.pins == 0 && e.outcome.isDone() ? null : e;
+      return e.droppable(System.nanoTime()) ? null : e;
     });
   }
 
   private Fetch fetch(Question q, boolean pin) {
     Fetch[] started = new Fetch[1];
+    long now = System.nanoTime();
     Fetch f = inFlight.compute(q, (k, e) -> {
-      if (e == null) {
+      if (e == null || e.droppable(now)) {
         e = new Fetch();
         started[0] = e;
       }
@@ -83,12 +101,20 @@ final class UpstreamResolver implements Resolver {
     });
     if (started[0] != null) {
       ask(q).whenComplete((outcome, failure) -> {
+        f.answeredAt = System.nanoTime();
         // Complete first, then drop: an unpin in between sees it done and drops it itself.
         f.outcome.complete(outcome != null ? outcome : new Upstream.Failed(String.valueOf(failure)));
-        inFlight.computeIfPresent(q, (k, e) -> e == f && e.pins == 0 ? null : e);
+        drop(q, f);
+        if (f.outcome.join() instanceof Upstream.Answered) {
+          CompletableFuture.delayedExecutor(REUSE_NANOS, TimeUnit.NANOSECONDS).execute(() -> drop(q, f));
+        }
       });
     }
     return f;
+  }
+
+  private void drop(Question q, Fetch f) {
+    inFlight.computeIfPresent(q, (k, e) -> e == f && e.droppable(System.nanoTime()) ? null : e);
   }
 
   private CompletionStage<Upstream.Outcome> ask(Question q) {
