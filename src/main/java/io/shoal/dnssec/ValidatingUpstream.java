@@ -121,9 +121,14 @@ public final class ValidatingUpstream implements Upstream {
         // The upstream's own failure: the worker's SERVFAIL and REFUSED handling, not a verdict.
         return CompletableFuture.completedFuture(withoutAd(raw));
       }
-      Message ask = Message.newQuery(Record.newRecord(name, query.qtype(), query.qclass()));
-      return validator.sendAsync(ask, executor)
-          .handle((validated, failure) -> verdict(query, name, answered, validated, failure));
+      try {
+        Message ask = Message.newQuery(Record.newRecord(name, query.qtype(), query.qclass()));
+        return validator.sendAsync(ask, executor)
+            .handle((validated, failure) -> verdict(query, name, answered, validated, failure));
+      } catch (RuntimeException e) {
+        // The stage must never fail (Upstream's contract), whatever dnsjava makes of the question.
+        return CompletableFuture.completedFuture(verdict(query, name, answered, null, e));
+      }
     });
     result.whenComplete((outcome, failure) -> head.unpin(question, fetch));
     return result;
