@@ -113,6 +113,11 @@ final class UpstreamResolver implements Resolver {
     return f;
   }
 
+  /** Questions asked or held right now (for tests: nothing may stay once its window has passed). */
+  int held() {
+    return inFlight.size();
+  }
+
   private void drop(Question q, Fetch f) {
     inFlight.computeIfPresent(q, (k, e) -> e == f && e.droppable(System.nanoTime()) ? null : e);
   }

@@ -242,6 +242,16 @@ public class ValidationSpec extends JUnitSuite {
   }
 
   @Test
+  public void nodataProvenByNsecCarriesAd() throws Exception {
+    Message q = DnsClient.query(ids.incrementAndGet(), "www.signed.test.", Type.AAAA, null);
+    q.addRecord(new OPTRecord(1232, 0, 0, ExtendedFlags.DO), Section.ADDITIONAL);
+    Message m = DnsClient.udp(new InetSocketAddress("127.0.0.1", node.udp().getPort()), q);
+    assertEquals(Rcode.NOERROR, m.getRcode());
+    assertTrue(m.getSection(Section.ANSWER).isEmpty());
+    assertTrue("AD on a proven NODATA", m.getHeader().getFlag(Flags.AD));
+  }
+
+  @Test
   public void permissiveAnswersTheAlteredRecordWithoutAd() throws Exception {
     Message forged = ask(permissive, "forged.signed.test.", true, false, false);
     assertEquals(Rcode.NOERROR, forged.getRcode());
