@@ -48,6 +48,11 @@ public record CachedAnswer(
     return render(query, nowMillis, sizeLimit, ExtendedError.UPSTREAM_FAILED);
   }
 
+  /** As {@link #renderFetched(DnsQuery, long, int)}, a SERVFAIL saying {@code why} (e.g. DNSSEC Bogus). */
+  public byte[] renderFetched(DnsQuery query, long nowMillis, int sizeLimit, ExtendedError why) {
+    return render(query, nowMillis, sizeLimit, why);
+  }
+
   /**
    * Whether this answer may be served past its expiry when the upstreams fail (RFC 8767): an
    * answer or an NXDOMAIN; never a remembered failure or a truncated reply.

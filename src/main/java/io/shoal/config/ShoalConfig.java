@@ -10,6 +10,8 @@ import io.shoal.local.LocalSettings;
 import io.shoal.policy.PolicySettings;
 import io.shoal.wire.ReplyPolicy;
 import com.typesafe.config.Config;
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,8 +22,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.xbill.DNS.Master;
 import org.xbill.DNS.Name;
+import org.xbill.DNS.Record;
 import org.xbill.DNS.TextParseException;
+import org.xbill.DNS.Type;
 
 /**
  * The validated {@code shoal} configuration. Every value is checked here, before anything binds a
@@ -52,7 +57,8 @@ public record ShoalConfig(
     boolean prefetch,
     LocalSettings local,
     PolicySettings policy,
-    TlsSettings tls) {
+    TlsSettings tls,
+    DnssecSettings dnssec) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -74,7 +80,7 @@ public record ShoalConfig(
     Section shoal = new Section(root.getConfig("shoal"), "shoal");
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
-        "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "lmdb-dispatcher",
+        "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "dnssec", "lmdb-dispatcher",
         "local", "policy", "tls");
 
     Section listen = shoal.section("listen");
@@ -214,7 +220,8 @@ public record ShoalConfig(
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
         serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, local(shoal.section("local")),
-        policy(shoal.section("policy")), tls(listen, shoal.section("tls")));
+        policy(shoal.section("policy")), tls(listen, shoal.section("tls")),
+        dnssec(shoal.section("dnssec")));
   }
 
   /** {@code shoal.local} and {@code shoal.policy}: lines checked here, files read when the node starts. */
@@ -262,6 +269,61 @@ public record ShoalConfig(
       }
     }
     return settings;
+  }
+
+  /**
+   * {@code shoal.dnssec}: the mode, and the trust anchors read and parsed here, so a missing or
+   * unreadable anchor file stops the start naming the key and the file.
+   */
+  private static DnssecSettings dnssec(Section d) {
+    d.allowOnly("validation", "trust_anchors", "negative_trust_anchors");
+    DnssecSettings.Mode mode = d.choice("validation", DnssecSettings.Mode.class, DnssecSettings.Mode::configName);
+    List<Name> ntas = new ArrayList<>();
+    for (String nta : d.strings("negative_trust_anchors")) {
+      ntas.add(Name.fromConstantString(canonicalSuffix(nta, d.key("negative_trust_anchors"))));
+    }
+    List<String> files = d.strings("trust_anchors");
+    if (mode == DnssecSettings.Mode.OFF) {
+      return DnssecSettings.OFF;
+    }
+    List<Record> anchors = new ArrayList<>();
+    if (files.isEmpty()) {
+      try (InputStream in = ShoalConfig.class.getResourceAsStream("/dnssec/root.key")) {
+        anchors.addAll(anchorRecords(in, "the root anchor in the jar", d.key("trust_anchors")));
+      } catch (IOException e) {
+        throw new InvalidConfigException(d.key("trust_anchors"), "cannot read the root anchor in the jar: " + e);
+      }
+    }
+    for (String file : files) {
+      try (InputStream in = Files.newInputStream(Path.of(file))) {
+        anchors.addAll(anchorRecords(in, file, d.key("trust_anchors")));
+      } catch (IOException e) {
+        throw new InvalidConfigException(d.key("trust_anchors"), "cannot read " + file + ": " + e);
+      }
+    }
+    return new DnssecSettings(mode, List.copyOf(anchors), List.copyOf(ntas));
+  }
+
+  /** The DS and DNSKEY records of one anchor file (zone-file syntax); at least one. */
+  private static List<Record> anchorRecords(InputStream in, String source, String key) throws IOException {
+    if (in == null) {
+      throw new InvalidConfigException(key, source + " is missing");
+    }
+    List<Record> records = new ArrayList<>();
+    try (Master master = new Master(in, Name.root, 3600)) {
+      for (Record r = master.nextRecord(); r != null; r = master.nextRecord()) {
+        if (r.getType() != Type.DS && r.getType() != Type.DNSKEY) {
+          throw new InvalidConfigException(key, source + ": " + r + " is not a DS or DNSKEY record");
+        }
+        records.add(r);
+      }
+    } catch (TextParseException e) {
+      throw new InvalidConfigException(key, "cannot parse " + source + ": " + e.getMessage());
+    }
+    if (records.isEmpty()) {
+      throw new InvalidConfigException(key, source + " holds no DS or DNSKEY record");
+    }
+    return records;
   }
 
   private static String chaosText(Section chaos, String name) {

@@ -31,6 +31,8 @@ final class Flights {
     CachedAnswer stale;
     /** The client timeout passed: clients who ask now get the stale answer at once. */
     boolean staleServed;
+    /** Why the answer is a SERVFAIL, when a stage before the cache made it one (DNSSEC); else null. */
+    ExtendedError servfailWhy;
   }
 
   private final Map<CacheKey, Flight> inFlight = new HashMap<>();
@@ -87,8 +89,9 @@ final class Flights {
       return;
     }
     long now = clock.getAsLong();
+    ExtendedError why = flight.servfailWhy != null ? flight.servfailWhy : ExtendedError.UPSTREAM_FAILED;
     for (Resolve r : flight.waiters) {
-      reply(r, answer.renderFetched(r.query(), now, r.protocol().sizeLimit(r.query())));
+      reply(r, answer.renderFetched(r.query(), now, r.protocol().sizeLimit(r.query()), why));
     }
   }
 

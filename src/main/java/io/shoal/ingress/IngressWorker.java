@@ -294,6 +294,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         return this;
       }
       Flight flight = flights.get(done.key());
+      flight.servfailWhy = answered.why();
       if (scan.rcode() == Rcode.SERVFAIL && flight.prefetch && flight.waiters.isEmpty()) {
         // A prefetch that failed: the answer in the cache is still good until it expires.
         flights.end(done.key(), false);

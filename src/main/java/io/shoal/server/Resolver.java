@@ -17,12 +17,14 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ProfileSettings;
 import io.shoal.config.ShoalConfig;
 import io.shoal.config.UpstreamGroupSettings;
+import io.shoal.dnssec.ValidatingUpstream;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.IngressWorker;
 import io.shoal.ingress.Prefetch;
 import io.shoal.local.LocalData;
 import io.shoal.loop.LoopDetector;
 import io.shoal.metrics.CacheMetrics;
+import io.shoal.metrics.DnssecMetrics;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
@@ -55,8 +57,11 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores, LocalData local,
       ResponsePolicy responsePolicy) {
     Map<String, Upstream> upstreams = new HashMap<>();
+    DnssecMetrics dnssecMetrics = new DnssecMetrics(node);
     for (UpstreamGroupSettings group : config.upstreams().values()) {
-      upstreams.put(group.name(), loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)));
+      // Validation sits between the exchange and the fill: the cache keeps what it decided.
+      upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
+          loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)), clock, dnssecMetrics));
     }
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();

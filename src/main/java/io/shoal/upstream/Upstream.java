@@ -1,6 +1,7 @@
 package io.shoal.upstream;
 
 import io.shoal.wire.DnsQuery;
+import io.shoal.wire.ExtendedError;
 import java.util.concurrent.CompletionStage;
 
 /** Where a profile's misses are resolved: a group of upstream servers behind one call. */
@@ -9,8 +10,17 @@ public interface Upstream {
   /** What came of a forwarded question. */
   sealed interface Outcome permits Answered, Failed {}
 
-  /** The upstream's answer, already matched to the question. */
-  record Answered(byte[] wire, String server) implements Outcome {}
+  /**
+   * The upstream's answer, already matched to the question.
+   *
+   * @param why for a SERVFAIL made between the exchange and the cache (a DNSSEC validation
+   *     failure): the extended DNS error its first clients get; null for the upstream's own answer
+   */
+  record Answered(byte[] wire, String server, ExtendedError why) implements Outcome {
+    public Answered(byte[] wire, String server) {
+      this(wire, server, null);
+    }
+  }
 
   /** No server gave a usable answer before the query's deadline. */
   record Failed(String reason) implements Outcome {}

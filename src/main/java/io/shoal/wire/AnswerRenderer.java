@@ -2,7 +2,7 @@ package io.shoal.wire;
 
 /**
  * Turns a stored wire answer into the reply for one client without parsing it: copy the bytes,
- * write the client's ID, RD and CD bits and the exact letter case of its question name, count
+ * write the client's ID, RD and CD bits (and AD only for a client that set DO or AD) and the exact letter case of its question name, count
  * every TTL down, add shoal's own OPT for an EDNS client, and truncate (TC=1) when the reply is
  * larger than the client can take over UDP. The stored answer holds no OPT: EDNS is per hop.
  */
@@ -41,6 +41,11 @@ public final class AnswerRenderer {
     out[2] = (byte) ((out[2] & 0xFA) | (packet[2] & 0x01));
     // Echo CD (RFC 4035 section 3.1.6): the upstream need not have.
     out[3] = (byte) ((out[3] & 0x6F) | 0x80 | (packet[3] & 0x10));
+    if (!query.dnssecOk() && !query.authenticData()) {
+      // RFC 6840 section 5.8: AD only to a client that asked for it with DO or AD. One stored
+      // answer serves both kinds of client (AD is not in the cache key).
+      out[3] &= ~0x20;
+    }
     // The stored question has the same name in lower case: overwrite it with the client's case.
     System.arraycopy(packet, Wire.HEADER, out, Wire.HEADER, query.nameEnd() - Wire.HEADER);
     for (int off : ttlOffsets) {

@@ -223,6 +223,11 @@ public final class DnsQuery {
     return (packet[3] & 0x10) != 0;
   }
 
+  /** AD in the query: the client understands AD in the reply (RFC 6840 section 5.7). */
+  public boolean authenticData() {
+    return (packet[3] & 0x20) != 0;
+  }
+
   public boolean edns() {
     return edns;
   }

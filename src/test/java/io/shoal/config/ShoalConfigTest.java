@@ -461,4 +461,45 @@ class ShoalConfigTest {
     assertEquals(853, ShoalConfig.from(config("shoal.listen.tls = \"127.0.0.1\"\nshoal.tls.certificate = \"" + cert
         + "\"\nshoal.tls.private_key = \"" + cert + "\"")).tls().dot().getPort());
   }
+
+  @Test
+  void dnssecValidatesByDefaultFromTheShippedRootAnchor() {
+    DnssecSettings d = ShoalConfig.from(config("")).dnssec();
+    assertEquals(DnssecSettings.Mode.ON, d.mode());
+    assertEquals(List.of(20326, 38696),
+        d.trustAnchors().stream().map(r -> ((org.xbill.DNS.DSRecord) r).getFootprint()).sorted().toList());
+    assertTrue(d.trustAnchors().stream().allMatch(r -> r.getName().equals(org.xbill.DNS.Name.root)));
+    assertEquals(DnssecSettings.OFF, ShoalConfig.from(config("shoal.dnssec.validation = off")).dnssec());
+  }
+
+  @Test
+  void dnssecReadsAnchorFilesModeAndNegativeAnchors(@TempDir Path dir) throws IOException {
+    Path anchor = dir.resolve("example.key");
+    Files.writeString(anchor, "example.test. 3600 IN DS 12345 13 2 "
+        + "E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D\n");
+    DnssecSettings d = ShoalConfig.from(config("shoal.dnssec { validation = permissive, trust_anchors = [\""
+        + anchor + "\"], negative_trust_anchors = [\"Broken.Example\"] }")).dnssec();
+    assertEquals(DnssecSettings.Mode.PERMISSIVE, d.mode());
+    assertEquals(1, d.trustAnchors().size());
+    assertEquals(List.of(org.xbill.DNS.Name.fromConstantString("broken.example.")), d.negativeTrustAnchors());
+  }
+
+  @Test
+  void badDnssecValuesNameTheirKeyAndFile(@TempDir Path dir) throws IOException {
+    assertMentions(rejected("shoal.dnssec.validation = maybe"), "shoal.dnssec.validation", "permissive");
+    assertMentions(rejected("shoal.dnssec.validaton = on"), "shoal.dnssec.validaton", "unknown key");
+    Path missing = dir.resolve("missing.key");
+    assertMentions(rejected("shoal.dnssec.trust_anchors = [\"" + missing + "\"]"),
+        "shoal.dnssec.trust_anchors", missing.toString());
+    Path garbage = dir.resolve("garbage.key");
+    Files.writeString(garbage, "example.test. IN DS not a ds record\n");
+    assertMentions(rejected("shoal.dnssec.trust_anchors = [\"" + garbage + "\"]"),
+        "shoal.dnssec.trust_anchors", garbage.toString());
+    Path a = dir.resolve("a.key");
+    Files.writeString(a, "example.test. IN A 192.0.2.1\n");
+    assertMentions(rejected("shoal.dnssec.trust_anchors = [\"" + a + "\"]"), "shoal.dnssec.trust_anchors",
+        "not a DS or DNSKEY");
+    assertMentions(rejected("shoal.dnssec.negative_trust_anchors = [\"bad..name\"]"),
+        "shoal.dnssec.negative_trust_anchors");
+  }
 }

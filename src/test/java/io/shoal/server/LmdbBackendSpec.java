@@ -28,6 +28,7 @@ public class LmdbBackendSpec extends JUnitSuite {
     Path path = tmp.newFolder().toPath().resolve("answers");
     Config raw = ConfigFactory.parseString(String.join("\n",
             "shoal.listen.udp = \"127.0.0.1:0\"",
+            "shoal.dnssec.validation = off",
             "shoal.listen.tcp = \"127.0.0.1:0\"",
             "shoal.upstreams.default.servers = [\"127.0.0.1:1\"]",
             "shoal.caches.answers.backend = lmdb",

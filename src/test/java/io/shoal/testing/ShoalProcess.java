@@ -57,11 +57,13 @@ public final class ShoalProcess implements AutoCloseable {
   /**
    * JVM options that keep a node from sharing anything with other tests: an admin port the OS
    * picks, and a token file of its own instead of data/admin.token in the working directory
-   * (arguments after the command override both).
+   * (arguments after the command override both); and DNSSEC validation off, since the test
+   * upstreams serve unsigned fake zones.
    */
   private static List<String> isolated() throws IOException {
     Path token = Files.createTempDirectory("shoal-admin").resolve("admin.token");
-    return List.of("-Xmx256m", "-Dshoal.admin.port=0", "-Dshoal.admin.token_file=" + token);
+    return List.of("-Xmx256m", "-Dshoal.admin.port=0", "-Dshoal.admin.token_file=" + token,
+        "-Dshoal.dnssec.validation=off");
   }
 
   private static ShoalProcess start(List<String> cmd, Path dir) throws IOException {

@@ -35,7 +35,8 @@ public final class TestCluster {
         "shoal.cluster.management.port = " + management[i],
         "shoal.cluster.discovery.contact_points = [" + String.join(", ", contactPoints) + "]",
         "shoal.cluster.discovery.required_contact_points = " + management.length,
-        "shoal.upstreams.default.timeout = 2s");
+        "shoal.upstreams.default.timeout = 2s",
+        "shoal.dnssec.validation = off");
   }
 
   /** Waits (at most {@code seconds}) until every node's owner ring has {@code size} nodes. */

@@ -47,6 +47,8 @@ public final class TestNode implements AutoCloseable {
     base.put("shoal.metrics.prometheus.port", 0);
     base.put("shoal.shutdown.grace", "1s");
     base.put("shoal.admin.port", 0);
+    // The test upstreams serve unsigned fake zones that no root anchor covers; ValidationSpec turns it on.
+    base.put("shoal.dnssec.validation", "off");
     try {
       // Each node its own token file, so nodes in one JVM do not overwrite each other's.
       base.put("shoal.admin.token_file",

@@ -84,6 +84,7 @@ public final class ShoalUnderTest extends ServerUnderTest {
     Config base = ConfigFactory.empty()
         .withValue("shoal.listen.udp", ConfigValueFactory.fromAnyRef(addr))
         .withValue("shoal.listen.tcp", ConfigValueFactory.fromAnyRef(addr))
+        .withValue("shoal.dnssec.validation", ConfigValueFactory.fromAnyRef("off")) // knotd's zone is unsigned
         .withValue("shoal.ingress.workers", ConfigValueFactory.fromAnyRef(r.ingressWorkers()))
         .withValue("shoal.ingress.fill", ConfigValueFactory.fromAnyRef(r.fill()))
         .withValue("shoal.upstreams.default.servers", ConfigValueFactory.fromIterable(

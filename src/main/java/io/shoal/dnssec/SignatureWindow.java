@@ -1,0 +1,43 @@
+package io.shoal.dnssec;
+
+import java.io.IOException;
+import java.time.Instant;
+import org.xbill.DNS.ExtendedErrorCodeOption;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.RRSIGRecord;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+
+/**
+ * Names the reason of a bogus answer more exactly than dnsjava 3.6 does for answer RRsets: its
+ * positive-answer path reports every failed answer signature as DNSSEC Bogus, though the verifier
+ * knew it was expired. No cryptography here, only the signatures' validity windows: when every
+ * RRSIG in the answer section is past its expiration (or before its inception) at {@code now},
+ * no signature could have validated, and the extended error says so (7 or 8).
+ */
+final class SignatureWindow {
+  private SignatureWindow() {}
+
+  /** {@code code}, or Signature Expired / Not Yet Valid when every answer RRSIG is outside its window. */
+  static int refine(byte[] upstreamAnswer, Instant now, int code) {
+    boolean any = false;
+    boolean allExpired = true;
+    boolean allEarly = true;
+    try {
+      for (Record r : new Message(upstreamAnswer).getSection(Section.ANSWER)) {
+        if (r instanceof RRSIGRecord sig) {
+          any = true;
+          allExpired &= sig.getExpire().isBefore(now);
+          allEarly &= sig.getTimeSigned().isAfter(now);
+        }
+      }
+    } catch (IOException e) {
+      return code;
+    }
+    if (!any) {
+      return code;
+    }
+    return allExpired ? ExtendedErrorCodeOption.SIGNATURE_EXPIRED
+        : allEarly ? ExtendedErrorCodeOption.SIGNATURE_NOT_YET_VALID : code;
+  }
+}

@@ -1,0 +1,267 @@
+package io.shoal.dnssec;
+
+import io.shoal.config.DnssecSettings;
+import io.shoal.metrics.DnssecMetrics;
+import io.shoal.upstream.Upstream;
+import io.shoal.wire.DnsQuery;
+import io.shoal.wire.ExtendedError;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.xbill.DNS.DNSInput;
+import org.xbill.DNS.EDNSOption;
+import org.xbill.DNS.ExtendedErrorCodeOption;
+import org.xbill.DNS.Flags;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Name;
+import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+import org.xbill.DNS.dnssec.ValidatingResolver;
+
+/**
+ * A profile's upstream with DNSSEC validation between the exchange and the cache fill (dnsjava's
+ * {@link ValidatingResolver}; no crypto of our own). A secure answer gets AD, a bogus one becomes a
+ * SERVFAIL whose extended DNS error says why (or, when permissive, the answer without AD), and
+ * what is cached is what comes out of here, so a hit costs what a hit costs and carries the AD
+ * bit the fill stored. Clients that set CD, and names under a negative trust anchor, get the
+ * upstream's answer unvalidated and without AD.
+ *
+ * <p>DNSKEY and DS records are fetched through {@link UpstreamResolver}, coalesced, and kept
+ * validated in the validator's own key cache for their TTL (at most 15 minutes): once per TTL per
+ * node, not through the answer cache. The answer cache holds answers as clients see them (shaped
+ * by their DO bit, keyed per profile); the validator needs the keys as validated RRsets at every
+ * step of the chain, and dnsjava's validator asks its head resolver, not a cache of ours.
+ */
+public final class ValidatingUpstream implements Upstream {
+  private static final Logger log = LoggerFactory.getLogger(ValidatingUpstream.class);
+  /** EXTRA-TEXT beyond this is cut: it is for a person reading dig output. */
+  private static final int MAX_TEXT = 160;
+
+  private final Upstream inner;
+  private final UpstreamResolver head;
+  private final ValidatingResolver validator;
+  private final boolean permissive;
+  private final List<Name> negativeTrustAnchors;
+  private final DnssecMetrics metrics;
+  private final Executor executor;
+  private final ClockSkewLog skew;
+  private final Clock clock;
+
+  ValidatingUpstream(DnssecSettings settings, Upstream inner, Clock clock, DnssecMetrics metrics, Executor executor) {
+    this.inner = inner;
+    this.head = new UpstreamResolver(inner, executor);
+    this.validator = new ValidatingResolver(head, clock);
+    // The reason goes in the extended error; a TXT record of class 65280 would reach clients.
+    validator.setAddReasonToAdditional(false);
+    String anchors = settings.trustAnchors().stream().map(Record::toString).collect(Collectors.joining("\n"));
+    try {
+      validator.loadTrustAnchors(new ByteArrayInputStream(anchors.getBytes(StandardCharsets.US_ASCII)));
+    } catch (IOException e) {
+      throw new UncheckedIOException("trust anchors checked at start no longer load", e);
+    }
+    this.permissive = settings.mode() == DnssecSettings.Mode.PERMISSIVE;
+    this.negativeTrustAnchors = settings.negativeTrustAnchors();
+    this.metrics = metrics;
+    this.executor = executor;
+    this.clock = clock;
+    this.skew = new ClockSkewLog(log);
+  }
+
+  /**
+   * {@code upstream} validated as {@code settings} say ({@code upstream} itself when validation
+   * is off), checking signature times against {@code clock} (epoch milliseconds, shoal's clock).
+   */
+  public static Upstream wrap(DnssecSettings settings, Upstream upstream, LongSupplier clock, DnssecMetrics metrics) {
+    if (settings.mode() == DnssecSettings.Mode.OFF) {
+      return upstream;
+    }
+    // Signature checks run on the common pool, off the upstream's socket threads and the actors'.
+    return new ValidatingUpstream(settings, upstream, new EpochClock(clock), metrics, ForkJoinPool.commonPool());
+  }
+
+  @Override
+  public CompletionStage<Outcome> forward(DnsQuery query) {
+    Name name;
+    try {
+      DNSInput in = new DNSInput(query.packet());
+      in.jump(12);
+      name = new Name(in);
+    } catch (IOException e) {
+      return CompletableFuture.completedFuture(new Failed("question name: " + e.getMessage()));
+    }
+    if (query.checkingDisabled() || underNegativeAnchor(name)) {
+      return inner.forward(query).thenApply(ValidatingUpstream::withoutAd);
+    }
+    UpstreamResolver.Question question = new UpstreamResolver.Question(name, query.qtype(), query.qclass());
+    UpstreamResolver.Fetch fetch = head.pin(question);
+    CompletionStage<Outcome> result = fetch.outcome.thenCompose(raw -> {
+      if (!(raw instanceof Answered answered)) {
+        return CompletableFuture.completedFuture(raw);
+      }
+      int rcode = answered.wire().length >= 12 ? answered.wire()[3] & 0x0F : Rcode.SERVFAIL;
+      if (rcode != Rcode.NOERROR && rcode != Rcode.NXDOMAIN) {
+        // The upstream's own failure: the worker's SERVFAIL and REFUSED handling, not a verdict.
+        return CompletableFuture.completedFuture(withoutAd(raw));
+      }
+      try {
+        Message ask = Message.newQuery(Record.newRecord(name, query.qtype(), query.qclass()));
+        return validator.sendAsync(ask, executor)
+            .handle((validated, failure) -> verdict(query, name, answered, validated, failure));
+      } catch (RuntimeException e) {
+        // The stage must never fail (Upstream's contract), whatever dnsjava makes of the question.
+        return CompletableFuture.completedFuture(verdict(query, name, answered, null, e));
+      }
+    });
+    result.whenComplete((outcome, failure) -> head.unpin(question, fetch));
+    return result;
+  }
+
+  private boolean underNegativeAnchor(Name name) {
+    for (Name nta : negativeTrustAnchors) {
+      if (name.subdomain(nta)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** What the cache gets for {@code query}, given what the validator made of the upstream's answer. */
+  private Outcome verdict(DnsQuery query, Name name, Answered raw, Message validated, Throwable failure) {
+    try {
+      if (failure != null) {
+        metrics.answer(DnssecMetrics.INDETERMINATE);
+        log.debug("DNSSEC validation of {} could not finish", name, failure);
+        return new Failed("DNSSEC validation of " + name + " could not finish: " + failure.getMessage());
+      }
+      if (validated.getRcode() == Rcode.SERVFAIL) {
+        // The upstream said NOERROR or NXDOMAIN (see forward): a SERVFAIL now is the validator's.
+        ExtendedErrorCodeOption why = extendedError(validated);
+        int code = why == null ? ExtendedErrorCodeOption.DNSSEC_BOGUS : why.getErrorCode();
+        String text = why == null || why.getText() == null ? "" : why.getText();
+        if (code == ExtendedErrorCodeOption.DNSSEC_BOGUS) {
+          code = SignatureWindow.refine(raw.wire(), clock.instant(), code);
+        }
+        metrics.answer(DnssecMetrics.BOGUS);
+        metrics.failure(reasonLabel(code));
+        if (code == ExtendedErrorCodeOption.SIGNATURE_EXPIRED || code == ExtendedErrorCodeOption.SIGNATURE_NOT_YET_VALID
+            || code == ExtendedErrorCodeOption.SIGNATURE_EXPIRED_BEFORE_VALID) {
+          skew.outsideValidity(raw.wire(), name, clock.instant());
+        }
+        log.debug("bogus answer for {}: {} {}", name, ExtendedErrorCodeOption.text(code), text);
+        if (permissive) {
+          Message unvalidated = new Message(raw.wire());
+          unvalidated.getHeader().unsetFlag(Flags.AD);
+          return new Answered(clientWire(unvalidated, query), raw.server());
+        }
+        return new Answered(query.servfailToCache(), raw.server(), new ExtendedError(code, ascii(text)));
+      }
+      boolean secure = validated.getHeader().getFlag(Flags.AD);
+      metrics.answer(secure ? DnssecMetrics.SECURE : DnssecMetrics.INSECURE);
+      return new Answered(clientWire(validated, query), raw.server());
+    } catch (IOException | RuntimeException e) {
+      metrics.answer(DnssecMetrics.INDETERMINATE);
+      return new Failed("DNSSEC validation of " + name + ": " + e);
+    }
+  }
+
+  private static ExtendedErrorCodeOption extendedError(Message m) {
+    OPTRecord opt = m.getOPT();
+    if (opt == null) {
+      return null;
+    }
+    for (EDNSOption o : opt.getOptions()) {
+      if (o instanceof ExtendedErrorCodeOption ede) {
+        return ede;
+      }
+    }
+    return null;
+  }
+
+  /** The reason label of shoal_dnssec_validation_failures_total: the EDE's name in snake case. */
+  static String reasonLabel(int code) {
+    String text = ExtendedErrorCodeOption.text(code);
+    return text == null ? "ede_" + code : text.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+  }
+
+  /** Printable ASCII, short: EXTRA-TEXT is for people. */
+  private static String ascii(String s) {
+    String clean = s.replaceAll("[^\\x20-\\x7E]", "?");
+    return clean.length() > MAX_TEXT ? clean.substring(0, MAX_TEXT) : clean;
+  }
+
+  /**
+   * {@code m} as the wire the cache stores for {@code query}: AD only when secure (dnsjava sets it
+   * then), no OPT (EDNS is per hop), and without RRSIG, NSEC and NSEC3 records for a client that
+   * did not set DO unless it asked for that type (the DO bit is in the cache key, so the two
+   * kinds of answer are cached apart).
+   */
+  private static byte[] clientWire(Message m, DnsQuery query) {
+    OPTRecord opt = m.getOPT();
+    if (opt != null) {
+      m.removeRecord(opt, Section.ADDITIONAL);
+    }
+    if (!query.dnssecOk()) {
+      for (int section = Section.ANSWER; section <= Section.ADDITIONAL; section++) {
+        for (Record r : List.copyOf(m.getSection(section))) {
+          int type = r.getType();
+          if ((type == Type.RRSIG || type == Type.NSEC || type == Type.NSEC3) && type != query.qtype()) {
+            m.removeRecord(r, section);
+          }
+        }
+      }
+    }
+    return m.toWire();
+  }
+
+  /** An unvalidated answer says nothing of its security: AD cleared, whatever the upstream said. */
+  private static Outcome withoutAd(Outcome outcome) {
+    if (outcome instanceof Answered a && a.wire().length >= 12 && (a.wire()[3] & 0x20) != 0) {
+      byte[] wire = a.wire().clone();
+      wire[3] &= ~0x20;
+      return new Answered(wire, a.server(), a.why());
+    }
+    return outcome;
+  }
+
+  /** A {@link Clock} reading shoal's epoch-millisecond clock (which tests move by hand). */
+  private static final class EpochClock extends Clock {
+    private final LongSupplier millis;
+
+    EpochClock(LongSupplier millis) {
+      this.millis = millis;
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return Instant.ofEpochMilli(millis.getAsLong());
+    }
+  }
+}
