@@ -6,13 +6,12 @@ import static org.junit.Assert.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.shoal.cli.ShoalCommand;
+import io.shoal.testing.ShoalCli;
+import io.shoal.testing.ShoalCli.Run;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.Await;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +27,6 @@ import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
-import picocli.CommandLine;
 
 /**
  * {@code shoal cache dump} prints a running node's answers with their remaining TTLs, and {@code
@@ -66,17 +64,8 @@ public class CacheDumpLoadSpec extends JUnitSuite {
     return DnsClient.udp(node.udp(), DnsClient.query(IDS.incrementAndGet(), name, Type.A, null));
   }
 
-  /** Output, error output and exit status of one in-process run of the command line. */
-  private record Run(String out, String err, int status) {}
-
   private static Run shoal(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cl = ShoalCommand.commandLine();
-    cl.setOut(new PrintWriter(out, true));
-    cl.setErr(new PrintWriter(err, true));
-    int status = cl.execute(args);
-    return new Run(out.toString(), err.toString(), status);
+    return ShoalCli.run(args);
   }
 
   private static String[] through(TestNode node, String... args) {

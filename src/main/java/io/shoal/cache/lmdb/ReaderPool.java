@@ -80,6 +80,28 @@ final class ReaderPool implements AutoCloseable {
    * the pool is paused, closed or out of reader slots.
    */
   CachedAnswer read(byte[] key, long nowMillis) {
+    Slot slot = busySlot();
+    if (slot == null) {
+      return null;
+    }
+    try {
+      ByteBuffer value = answers.get(slot.txn, AnswerCodec.copyInto(slot.key, key));
+      if (value == null || AnswerCodec.expiresAt(value) <= nowMillis) {
+        return null;
+      }
+      // decode copies the bytes out of the map: the snapshot may move on after this read.
+      return CachedAnswer.decode(value);
+    } finally {
+      slot.state.set(OPEN);
+    }
+  }
+
+  /**
+   * This thread's slot, taken for a read (BUSY) with its transaction renewed to the latest
+   * commit; the caller sets it OPEN when done. Null when the slot is claimed, or the pool is out
+   * of reader slots, paused or closed: on the hit path a miss is cheaper than a wait.
+   */
+  private Slot busySlot() {
     Slot slot = local.get();
     if (slot == null && (slot = register()) == null) {
       return null;
@@ -90,6 +112,7 @@ final class ReaderPool implements AutoCloseable {
     }
     try {
       if (gate != READABLE) {
+        slot.state.set(idle);
         return null;
       }
       long now = generation;
@@ -99,16 +122,11 @@ final class ReaderPool implements AutoCloseable {
       }
       if (idle == RESET) {
         renew(slot, now);
-        idle = OPEN;
       }
-      ByteBuffer value = answers.get(slot.txn, AnswerCodec.copyInto(slot.key, key));
-      if (value == null || AnswerCodec.expiresAt(value) <= nowMillis) {
-        return null;
-      }
-      // decode copies the bytes out of the map: the snapshot may move on after this read.
-      return CachedAnswer.decode(value);
-    } finally {
+      return slot;
+    } catch (RuntimeException e) {
       slot.state.set(idle);
+      throw e;
     }
   }
 
@@ -125,30 +143,15 @@ final class ReaderPool implements AutoCloseable {
    */
   List<Stored> scan(byte[] after, int max) {
     while (true) {
-      Slot slot = local.get();
-      if (slot == null) {
-        slot = register();
-      }
       if (gate == CLOSED) {
         throw new IllegalStateException("the shard closed during the scan");
       }
-      int idle = slot == null ? CLAIMED : slot.state.get();
-      if (slot != null && (idle == OPEN || idle == RESET) && slot.state.compareAndSet(idle, BUSY)) {
+      Slot slot = busySlot();
+      if (slot != null) {
         try {
-          if (gate == READABLE) {
-            long now = generation;
-            if (idle == OPEN && slot.snapshot != now) {
-              slot.txn.reset();
-              idle = RESET;
-            }
-            if (idle == RESET) {
-              renew(slot, now);
-              idle = OPEN;
-            }
-            return chunk(slot.txn, after, max);
-          }
+          return chunk(slot.txn, after, max);
         } finally {
-          slot.state.set(idle);
+          slot.state.set(OPEN);
         }
       }
       // Paused for a resize, or the slot claimed for a moment by the writer: a dump can wait.
