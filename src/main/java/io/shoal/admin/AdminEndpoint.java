@@ -1,34 +1,60 @@
 package io.shoal.admin;
 
+import akka.NotUsed;
 import akka.actor.typed.ActorSystem;
+import akka.actor.typed.DispatcherSelector;
 import akka.http.javadsl.Http;
 import akka.http.javadsl.ServerBinding;
 import akka.http.javadsl.model.ContentTypes;
 import akka.http.javadsl.model.HttpEntities;
+import akka.http.javadsl.model.HttpResponse;
 import akka.http.javadsl.model.StatusCodes;
 import akka.http.javadsl.server.AllDirectives;
 import akka.http.javadsl.server.PathMatchers;
 import akka.http.javadsl.server.Route;
+import akka.stream.Materializer;
+import akka.stream.javadsl.Source;
+import akka.stream.javadsl.StreamConverters;
+import akka.util.ByteString;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.shoal.config.AdminSettings;
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.TextParseException;
 import org.xbill.DNS.Type;
 
 /**
  * The admin HTTP endpoint, meant for localhost: {@code POST /cache/flush?name=NAME[&type=TYPE]}
- * removes a name from the caches (of every node in cluster mode). Only requests that carry the
+ * removes a name from the caches (of every node in cluster mode); {@code GET
+ * /cache/dump[?suffix=NAME]} streams this node's answers as text ({@link AnswerDump}), and {@code
+ * POST /cache/load} fills the caches from such a text. Only requests that carry the
  * node's {@link AdminToken} are served, and none with an Origin header: a web page a local user
  * opens must not be able to flush the cache.
  */
 public final class AdminEndpoint extends AllDirectives {
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Logger log = LoggerFactory.getLogger(AdminEndpoint.class);
+  private static final String USAGE = "POST /cache/flush?name=NAME[&type=TYPE], GET /cache/dump[?suffix=NAME],"
+      + " POST /cache/load\n";
+  /** How long a load waits for the next bytes of its body before it gives up. */
+  private static final Duration LOAD_READ_TIMEOUT = Duration.ofMinutes(1);
 
   /** What a flush did on this node. */
   /**
@@ -43,21 +69,28 @@ public final class AdminEndpoint extends AllDirectives {
   }
 
   private final Flusher flusher;
+  private final CacheTransfer transfer;
   private final AdminToken token;
+  /** Where dumps and loads run: they block on the caches and the connection, never on the query path. */
+  private final Executor blocking;
 
-  private AdminEndpoint(Flusher flusher, AdminToken token) {
+  private AdminEndpoint(Flusher flusher, CacheTransfer transfer, AdminToken token, Executor blocking) {
     this.flusher = flusher;
+    this.transfer = transfer;
     this.token = token;
+    this.blocking = blocking;
   }
 
   /**
    * Binds, then writes a fresh token to the token file named for the bound port. Until the file is
    * written no request can carry the token, so the endpoint is never open without it.
    */
-  public static CompletionStage<ServerBinding> start(ActorSystem<?> system, AdminSettings settings, Flusher flusher) {
+  public static CompletionStage<ServerBinding> start(
+      ActorSystem<?> system, AdminSettings settings, Flusher flusher, CacheTransfer transfer) {
     AdminToken token = AdminToken.fresh();
+    Executor blocking = system.dispatchers().lookup(DispatcherSelector.blocking());
     return Http.get(system).newServerAt(settings.host(), settings.port())
-        .bind(new AdminEndpoint(flusher, token).routes())
+        .bind(new AdminEndpoint(flusher, transfer, token, blocking).routes())
         .thenCompose(binding -> {
           Path file = settings.tokenFileFor(binding.localAddress().getPort());
           try {
@@ -77,7 +110,7 @@ public final class AdminEndpoint extends AllDirectives {
         : optionalHeaderValueByName(AdminToken.HEADER, presented -> token.matches(presented.orElse(null))
             ? commands()
             : complete(StatusCodes.UNAUTHORIZED, "shoal admin: send the token from shoal.admin.token_file in the "
-                + AdminToken.HEADER + " header (shoal cache flush does)\n")));
+                + AdminToken.HEADER + " header (shoal cache flush, dump and load do)\n")));
   }
 
   private Route commands() {
@@ -86,7 +119,62 @@ public final class AdminEndpoint extends AllDirectives {
             concat(
                 post(() -> parameter("name", name -> parameterOptional("type", type -> flush(name, type.orElse(""))))),
                 complete(StatusCodes.METHOD_NOT_ALLOWED, "use POST /cache/flush?name=NAME[&type=TYPE]\n"))),
-        complete(StatusCodes.NOT_FOUND, "shoal admin: POST /cache/flush?name=NAME[&type=TYPE]\n"));
+        path(PathMatchers.segment("cache").slash("dump"), () ->
+            concat(
+                get(() -> parameterOptional("suffix", suffix -> dump(suffix.orElse(null)))),
+                complete(StatusCodes.METHOD_NOT_ALLOWED, "use GET /cache/dump[?suffix=NAME]\n"))),
+        path(PathMatchers.segment("cache").slash("load"), () ->
+            concat(
+                // A dump of a large cache is larger than akka-http's default body limit; the token guards this route.
+                post(() -> withoutSizeLimit(() -> extractMaterializer(mat -> extractDataBytes(body -> load(body, mat))))),
+                complete(StatusCodes.METHOD_NOT_ALLOWED, "use POST /cache/load with a dump as the body\n"))),
+        complete(StatusCodes.NOT_FOUND, "shoal admin: " + USAGE));
+  }
+
+  private Route dump(String suffix) {
+    if (suffix != null) {
+      try {
+        Name.fromString(suffix.endsWith(".") ? suffix : suffix + ".");
+      } catch (TextParseException e) {
+        return complete(StatusCodes.BAD_REQUEST, "not a domain name: " + suffix + "\n");
+      }
+    }
+    // The dump writes into the response as the client reads it: a slow client holds one blocking
+    // thread, never the caches or a snapshot of them (see AnswerCache.entries).
+    Source<ByteString, NotUsed> text = StreamConverters.asOutputStream().mapMaterializedValue(out -> {
+      blocking.execute(() -> {
+        try (Writer w = new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8), 1 << 16)) {
+          transfer.dump(suffix, w);
+        } catch (IOException | RuntimeException e) {
+          // The text then lacks its end line, which is how the reader learns it was cut short.
+          log.warn("cache dump ended early: {}", e.toString());
+        }
+      });
+      return NotUsed.getInstance();
+    });
+    return complete(HttpResponse.create().withEntity(HttpEntities.createChunked(ContentTypes.TEXT_PLAIN_UTF8, text)));
+  }
+
+  private Route load(Source<ByteString, Object> body, Materializer mat) {
+    InputStream in = body.runWith(StreamConverters.asInputStream(LOAD_READ_TIMEOUT), mat);
+    CompletableFuture<HttpResponse> done = CompletableFuture.supplyAsync(() -> {
+      try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+        CacheTransfer.Loaded loaded = transfer.load(r);
+        ObjectNode json = JSON.createObjectNode()
+            .put("filled", loaded.filled())
+            .put("expired", loaded.expired())
+            .put("not_kept", loaded.notKept())
+            .put("refused", loaded.refused());
+        loaded.unreadable().forEach(json.putArray("unreadable")::add);
+        return HttpResponse.create().withStatus(StatusCodes.OK)
+            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, json + "\n"));
+      } catch (AnswerDump.FormatException e) {
+        return HttpResponse.create().withStatus(StatusCodes.BAD_REQUEST).withEntity(e.getMessage() + "\n");
+      } catch (IOException e) {
+        throw new CompletionException(e);
+      }
+    }, blocking);
+    return completeWithFuture(done);
   }
 
   private Route flush(String name, String type) {

@@ -2,6 +2,7 @@ package io.shoal.cache;
 
 import io.shoal.wire.CacheKey;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BiConsumer;
 
 /**
  * An answer cache. Reads are direct and thread-safe (no actor hop on the hit path); fills may be
@@ -46,6 +47,13 @@ public interface AnswerCache extends AutoCloseable {
   default CompletionStage<Integer> flushNameStoredBefore(String name, int qtype, long storedBeforeMillis) {
     return flushName(name, qtype);
   }
+
+  /**
+   * Hands {@code sink} every stored answer, expired ones included, for {@code shoal cache dump}.
+   * Blocking and possibly long: callers run it off the query path. It never holds a lock or a
+   * read snapshot that fills or hits wait on, so what it sees of concurrent fills is not defined.
+   */
+  void entries(BiConsumer<CacheKey, CachedAnswer> sink);
 
   /** Number of entries held, expired ones included until they are found. */
   long size();

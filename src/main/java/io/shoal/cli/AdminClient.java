@@ -2,6 +2,7 @@ package io.shoal.cli;
 
 import io.shoal.admin.AdminToken;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -24,6 +25,36 @@ final class AdminClient {
     this.token = token;
   }
 
+  /**
+   * Asks the node for its answers (under {@code suffix} only, when not null): the status, and the
+   * body as a stream, since a dump may be larger than is worth holding in memory.
+   */
+  HttpResponse<InputStream> dump(String suffix) throws IOException, InterruptedException {
+    String query = suffix == null ? "" : "?suffix=" + URLEncoder.encode(suffix, StandardCharsets.UTF_8);
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + endpoint + "/cache/dump" + query))
+        .timeout(Duration.ofSeconds(10))
+        .header(AdminToken.HEADER, token)
+        .GET()
+        .build();
+    return http().send(request, HttpResponse.BodyHandlers.ofInputStream());
+  }
+
+  /** Sends a dump for the node to fill its caches from: its status and its JSON summary. */
+  HttpResponse<String> load(InputStream dump) throws IOException, InterruptedException {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + endpoint + "/cache/load"))
+        // A large dump takes a while to fill into an LMDB cache.
+        .timeout(Duration.ofMinutes(10))
+        .header(AdminToken.HEADER, token)
+        .header("Content-Type", "text/plain; charset=utf-8")
+        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> dump))
+        .build();
+    return http().send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static HttpClient http() {
+    return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  }
+
   /** Asks the node to flush {@code name} ({@code type} only, when not null): its status and body as they came. */
   HttpResponse<String> flush(String name, String type) throws IOException, InterruptedException {
     String query = "name=" + URLEncoder.encode(name, StandardCharsets.UTF_8)
@@ -33,7 +64,6 @@ final class AdminClient {
         .header(AdminToken.HEADER, token)
         .POST(HttpRequest.BodyPublishers.noBody())
         .build();
-    return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
-        .send(request, HttpResponse.BodyHandlers.ofString());
+    return http().send(request, HttpResponse.BodyHandlers.ofString());
   }
 }

@@ -13,13 +13,15 @@ import picocli.CommandLine.Spec;
 /** {@code shoal cache ...}: operate on answer caches, through a running node or offline on an LMDB directory. */
 @Command(
     name = "cache",
-    header = "Flush, list, measure or check answer caches.",
+    header = "Flush, dump, load, list, measure or check answer caches.",
     mixinStandardHelpOptions = true,
     description = {
-      "Operate on answer caches: flush a name through a running node, or inspect,",
-      "check and flush an LMDB cache directory offline (--path)."
+      "Operate on answer caches: flush a name through a running node, dump its",
+      "answers as text and load them back, or inspect, check and flush an LMDB",
+      "cache directory offline (--path)."
     },
-    subcommands = {CacheFlushCommand.class, CacheStatCommand.class, CacheDumpCommand.class, CacheCheckCommand.class},
+    subcommands = {CacheFlushCommand.class, CacheStatCommand.class, CacheDumpCommand.class, CacheLoadCommand.class,
+        CacheCheckCommand.class},
     footer = {"", "Exit status: 0 success; 1 a failure (check: problems found); 2 bad usage, or",
         "a directory that is missing, not a shoal cache, or in use by a running shoal."})
 public final class CacheCommand implements Runnable {
@@ -28,7 +30,7 @@ public final class CacheCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "a subcommand is required (flush, stat, dump, check)");
+    throw new ParameterException(spec.commandLine(), "a subcommand is required (flush, stat, dump, load, check)");
   }
 
   /** Reports a directory the tools cannot use; exit status 2. */

@@ -1,9 +1,7 @@
 package io.shoal.cli;
 
-import io.shoal.admin.AdminToken;
 import io.shoal.cache.lmdb.CacheDirectory;
 import io.shoal.cache.lmdb.CacheDirectoryException;
-import io.shoal.config.AdminSettings;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.http.HttpResponse;
@@ -11,6 +9,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -37,8 +36,6 @@ import picocli.CommandLine.Spec;
       "NAME never empties a cache. A directory a running shoal holds is refused."
     })
 final class CacheFlushCommand implements Callable<Integer> {
-  private static final String DEFAULT_ADMIN = "127.0.0.1:8559";
-
   @Spec
   CommandSpec spec;
 
@@ -48,34 +45,19 @@ final class CacheFlushCommand implements Callable<Integer> {
   @Option(names = {"-t", "--type"}, paramLabel = "TYPE", description = "Only this record type (A, AAAA, MX...); default: all types")
   String type;
 
-  @Option(names = "--admin", paramLabel = "HOST:PORT",
-      description = "The running node's admin endpoint (default: " + DEFAULT_ADMIN + ")")
-  String admin;
-
   @Option(names = "--path", paramLabel = "DIR",
       description = "Offline: the LMDB cache directory (shoal.caches.<name>.lmdb.path) of a stopped node")
   Path path;
 
-  @Option(names = "--token-file", paramLabel = "FILE",
-      description = "The token the running node wrote at start (shoal.admin.token_file; default: "
-          + AdminSettings.DEFAULT_TOKEN_FILE + ", {port} being the admin port)")
-  Path tokenFile;
+  @Mixin
+  AdminOptions adminOptions;
 
   @Option(names = "--all", description = "Offline, with --path and no NAME: remove every answer")
   boolean all;
 
-  /** The port of a HOST:PORT (or [V6]:PORT) endpoint. */
-  private int adminPort(String endpoint) {
-    try {
-      return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
-    } catch (NumberFormatException e) {
-      throw new ParameterException(spec.commandLine(), "--admin: expected HOST:PORT, not " + endpoint);
-    }
-  }
-
   @Override
   public Integer call() throws Exception {
-    if (path != null && admin != null) {
+    if (path != null && adminOptions.admin != null) {
       throw new ParameterException(spec.commandLine(), "--path (offline) and --admin (running node) exclude each other");
     }
     int qtype = CacheCommand.qtype(spec, type);
@@ -124,35 +106,18 @@ final class CacheFlushCommand implements Callable<Integer> {
     if (all) {
       throw new ParameterException(spec.commandLine(), "--all works offline only, with --path");
     }
-    String endpoint = admin == null ? DEFAULT_ADMIN : admin;
-    PrintWriter err = spec.commandLine().getErr();
-    Path tokenPath = tokenFile == null
-        ? AdminSettings.tokenFile(AdminSettings.DEFAULT_TOKEN_FILE, adminPort(endpoint)) : tokenFile;
-    String token;
-    try {
-      token = AdminToken.read(tokenPath);
-    } catch (IOException e) {
-      err.println("shoal: cannot read the admin token from " + tokenPath + " (" + e + "); the running node writes it"
-          + " at start to shoal.admin.token_file: pass that file with --token-file FILE");
+    AdminClient client = adminOptions.client(spec);
+    if (client == null) {
       return 1;
     }
     HttpResponse<String> response;
     try {
-      response = new AdminClient(endpoint, token).flush(name, type);
+      response = client.flush(name, type);
     } catch (IOException e) {
-      err.println("shoal: cannot reach the admin endpoint at " + endpoint + ": " + e.getMessage()
-          + " (is shoal running with shoal.admin.enabled = on? For a stopped node's LMDB cache use --path DIR)");
-      return 1;
-    }
-    if (response.statusCode() == 400) {
-      err.print("shoal: " + response.body());
-      err.flush();
-      return 2;
+      return adminOptions.unreachable(spec, e);
     }
     if (response.statusCode() != 200) {
-      err.print("shoal: admin endpoint answered " + response.statusCode() + ": " + response.body());
-      err.flush();
-      return 1;
+      return AdminOptions.failed(spec, response.statusCode(), response.body());
     }
     PrintWriter out = spec.commandLine().getOut();
     out.print(response.body());

@@ -47,7 +47,7 @@ import java.util.function.LongSupplier;
  * workers behind the ingress; {@code caches} lists everything that must be closed (and flushed)
  * at the end, the near cache included.
  */
-record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners) {
+record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners, ProfileTable profiles) {
   /** The cache label of the near cache (copies of answers other cluster nodes own). */
   private static final String NEAR_CACHE = "near";
 
@@ -122,7 +122,7 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
     if (responsePolicy != null) {
       responsePolicy.watch(ctx.getSystem());
     }
-    return new Resolver(ingress, List.copyOf(cacheList), owners);
+    return new Resolver(ingress, List.copyOf(cacheList), owners, table);
   }
 
   private static AnswerCache openCache(

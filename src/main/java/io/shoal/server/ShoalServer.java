@@ -6,6 +6,7 @@ import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import io.shoal.admin.AdminEndpoint;
+import io.shoal.admin.CacheTransfer;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cluster.ClusterNode;
 import io.shoal.cluster.NodeStatus;
@@ -29,6 +30,7 @@ import io.shoal.upstream.UpstreamSelector;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -151,7 +153,7 @@ public final class ShoalServer {
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
         step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();
-        admin = startAdmin(system, config, resolver, clusterNode);
+        admin = startAdmin(system, config, resolver, clusterNode, clock);
       }
       step = "serve metrics on " + config.metricsHost() + ":" + config.metricsPort();
       PrometheusEndpoint.serve();
@@ -203,7 +205,11 @@ public final class ShoalServer {
    * cluster's record, which every node applies (now, or when it is back if it is away).
    */
   private static InetSocketAddress startAdmin(
-      ActorSystem<Void> system, ShoalConfig config, Resolver resolver, ClusterNode clusterNode) throws Exception {
+      ActorSystem<Void> system, ShoalConfig config, Resolver resolver, ClusterNode clusterNode, LongSupplier clock)
+      throws Exception {
+    // Dumps cover the configured caches: in a cluster this node's share, not its near copies of others'.
+    List<AnswerCache> own = resolver.caches().stream().filter(c -> config.caches().containsKey(c.name())).toList();
+    CacheTransfer transfer = new CacheTransfer(own, resolver.profiles(), clock);
     return AdminEndpoint.start(system, config.admin(), (name, qtype) -> {
       CompletableFuture<Integer> removed = CompletableFuture.completedFuture(0);
       for (AnswerCache c : resolver.caches()) {
@@ -213,7 +219,7 @@ public final class ShoalServer {
           ? CompletableFuture.completedFuture(null)
           : clusterNode.recordFlush(name, qtype);
       return removed.thenCombine(everyNode, (n, all) -> new AdminEndpoint.Flushed(n, clusterNode != null, all));
-    }).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
+    }, transfer).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
   public InetSocketAddress udpAddress() {

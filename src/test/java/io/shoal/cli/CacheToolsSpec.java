@@ -10,10 +10,10 @@ import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.lmdb.SyncMode;
 import io.shoal.cache.CacheSettings;
+import io.shoal.testing.ShoalCli;
+import io.shoal.testing.ShoalCli.Run;
 import io.shoal.testing.StoredAnswers;
 import io.shoal.wire.CacheKey;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -25,7 +25,6 @@ import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import org.scalatestplus.junit.JUnitSuite;
-import picocli.CommandLine;
 import org.xbill.DNS.Type;
 
 /** {@code shoal cache stat|dump|check|flush --path} as an operator types them: output and exit status. */
@@ -39,16 +38,8 @@ public class CacheToolsSpec extends JUnitSuite {
     testKit.shutdownTestKit();
   }
 
-  private record Run(int status, String out, String err) {}
-
   private static Run shoal(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cl = ShoalCommand.commandLine();
-    cl.setOut(new PrintWriter(out, true));
-    cl.setErr(new PrintWriter(err, true));
-    int status = cl.execute(args);
-    return new Run(status, out.toString(), err.toString());
+    return ShoalCli.run(args);
   }
 
   /** A closed cache of 4 shards: www in A and AAAA, 20 other names, 2 of them expired. */

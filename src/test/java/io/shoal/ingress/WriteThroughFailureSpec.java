@@ -80,6 +80,11 @@ public class WriteThroughFailureSpec extends JUnitSuite {
     }
 
     @Override
+    public void entries(java.util.function.BiConsumer<CacheKey, CachedAnswer> sink) {
+      held.entries(sink);
+    }
+
+    @Override
     public long size() {
       return held.size();
     }

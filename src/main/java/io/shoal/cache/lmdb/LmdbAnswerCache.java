@@ -27,6 +27,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -235,6 +236,60 @@ public final class LmdbAnswerCache implements AnswerCache {
       total = total.thenCombine(removed, Integer::sum);
     }
     return total;
+  }
+
+  /** Answers copied per read snapshot while a dump walks a shard. */
+  private static final int DUMP_CHUNK = 512;
+
+  /**
+   * Committed answers, shard by shard in key order, {@link #DUMP_CHUNK} per read snapshot (see
+   * {@link ReaderPool#scan}); fills still waiting for their commit are not included. A shard that
+   * restarts during the dump is resumed where it was; one that stays down fails the dump with
+   * {@link IllegalStateException}, rather than let it pass for the whole cache.
+   */
+  @Override
+  public void entries(BiConsumer<CacheKey, CachedAnswer> sink) {
+    started.orTimeout(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).join();
+    for (ShardState shard : shards) {
+      byte[] after = null;
+      while (true) {
+        ShardStore store = openStore(shard);
+        List<ReaderPool.Stored> chunk;
+        try {
+          chunk = store.scan(after, DUMP_CHUNK);
+        } catch (IllegalStateException e) {
+          // Closed under the scan: a restart reopens it, a close of the cache ends the dump below.
+          continue;
+        }
+        if (chunk.isEmpty()) {
+          break;
+        }
+        for (ReaderPool.Stored s : chunk) {
+          sink.accept(CacheKey.ofBytes(s.key()), s.answer());
+        }
+        after = chunk.get(chunk.size() - 1).key();
+      }
+    }
+  }
+
+  /** The shard's open store, waiting while it opens or restarts (with back-off, up to maxBackoff). */
+  private ShardStore openStore(ShardState shard) {
+    long deadline = System.nanoTime() + tuning.maxBackoff().plusSeconds(5).toNanos();
+    while (true) {
+      ShardStore store = shard.store();
+      if (store != null) {
+        return store;
+      }
+      if (closed.get() || System.nanoTime() > deadline) {
+        throw new IllegalStateException("shard " + shard.index + " of LMDB cache " + name + " is not open");
+      }
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for shard " + shard.index, e);
+      }
+    }
   }
 
   @Override

@@ -4,11 +4,14 @@ import io.shoal.cache.CachedAnswer;
 import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.lmdbjava.Cursor;
 import org.lmdbjava.Dbi;
 import org.lmdbjava.Env;
+import org.lmdbjava.GetOp;
 import org.lmdbjava.Txn;
 
 /**
@@ -77,6 +80,28 @@ final class ReaderPool implements AutoCloseable {
    * the pool is paused, closed or out of reader slots.
    */
   CachedAnswer read(byte[] key, long nowMillis) {
+    Slot slot = busySlot();
+    if (slot == null) {
+      return null;
+    }
+    try {
+      ByteBuffer value = answers.get(slot.txn, AnswerCodec.copyInto(slot.key, key));
+      if (value == null || AnswerCodec.expiresAt(value) <= nowMillis) {
+        return null;
+      }
+      // decode copies the bytes out of the map: the snapshot may move on after this read.
+      return CachedAnswer.decode(value);
+    } finally {
+      slot.state.set(OPEN);
+    }
+  }
+
+  /**
+   * This thread's slot, taken for a read (BUSY) with its transaction renewed to the latest
+   * commit; the caller sets it OPEN when done. Null when the slot is claimed, or the pool is out
+   * of reader slots, paused or closed: on the hit path a miss is cheaper than a wait.
+   */
+  private Slot busySlot() {
     Slot slot = local.get();
     if (slot == null && (slot = register()) == null) {
       return null;
@@ -87,6 +112,7 @@ final class ReaderPool implements AutoCloseable {
     }
     try {
       if (gate != READABLE) {
+        slot.state.set(idle);
         return null;
       }
       long now = generation;
@@ -96,17 +122,62 @@ final class ReaderPool implements AutoCloseable {
       }
       if (idle == RESET) {
         renew(slot, now);
-        idle = OPEN;
       }
-      ByteBuffer value = answers.get(slot.txn, AnswerCodec.copyInto(slot.key, key));
-      if (value == null || AnswerCodec.expiresAt(value) <= nowMillis) {
-        return null;
-      }
-      // decode copies the bytes out of the map: the snapshot may move on after this read.
-      return CachedAnswer.decode(value);
-    } finally {
+      return slot;
+    } catch (RuntimeException e) {
       slot.state.set(idle);
+      throw e;
     }
+  }
+
+  /** A stored answer as a scan copies it out of the map: its key bytes and the answer. */
+  record Stored(byte[] key, CachedAnswer answer) {}
+
+  /**
+   * Up to {@code max} stored answers in key order after {@code after} (from the first when null),
+   * expired ones included; an empty list at the end. A chunk per call, read in this thread's
+   * transaction like a look-up: the snapshot is pinned only while the chunk is copied, so a dump
+   * never keeps the writer from reusing pages or resizing the map for longer than one chunk.
+   * Waits while the map is being resized; throws {@link IllegalStateException} once the pool is
+   * closed.
+   */
+  List<Stored> scan(byte[] after, int max) {
+    while (true) {
+      if (gate == CLOSED) {
+        throw new IllegalStateException("the shard closed during the scan");
+      }
+      Slot slot = busySlot();
+      if (slot != null) {
+        try {
+          return chunk(slot.txn, after, max);
+        } finally {
+          slot.state.set(OPEN);
+        }
+      }
+      // Paused for a resize, or the slot claimed for a moment by the writer: a dump can wait.
+      try {
+        Thread.sleep(1);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted during the scan", e);
+      }
+    }
+  }
+
+  private List<Stored> chunk(Txn<ByteBuffer> txn, byte[] after, int max) {
+    List<Stored> out = new ArrayList<>(Math.min(max, 1024));
+    try (Cursor<ByteBuffer> c = answers.openCursor(txn)) {
+      boolean found = after == null ? c.first() : c.get(AnswerCodec.direct(after), GetOp.MDB_SET_RANGE);
+      if (found && after != null && Arrays.equals(AnswerCodec.bytes(c.key()), after)) {
+        found = c.next();
+      }
+      while (found && out.size() < max) {
+        // Copied out: the sink may be slow, and must not hold this snapshot while it is.
+        out.add(new Stored(AnswerCodec.bytes(c.key()), CachedAnswer.decode(c.val())));
+        found = c.next();
+      }
+    }
+    return out;
   }
 
   private static void renew(Slot slot, long generation) {

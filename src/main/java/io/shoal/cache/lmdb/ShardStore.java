@@ -96,6 +96,11 @@ class ShardStore implements AutoCloseable {
     return read;
   }
 
+  /** A chunk of the committed answers after {@code after}, for a dump: see {@link ReaderPool#scan}. */
+  List<ReaderPool.Stored> scan(byte[] after, int max) {
+    return readers.scan(after, max);
+  }
+
   /**
    * Whether the committed answer expiring at {@code expiresAt} counts as evicted because
    * {@code waiting} answers are queued for this shard and not committed yet (see {@link Horizon}).

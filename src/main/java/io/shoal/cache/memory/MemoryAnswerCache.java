@@ -14,6 +14,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 
 /**
  * The in-memory answer cache. Reads go straight to a ConcurrentHashMap from any thread; writes
@@ -159,6 +160,14 @@ public final class MemoryAnswerCache implements AnswerCache {
       writeLock.unlock();
     }
     return CompletableFuture.completedFuture(removed);
+  }
+
+  @Override
+  public void entries(BiConsumer<CacheKey, CachedAnswer> sink) {
+    // The map's iterator is weakly consistent: no lock, so fills go on while a dump runs.
+    for (Slot s : map.values()) {
+      sink.accept(s.key, s.answer);
+    }
   }
 
   @Override
