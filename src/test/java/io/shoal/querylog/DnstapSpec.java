@@ -44,7 +44,7 @@ public class DnstapSpec extends JUnitSuite {
   @BeforeClass
   public static void start() throws Exception {
     auth = new TestAuthServer();
-    for (String n : List.of("file-udp", "file-tcp", "sock", "absent")) {
+    for (String n : List.of("file-udp", "file-tcp", "sock", "absent", "stuck")) {
       auth.addA(n + ".example.test.");
     }
   }
@@ -197,6 +197,36 @@ public class DnstapSpec extends JUnitSuite {
       assertTrue(metrics.await(v -> v >= dropped + 20, DROPPED, "log=\"dnstap\"") >= dropped + 20);
     } finally {
       node.close();
+    }
+  }
+
+  @Test
+  public void aCollectorThatNeverAnswersCostsLogLinesNeverAnswers() throws Exception {
+    Path socket = Files.createTempDirectory("shoal-stuck").resolve("stuck.sock");
+    // Accepts the connection and reads nothing: shoal's writer waits for an ACCEPT that never comes.
+    try (java.nio.channels.ServerSocketChannel stuck =
+             java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      stuck.bind(java.net.UnixDomainSocketAddress.of(socket));
+      TestNode node = TestNode.start(auth.hostPort(), String.join("\n",
+          "shoal.log.dnstap.socket = \"" + socket + "\"",
+          "shoal.log.dnstap.queue = 16"));
+      try (java.nio.channels.SocketChannel held = stuck.accept()) {
+        Metrics metrics = node.metrics();
+        double dropped = metrics.value(DROPPED, "log=\"dnstap\"");
+        long started = System.nanoTime();
+        for (int i = 0; i < 20; i++) {
+          missThenHit(node, "stuck.example.test.", false, 700 + 2 * i);
+        }
+        assertTrue("40 queries answered while the writer is stuck",
+            System.nanoTime() - started < TimeUnit.SECONDS.toNanos(10));
+        // 80 events, at most 16 waiting in the queue (and one in the writer's hands)
+        assertTrue(metrics.await(v -> v >= dropped + 60, DROPPED, "log=\"dnstap\"") >= dropped + 60);
+      } finally {
+        long closing = System.nanoTime();
+        node.close();
+        assertTrue("the shutdown does not wait on the collector for long",
+            System.nanoTime() - closing < TimeUnit.SECONDS.toNanos(15));
+      }
     }
   }
 }
