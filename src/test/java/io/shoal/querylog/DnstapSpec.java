@@ -229,4 +229,19 @@ public class DnstapSpec extends JUnitSuite {
       }
     }
   }
+
+  @Test
+  public void aDnstapFileThatCannotBeCreatedStopsTheStartNamingItsKey() throws Exception {
+    Path missing = Files.createTempDirectory("shoal-nofile").resolve("no-such-dir").resolve("x.dnstap");
+    try {
+      TestNode.start(auth.hostPort(), "shoal.log.dnstap.file = \"" + missing + "\"").close();
+      org.junit.Assert.fail("started with an unwritable dnstap file");
+    } catch (RuntimeException e) {
+      StringBuilder messages = new StringBuilder();
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        messages.append(t.getMessage()).append('\n');
+      }
+      assertTrue(messages.toString(), messages.toString().contains("shoal.log.dnstap.file"));
+    }
+  }
 }
