@@ -22,12 +22,26 @@ import org.slf4j.LoggerFactory;
 abstract class DnstapOutput {
   private static final int BUFFER = 64 * 1024;
 
+  /** The frames' stream, once opened (a socket's last one stays after it closes: writes then fail). */
+  OutputStream out;
+
   /** Whether a frame can be written now; a socket (re)connects here, no more often than its back-off allows. */
   abstract boolean ready();
 
-  abstract void write(byte[] payload) throws IOException;
+  void write(byte[] payload) throws IOException {
+    FrameStreams.data(out, payload);
+  }
 
-  abstract void flush();
+  void flush() {
+    if (out == null) {
+      return;
+    }
+    try {
+      out.flush();
+    } catch (IOException e) {
+      broken(e);
+    }
+  }
 
   /** A write failed: the frame is lost; a socket drops its connection and tries again later. */
   abstract void broken(IOException e);
@@ -49,7 +63,6 @@ abstract class DnstapOutput {
 
   private static final class FileOutput extends DnstapOutput {
     private static final Logger log = LoggerFactory.getLogger(FileOutput.class);
-    private final OutputStream out;
     private final Path path;
     private boolean failed;
 
@@ -62,20 +75,6 @@ abstract class DnstapOutput {
     @Override
     boolean ready() {
       return !failed;
-    }
-
-    @Override
-    void write(byte[] payload) throws IOException {
-      FrameStreams.data(out, payload);
-    }
-
-    @Override
-    void flush() {
-      try {
-        out.flush();
-      } catch (IOException e) {
-        broken(e);
-      }
     }
 
     @Override
@@ -113,7 +112,6 @@ abstract class DnstapOutput {
     private final Path path;
     private volatile SocketChannel channel;
     private volatile boolean aborted;
-    private OutputStream out;
     private long nextTry = System.nanoTime();
     private long backoff = MIN_BACKOFF;
     private boolean down;
@@ -171,23 +169,6 @@ abstract class DnstapOutput {
     }
 
     @Override
-    void write(byte[] payload) throws IOException {
-      FrameStreams.data(out, payload);
-    }
-
-    @Override
-    void flush() {
-      if (channel == null) {
-        return;
-      }
-      try {
-        out.flush();
-      } catch (IOException e) {
-        broken(e);
-      }
-    }
-
-    @Override
     void broken(IOException e) {
       if (!down && !aborted) {
         log.warn("dnstap collector at {}: {}; reconnecting", path, e.toString());
@@ -195,6 +176,14 @@ abstract class DnstapOutput {
       }
       close();
       nextTry = System.nanoTime() + backoff;
+    }
+
+    @Override
+    void flush() {
+      // Not while disconnected: a failed flush would put the next connection attempt off again.
+      if (channel != null) {
+        super.flush();
+      }
     }
 
     @Override

@@ -79,6 +79,14 @@ public class DnstapSpec extends JUnitSuite {
     }
   }
 
+  /** dnstap-read's YAML of {@code file}, having checked it holds {@code n} client queries and as many responses. */
+  private static String clientMessages(Path file, int n) throws Exception {
+    String yaml = dnstapRead(file);
+    assertEquals(yaml, n, count(yaml, "^  type: CLIENT_QUERY$"));
+    assertEquals(yaml, n, count(yaml, "^  type: CLIENT_RESPONSE$"));
+    return yaml;
+  }
+
   private static int count(String text, String regex) {
     Matcher m = Pattern.compile(regex, Pattern.MULTILINE).matcher(text);
     int n = 0;
@@ -123,9 +131,7 @@ public class DnstapSpec extends JUnitSuite {
       } finally {
         node.close();
       }
-      String yaml = dnstapRead(file);
-      assertEquals(yaml, 4, count(yaml, "^  type: CLIENT_QUERY$"));
-      assertEquals(yaml, 4, count(yaml, "^  type: CLIENT_RESPONSE$"));
+      String yaml = clientMessages(file, 4);
       assertEquals(yaml, 2, count(yaml, "^  type: FORWARDER_QUERY$"));
       assertEquals(yaml, 2, count(yaml, "^  type: FORWARDER_RESPONSE$"));
       assertTrue(yaml, count(yaml, "^  socket_protocol: TCP$") >= 4);
@@ -176,9 +182,7 @@ public class DnstapSpec extends JUnitSuite {
         capture.destroyForcibly();
       }
     }
-    String yaml = dnstapRead(file);
-    assertEquals(yaml, 4, count(yaml, "^  type: CLIENT_QUERY$"));
-    assertEquals(yaml, 4, count(yaml, "^  type: CLIENT_RESPONSE$"));
+    String yaml = clientMessages(file, 4);
     assertEquals("forwarder is off by default", 0, count(yaml, "FORWARDER_"));
     assertTrue(yaml, count(yaml, "sock\\.example\\.test\\.\\s+IN\\s+A") >= 8);
   }
