@@ -44,7 +44,7 @@ public class DnstapSpec extends JUnitSuite {
   @BeforeClass
   public static void start() throws Exception {
     auth = new TestAuthServer();
-    for (String n : List.of("file-udp", "file-tcp", "sock", "absent", "stuck")) {
+    for (String n : List.of("file-udp", "file-tcp", "sock", "absent", "stuck", "early", "late")) {
       auth.addA(n + ".example.test.");
     }
   }
@@ -247,5 +247,46 @@ public class DnstapSpec extends JUnitSuite {
       }
       assertTrue(messages.toString(), messages.toString().contains("shoal.log.dnstap.file"));
     }
+  }
+
+  @Test
+  public void aCollectorThatComesLateIsConnectedToAndGetsWhatFollows() throws Exception {
+    org.junit.Assume.assumeTrue("fstrm_capture (fstrm-bin) is not installed", onPath("fstrm_capture"));
+    org.junit.Assume.assumeTrue("dnstap-read (bind9-dnsutils) is not installed", onPath("dnstap-read"));
+    Path dir = Files.createTempDirectory("shoal-late");
+    Path socket = dir.resolve("late.sock");
+    Path file = dir.resolve("late.dnstap");
+    TestNode node = TestNode.start(auth.hostPort(), "shoal.log.dnstap.socket = \"" + socket + "\"");
+    Process capture = null;
+    try {
+      Metrics metrics = node.metrics();
+      double dropped = metrics.value(DROPPED, "log=\"dnstap\"");
+      missThenHit(node, "early.example.test.", false, 900);
+      assertTrue(metrics.await(v -> v >= dropped + 4, DROPPED, "log=\"dnstap\"") >= dropped + 4);
+      capture = new ProcessBuilder("fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u", socket.toString(),
+          "-w", file.toString()).redirectErrorStream(true).redirectOutput(dir.resolve("fstrm_capture.log").toFile())
+          .start();
+      assertTrue("fstrm_capture listens", Await.until(Duration.ofSeconds(10), () -> Files.exists(socket)));
+      double written = metrics.value(WRITTEN, "log=\"dnstap\"");
+      // Within the back-off (5 s at most) shoal connects; until then each probe's events are dropped.
+      int[] id = {1000};
+      double now = Await.value(Duration.ofSeconds(15), () -> {
+        missThenHit(node, "late.example.test.", false, id[0]);
+        id[0] += 2;
+        return metrics.value(WRITTEN, "log=\"dnstap\"");
+      }, v -> v >= written + 4);
+      assertTrue("written after the collector came: " + now, now >= written + 4);
+    } finally {
+      node.close();
+      if (capture != null) {
+        capture.destroy();
+        if (!capture.waitFor(10, TimeUnit.SECONDS)) {
+          capture.destroyForcibly();
+        }
+      }
+    }
+    String yaml = dnstapRead(file);
+    assertTrue(yaml, count(yaml, "late\\.example\\.test\\.\\s+IN\\s+A") >= 2);
+    assertEquals("nothing from before the collector came", 0, count(yaml, "early\\.example"));
   }
 }
