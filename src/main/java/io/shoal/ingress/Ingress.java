@@ -131,7 +131,7 @@ public final class Ingress {
     }
     byte[] hit = answerFromCache(query, protocol);
     if (hit != null) {
-      reply.send(hit, client);
+      reply.sendCached(hit, client);
       return;
     }
     if (!query.recursionDesired()) {

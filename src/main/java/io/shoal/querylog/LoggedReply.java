@@ -16,6 +16,8 @@ final class LoggedReply implements ReplyPath {
   private final boolean json;
   /** Set when a worker takes the query: its reply then comes from upstream (a cache miss). */
   private volatile boolean owed;
+  /** Set (on the reading thread, just before the send) for an answer from the cache. */
+  private boolean cached;
 
   LoggedReply(
       QueryLog log, ReplyPath inner, byte[] query, InetSocketAddress client, Protocol protocol, long queryNanos,
@@ -34,7 +36,17 @@ final class LoggedReply implements ReplyPath {
     long now = log.now();
     inner.send(wire, to);
     log.offer(new QueryEvent(QueryEvent.Kind.CLIENT_RESPONSE, protocol, client, query, queryNanos, wire, now,
-        log.dnstap(), json, !owed));
+        log.dnstap(), json, cache()));
+  }
+
+  @Override
+  public void sendCached(byte[] wire, InetSocketAddress to) {
+    cached = true;
+    send(wire, to);
+  }
+
+  private QueryEvent.Cache cache() {
+    return owed ? QueryEvent.Cache.MISS : cached ? QueryEvent.Cache.HIT : QueryEvent.Cache.NONE;
   }
 
   @Override
@@ -43,7 +55,7 @@ final class LoggedReply implements ReplyPath {
     if (json) {
       // dnstap has no message for a reply not sent; the JSON line says the query got none.
       log.offer(new QueryEvent(QueryEvent.Kind.CLIENT_RESPONSE, protocol, client, query, queryNanos, null, log.now(),
-          false, true, !owed));
+          false, true, cache()));
     }
   }
 

@@ -25,11 +25,11 @@ final class LoggedUpstream implements Upstream {
   public CompletionStage<Outcome> forward(DnsQuery query) {
     long sent = log.now();
     byte[] packet = query.packet();
-    log.offer(new QueryEvent(QueryEvent.Kind.FORWARDER_QUERY, null, null, packet, sent, null, 0, true, false, false));
+    log.offer(new QueryEvent(QueryEvent.Kind.FORWARDER_QUERY, null, null, packet, sent, null, 0, true, false, QueryEvent.Cache.MISS));
     return inner.forward(query).whenComplete((outcome, failure) -> {
       if (outcome instanceof Answered a) {
         log.offer(new QueryEvent(QueryEvent.Kind.FORWARDER_RESPONSE, null, server(a.server()), packet, sent,
-            a.wire(), log.now(), true, false, false));
+            a.wire(), log.now(), true, false, QueryEvent.Cache.MISS));
       }
     });
   }

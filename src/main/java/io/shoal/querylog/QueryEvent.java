@@ -15,11 +15,25 @@ import java.net.InetSocketAddress;
  * @param responseNanos wall time of the reply, epoch nanoseconds; 0 when there is none
  * @param dnstap whether the dnstap log takes it
  * @param json whether the JSON query log takes it (sampled)
- * @param hit whether it was answered at the front door (cache, local data, policy) rather than by a worker
+ * @param cache where its reply came from, as far as the cache is concerned
  */
 record QueryEvent(
     Kind kind, Protocol protocol, InetSocketAddress peer, byte[] query, long queryNanos, byte[] response,
-    long responseNanos, boolean dnstap, boolean json, boolean hit) {
+    long responseNanos, boolean dnstap, boolean json, Cache cache) {
+
+  /** The JSON line's {@code cache}: answered from the cache, by a worker (upstream), or by neither. */
+  enum Cache {
+    /** from the cache (in a cluster, the near cache's copy too) */
+    HIT,
+    /** by a worker: fetched upstream, coalesced with another client's fetch, or served stale */
+    MISS,
+    /** where it came in, without the cache: local data, the response policy, a refusal or an error */
+    NONE;
+
+    String label() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
 
   /** The dnstap Message.Type values shoal sends. */
   enum Kind {

@@ -37,7 +37,7 @@ final class QueryLine {
     b.append(",\"rcode\":");
     // null: the query got no reply (dropped)
     string(b, e.response() == null || e.response().length < 4 ? null : Rcode.string(e.response()[3] & 0x0F));
-    b.append(",\"cache\":\"").append(e.hit() ? "hit" : "miss").append('"');
+    b.append(",\"cache\":\"").append(e.cache().label()).append('"');
     b.append(",\"latency_ms\":")
         .append(String.format(Locale.ROOT, "%.3f", Math.max(0, e.responseNanos() - e.queryNanos()) / 1e6));
     return b.append('}').toString();

@@ -103,7 +103,8 @@ public final class QueryLog {
     }
     long now = now();
     if (dnstap) {
-      offer(new QueryEvent(QueryEvent.Kind.CLIENT_QUERY, protocol, client, packet, now, null, 0, true, false, false));
+      offer(new QueryEvent(QueryEvent.Kind.CLIENT_QUERY, protocol, client, packet, now, null, 0, true, false,
+          QueryEvent.Cache.NONE));
     }
     return new LoggedReply(this, reply, packet, client, protocol, now, sampled);
   }

@@ -38,7 +38,7 @@ class DnstapMessageTest {
     byte[] response = {4, 5, 6, 7};
     InetSocketAddress client = new InetSocketAddress(InetAddress.getByName("192.0.2.7"), 40000);
     QueryEvent e = new QueryEvent(QueryEvent.Kind.CLIENT_RESPONSE, Protocol.TCP, client, query, T, response,
-        T + 1_500_000_000L, true, false, false);
+        T + 1_500_000_000L, true, false, QueryEvent.Cache.MISS);
     UnknownFieldSet d = parse(new DnstapMessage("shoal-1".getBytes(StandardCharsets.UTF_8),
         "0.1".getBytes(StandardCharsets.UTF_8)).encode(e));
     assertEquals(1, varint(d, 15), "Dnstap.type = MESSAGE");
@@ -63,7 +63,7 @@ class DnstapMessageTest {
   void aClientQueryOverIpv6HasNoResponseAndNoIdentity() throws Exception {
     InetSocketAddress client = new InetSocketAddress(InetAddress.getByName("2001:db8::1"), 53000);
     QueryEvent e = new QueryEvent(QueryEvent.Kind.CLIENT_QUERY, Protocol.UDP, client, new byte[] {9}, T, null, 0,
-        true, false, false);
+        true, false, QueryEvent.Cache.MISS);
     UnknownFieldSet d = parse(new DnstapMessage(null, null).encode(e));
     assertFalse(d.hasField(1));
     assertFalse(d.hasField(2));
@@ -80,7 +80,7 @@ class DnstapMessageTest {
   void aForwarderResponseNamesTheUpstreamOnTheResponseSide() throws Exception {
     InetSocketAddress server = LoggedUpstream.server("[2001:db8::53]:5353");
     QueryEvent e = new QueryEvent(QueryEvent.Kind.FORWARDER_RESPONSE, null, server, new byte[] {1}, T,
-        new byte[] {2}, T + 1000, true, false, false);
+        new byte[] {2}, T + 1000, true, false, QueryEvent.Cache.MISS);
     UnknownFieldSet m = parse(bytes(parse(new DnstapMessage(null, null).encode(e)), 14));
     assertEquals(8, varint(m, 1), "FORWARDER_RESPONSE");
     assertArrayEquals(InetAddress.getByName("2001:db8::53").getAddress(), bytes(m, 5));

@@ -18,7 +18,7 @@ class QueryLineTest {
     Message r = new Message(q.toWire());
     r.getHeader().setRcode(Rcode.NXDOMAIN);
     QueryEvent e = new QueryEvent(QueryEvent.Kind.CLIENT_RESPONSE, Protocol.TCP, new InetSocketAddress("127.0.0.1", 4000),
-        q.toWire(), 1_700_000_000_000_000_000L, r.toWire(), 1_700_000_000_002_500_000L, false, true, false);
+        q.toWire(), 1_700_000_000_000_000_000L, r.toWire(), 1_700_000_000_002_500_000L, false, true, QueryEvent.Cache.MISS);
     assertEquals("{\"time\":\"2023-11-14T22:13:20Z\",\"client\":\"127.0.0.1\",\"transport\":\"tcp\","
         + "\"name\":\"We\\\\\\\"ird.example.\",\"type\":\"AAAA\",\"rcode\":\"NXDOMAIN\",\"cache\":\"miss\","
         + "\"latency_ms\":2.500}", QueryLine.format(e));
@@ -28,8 +28,8 @@ class QueryLineTest {
   void aDroppedQueryHasANullRcode() throws Exception {
     Message q = Message.newQuery(Record.newRecord(Name.fromString("a.example."), Type.A, 1));
     QueryEvent e = new QueryEvent(QueryEvent.Kind.CLIENT_RESPONSE, Protocol.UDP, new InetSocketAddress("127.0.0.1", 4000),
-        q.toWire(), 0, null, 0, false, true, true);
+        q.toWire(), 0, null, 0, false, true, QueryEvent.Cache.NONE);
     String line = QueryLine.format(e);
-    assertEquals(true, line.contains("\"rcode\":null,\"cache\":\"hit\""), line);
+    assertEquals(true, line.contains("\"rcode\":null,\"cache\":\"none\""), line);
   }
 }

@@ -62,15 +62,16 @@ class QueryLogTest {
       byte[] q = Message.newQuery(Record.newRecord(Name.fromString("json.example."), Type.MX, 1)).toWire();
       List<byte[]> sent = new ArrayList<>();
       ReplyPath path = log.watch(q, CLIENT, Protocol.DOT, (wire, client) -> sent.add(wire));
-      path.send(q, CLIENT);
+      path.sendCached(q, CLIENT);
       assertEquals(1, sent.size(), "the reply goes out through the wrapped path");
       log.watch(q, CLIENT, Protocol.UDP, NOWHERE).drop();
       assertTrue(Await.until(Duration.ofSeconds(5), () -> lines.list.size() == 2));
       String first = lines.list.get(0).getFormattedMessage();
-      assertTrue(first.contains("\"name\":\"json.example.\",\"type\":\"MX\"") && first.contains("\"transport\":\"dot\""),
+      assertTrue(first.contains("\"name\":\"json.example.\",\"type\":\"MX\"") && first.contains("\"transport\":\"dot\"")
+          && first.contains("\"cache\":\"hit\""),
           first);
       assertEquals("shoal-querylog", lines.list.get(0).getThreadName());
-      assertTrue(lines.list.get(1).getFormattedMessage().contains("\"rcode\":null"));
+      assertTrue(lines.list.get(1).getFormattedMessage().contains("\"rcode\":null,\"cache\":\"none\""));
     } finally {
       log.stop().toCompletableFuture().get(5, TimeUnit.SECONDS);
       queries.detachAppender(lines);
