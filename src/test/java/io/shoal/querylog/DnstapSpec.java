@@ -79,6 +79,26 @@ public class DnstapSpec extends JUnitSuite {
     }
   }
 
+  /** fstrm_capture listening on {@code socket} (once it is there), writing what it receives to {@code file}. */
+  private static Process capture(Path socket, Path file) throws Exception {
+    Process p = new ProcessBuilder("fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u", socket.toString(),
+        "-w", file.toString()).redirectErrorStream(true)
+        .redirectOutput(socket.resolveSibling("fstrm_capture.log").toFile()).start();
+    if (!Await.until(Duration.ofSeconds(10), () -> Files.exists(socket))) {
+      stop(p);
+      org.junit.Assert.fail("fstrm_capture did not listen on " + socket);
+    }
+    return p;
+  }
+
+  /** SIGTERM: fstrm_capture closes its file and exits. */
+  private static void stop(Process capture) throws InterruptedException {
+    capture.destroy();
+    if (!capture.waitFor(10, TimeUnit.SECONDS)) {
+      capture.destroyForcibly();
+    }
+  }
+
   /** dnstap-read's YAML of {@code file}, having checked it holds {@code n} client queries and as many responses. */
   private static String clientMessages(Path file, int n) throws Exception {
     String yaml = dnstapRead(file);
@@ -160,11 +180,8 @@ public class DnstapSpec extends JUnitSuite {
     Path dir = Files.createTempDirectory("shoal-fstrm");
     Path socket = dir.resolve("dnstap.sock");
     Path file = dir.resolve("captured.dnstap");
-    Process capture = new ProcessBuilder("fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u", socket.toString(),
-        "-w", file.toString()).redirectErrorStream(true).redirectOutput(dir.resolve("fstrm_capture.log").toFile())
-        .start();
+    Process capture = capture(socket, file);
     try {
-      assertTrue("fstrm_capture listens", Await.until(Duration.ofSeconds(10), () -> Files.exists(socket)));
       TestNode node = TestNode.start(auth.hostPort(), "shoal.log.dnstap.socket = \"" + socket + "\"");
       Metrics metrics = node.metrics();
       double written = metrics.value(WRITTEN, "log=\"dnstap\"");
@@ -177,10 +194,7 @@ public class DnstapSpec extends JUnitSuite {
         node.close();
       }
     } finally {
-      capture.destroy(); // SIGTERM: fstrm_capture closes its file and exits
-      if (!capture.waitFor(10, TimeUnit.SECONDS)) {
-        capture.destroyForcibly();
-      }
+      stop(capture);
     }
     String yaml = clientMessages(file, 4);
     assertEquals("forwarder is off by default", 0, count(yaml, "FORWARDER_"));
@@ -263,10 +277,7 @@ public class DnstapSpec extends JUnitSuite {
       double dropped = metrics.value(DROPPED, "log=\"dnstap\"");
       missThenHit(node, "early.example.test.", false, 900);
       assertTrue(metrics.await(v -> v >= dropped + 4, DROPPED, "log=\"dnstap\"") >= dropped + 4);
-      capture = new ProcessBuilder("fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u", socket.toString(),
-          "-w", file.toString()).redirectErrorStream(true).redirectOutput(dir.resolve("fstrm_capture.log").toFile())
-          .start();
-      assertTrue("fstrm_capture listens", Await.until(Duration.ofSeconds(10), () -> Files.exists(socket)));
+      capture = capture(socket, file);
       double written = metrics.value(WRITTEN, "log=\"dnstap\"");
       // Within the back-off (5 s at most) shoal connects; until then each probe's events are dropped.
       int[] id = {1000};
@@ -279,10 +290,7 @@ public class DnstapSpec extends JUnitSuite {
     } finally {
       node.close();
       if (capture != null) {
-        capture.destroy();
-        if (!capture.waitFor(10, TimeUnit.SECONDS)) {
-          capture.destroyForcibly();
-        }
+        stop(capture);
       }
     }
     String yaml = dnstapRead(file);
