@@ -58,7 +58,8 @@ public record ShoalConfig(
     LocalSettings local,
     PolicySettings policy,
     TlsSettings tls,
-    DnssecSettings dnssec) {
+    DnssecSettings dnssec,
+    QueryLogSettings queryLog) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -81,7 +82,7 @@ public record ShoalConfig(
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
         "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "dnssec", "lmdb-dispatcher",
-        "local", "policy", "tls");
+        "local", "policy", "tls", "log");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
@@ -221,7 +222,38 @@ public record ShoalConfig(
         cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
         serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, local(shoal.section("local")),
         policy(shoal.section("policy")), tls(listen, shoal.section("tls")),
-        dnssec(shoal.section("dnssec")));
+        dnssec(shoal.section("dnssec")), queryLog(shoal.section("log")));
+  }
+
+  /** {@code shoal.log}: dnstap (a socket or a file, at most one) and the sampled JSON query log. */
+  private static QueryLogSettings queryLog(Section log) {
+    log.allowOnly("dnstap", "queries");
+    Section d = log.section("dnstap");
+    d.allowOnly("socket", "file", "forwarder", "queue", "identity", "version");
+    String socket = d.string("socket");
+    String file = d.string("file");
+    if (!socket.isEmpty() && !file.isEmpty()) {
+      throw new InvalidConfigException(d.key("file"), "set socket or file, not both (socket is " + socket + ")");
+    }
+    // sun_path holds 108 bytes with its terminating NUL: a longer path cannot be connected to.
+    if (socket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
+      throw new InvalidConfigException(d.key("socket"), "a Unix socket path has at most 107 bytes, got " + socket);
+    }
+    Section q = log.section("queries");
+    q.allowOnly("enabled", "sample");
+    String sampleText = q.string("sample");
+    double sample;
+    try {
+      sample = Double.parseDouble(sampleText);
+    } catch (NumberFormatException e) {
+      sample = Double.NaN;
+    }
+    if (!(sample >= 0 && sample <= 1)) {
+      throw new InvalidConfigException(q.key("sample"), "must be a share between 0 and 1 (e.g. 0.01), got '" + sampleText + "'");
+    }
+    return new QueryLogSettings(socket.isEmpty() ? null : Path.of(socket), file.isEmpty() ? null : Path.of(file),
+        d.bool("forwarder"), (int) d.integer("queue", 16, 1 << 24), d.string("identity"), d.string("version"),
+        q.bool("enabled"), sample);
   }
 
   /** {@code shoal.local} and {@code shoal.policy}: lines checked here, files read when the node starts. */

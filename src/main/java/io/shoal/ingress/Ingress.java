@@ -11,6 +11,7 @@ import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
+import io.shoal.querylog.QueryLog;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
@@ -50,6 +51,8 @@ public final class Ingress {
   /** Null when not configured: then each costs a query one null check. */
   private final LocalData local;
   private final ResponsePolicy responsePolicy;
+  /** Null when both query logs are off: then a query pays one null check. */
+  private final QueryLog queryLog;
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -60,7 +63,8 @@ public final class Ingress {
       ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
       AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration streamGuard, AccessControl access,
       ReplyPolicy policy, Prefetch prefetch, LoopDetector loops, OwnerDirectory owners, LocalData local,
-      ResponsePolicy responsePolicy) {
+      ResponsePolicy responsePolicy, QueryLog queryLog) {
+    this.queryLog = queryLog;
     this.local = local;
     this.responsePolicy = responsePolicy;
     this.owners = owners;
@@ -85,6 +89,9 @@ public final class Ingress {
    * {@code reply} as {@link ReplyPath#drop()}.
    */
   public void offer(byte[] packet, InetSocketAddress client, Protocol protocol, ReplyPath reply) {
+    if (queryLog != null) {
+      reply = queryLog.watch(packet, client, protocol, reply);
+    }
     Optional<byte[]> turnedAway = access.turnAway(packet, client.getAddress());
     if (turnedAway != null) {
       if (turnedAway.isPresent()) {
@@ -124,7 +131,7 @@ public final class Ingress {
     }
     byte[] hit = answerFromCache(query, protocol);
     if (hit != null) {
-      reply.send(hit, client);
+      reply.sendCached(hit, client);
       return;
     }
     if (!query.recursionDesired()) {

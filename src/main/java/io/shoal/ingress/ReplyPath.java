@@ -11,6 +11,11 @@ import java.net.InetSocketAddress;
 public interface ReplyPath {
   void send(byte[] wire, InetSocketAddress client);
 
+  /** {@link #send} of an answer from the cache: the same, except to a path that logs hits apart. */
+  default void sendCached(byte[] wire, InetSocketAddress client) {
+    send(wire, client);
+  }
+
   /** The query gets no reply. A datagram socket has nothing to do; a stream frees the query's slot. */
   default void drop() {}
 

@@ -29,6 +29,8 @@ import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
+import io.shoal.querylog.QueryLog;
+import io.shoal.metrics.QueryLogMetrics;
 import io.shoal.upstream.Upstream;
 import io.shoal.upstream.UpstreamGroup;
 import io.shoal.upstream.UpstreamSelector;
@@ -56,12 +58,16 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
       UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores, LocalData local,
       ResponsePolicy responsePolicy) {
+    QueryLog queryLog = startQueryLog(ctx, config, node);
     Map<String, Upstream> upstreams = new HashMap<>();
     DnssecMetrics dnssecMetrics = new DnssecMetrics(node);
     for (UpstreamGroupSettings group : config.upstreams().values()) {
       // Validation sits between the exchange and the fill: the cache keeps what it decided.
+      // The forwarder log sees the exchanges themselves, DNSSEC key fetches included.
+      Upstream exchanges = new UpstreamGroup(group, upstreamSockets, metrics);
+      exchanges = queryLog == null ? exchanges : queryLog.forwarder(exchanges);
       upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
-          loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)), clock, dnssecMetrics));
+          loops.guard(group.name(), exchanges), clock, dnssecMetrics));
     }
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
@@ -114,7 +120,7 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
     }
     Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
         longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies(),
-        prefetch, loops, owners, local, responsePolicy);
+        prefetch, loops, owners, local, responsePolicy, queryLog);
     // Files loaded at start (a bad line stopped it before any bind); from here on they are watched.
     if (local != null) {
       local.watch(ctx.getSystem());
@@ -123,6 +129,20 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       responsePolicy.watch(ctx.getSystem());
     }
     return new Resolver(ingress, List.copyOf(cacheList), owners, table);
+  }
+
+  /** The query logs' writer, stopped in the orderly shutdown after the last reply; null when both are off. */
+  private static QueryLog startQueryLog(ActorContext<Void> ctx, ShoalConfig config, String node) {
+    QueryLog queryLog;
+    try {
+      queryLog = QueryLog.start(config.queryLog(), new QueryLogMetrics(node));
+    } catch (UncheckedIOException e) {
+      throw new StartupException("shoal.log.dnstap.file: " + e.getMessage());
+    }
+    if (queryLog != null) {
+      queryLog.stopOnShutdown(ctx.getSystem());
+    }
+    return queryLog;
   }
 
   private static AnswerCache openCache(

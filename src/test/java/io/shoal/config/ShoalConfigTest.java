@@ -502,4 +502,37 @@ class ShoalConfigTest {
     assertMentions(rejected("shoal.dnssec.negative_trust_anchors = [\"bad..name\"]"),
         "shoal.dnssec.negative_trust_anchors");
   }
+
+  @Test
+  void queryLogsAreOffByDefault() {
+    QueryLogSettings q = ShoalConfig.from(config("")).queryLog();
+    assertEquals(false, q.enabled());
+    assertEquals(null, q.dnstapSocket());
+    assertEquals(null, q.dnstapFile());
+    assertEquals(false, q.forwarder());
+    assertEquals(65536, q.queue());
+    assertEquals(0.01, q.sample());
+  }
+
+  @Test
+  void queryLogsParse() {
+    QueryLogSettings q = ShoalConfig.from(config("shoal.log { dnstap { file = \"/tmp/x.dnstap\", forwarder = on,"
+        + " queue = 100, identity = ns1 }, queries { enabled = on, sample = 1 } }")).queryLog();
+    assertEquals(Path.of("/tmp/x.dnstap"), q.dnstapFile());
+    assertTrue(q.dnstap() && q.forwarder() && q.queries() && q.enabled());
+    assertEquals(100, q.queue());
+    assertEquals("ns1", q.identity());
+    assertEquals(1.0, q.sample());
+  }
+
+  @Test
+  void badQueryLogValuesNameTheirKey() {
+    assertMentions(rejected("shoal.log.dnstap { socket = \"/tmp/a\", file = \"/tmp/b\" }"), "shoal.log.dnstap.file", "not both");
+    assertMentions(rejected("shoal.log.queries.sample = 1.5"), "shoal.log.queries.sample", "between 0 and 1");
+    assertMentions(rejected("shoal.log.queries.sample = often"), "shoal.log.queries.sample");
+    assertMentions(rejected("shoal.log.dnstap.queue = 0"), "shoal.log.dnstap.queue");
+    assertMentions(rejected("shoal.log.dnstap.forwarder = maybe"), "shoal.log.dnstap.forwarder");
+    assertMentions(rejected("shoal.log.dnstap.sockett = \"/tmp/a\""), "shoal.log.dnstap.sockett", "unknown key");
+    assertMentions(rejected("shoal.log.dnstap.socket = \"/" + "x".repeat(120) + "\""), "shoal.log.dnstap.socket", "107");
+  }
 }

@@ -1,0 +1,223 @@
+package io.shoal.querylog;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where dnstap frames go: a file (START, data, STOP) or a collector's Unix socket (the
+ * bidirectional handshake, reconnected with back-off while the collector is away). Used by the
+ * writer thread only, except {@link #abort()}.
+ */
+abstract class DnstapOutput {
+  private static final int BUFFER = 64 * 1024;
+
+  /** The frames' stream, once opened (a socket's last one stays after it closes: writes then fail). */
+  OutputStream out;
+
+  /** Whether a frame can be written now; a socket (re)connects here, no more often than its back-off allows. */
+  abstract boolean ready();
+
+  void write(byte[] payload) throws IOException {
+    FrameStreams.data(out, payload);
+  }
+
+  void flush() {
+    if (out == null) {
+      return;
+    }
+    try {
+      out.flush();
+    } catch (IOException e) {
+      broken(e);
+    }
+  }
+
+  /** A write failed: the frame is lost; a socket drops its connection and tries again later. */
+  abstract void broken(IOException e);
+
+  /** Ends the stream as Frame Streams says (STOP, and for a socket the peer's FINISH) and closes. */
+  abstract void finish();
+
+  /** Closes now, from any thread: unblocks a writer stuck on a collector that stopped reading. */
+  abstract void abort();
+
+  /** A file, replaced when shoal starts: one Frame Streams stream per run, as dnstap-read expects. */
+  static DnstapOutput file(Path path) throws IOException {
+    return new FileOutput(path);
+  }
+
+  static DnstapOutput socket(Path path) {
+    return new SocketOutput(path);
+  }
+
+  private static final class FileOutput extends DnstapOutput {
+    private static final Logger log = LoggerFactory.getLogger(FileOutput.class);
+    private final Path path;
+    private boolean failed;
+
+    FileOutput(Path path) throws IOException {
+      this.path = path;
+      this.out = new BufferedOutputStream(Files.newOutputStream(path), BUFFER);
+      out.write(FrameStreams.control(FrameStreams.START, FrameStreams.DNSTAP));
+    }
+
+    @Override
+    boolean ready() {
+      return !failed;
+    }
+
+    @Override
+    void broken(IOException e) {
+      if (!failed) {
+        // A half-written frame would make the rest unreadable: stop writing rather than go on.
+        log.warn("dnstap file {}: {}; dnstap events are dropped from here on", path, e.toString());
+        failed = true;
+      }
+    }
+
+    @Override
+    void finish() {
+      try {
+        if (!failed) {
+          out.write(FrameStreams.control(FrameStreams.STOP, null));
+        }
+        out.close();
+      } catch (IOException e) {
+        log.warn("dnstap file {}: {}", path, e.toString());
+      }
+    }
+
+    @Override
+    void abort() {
+      // A file does not block for long: finish() closes it.
+    }
+  }
+
+  private static final class SocketOutput extends DnstapOutput {
+    private static final Logger log = LoggerFactory.getLogger(SocketOutput.class);
+    private static final long MIN_BACKOFF = Duration.ofMillis(100).toNanos();
+    private static final long MAX_BACKOFF = Duration.ofSeconds(5).toNanos();
+
+    private final Path path;
+    private volatile SocketChannel channel;
+    private volatile boolean aborted;
+    private long nextTry = System.nanoTime();
+    private long backoff = MIN_BACKOFF;
+    private boolean down;
+
+    SocketOutput(Path path) {
+      this.path = path;
+    }
+
+    @Override
+    boolean ready() {
+      if (channel != null) {
+        return true;
+      }
+      long now = System.nanoTime();
+      if (aborted || now - nextTry < 0) {
+        return false;
+      }
+      try {
+        connect();
+        backoff = MIN_BACKOFF;
+        if (down) {
+          log.info("dnstap collector at {} connected again", path);
+          down = false;
+        }
+        return true;
+      } catch (IOException e) {
+        close();
+        nextTry = now + backoff;
+        backoff = Math.min(backoff * 2, MAX_BACKOFF);
+        if (!down) {
+          log.warn("dnstap collector at {}: {}; dnstap events are dropped (and counted) until it answers",
+              path, e.toString());
+          down = true;
+        }
+        return false;
+      }
+    }
+
+    private void connect() throws IOException {
+      SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+      channel = ch;
+      ch.connect(UnixDomainSocketAddress.of(path));
+      out = new BufferedOutputStream(Channels.newOutputStream(ch), BUFFER);
+      InputStream in = Channels.newInputStream(ch);
+      out.write(FrameStreams.control(FrameStreams.READY, FrameStreams.DNSTAP));
+      out.flush();
+      FrameStreams.Control accept = FrameStreams.readControl(in);
+      if (accept.type() != FrameStreams.ACCEPT) {
+        throw new IOException("collector answered READY with control type " + accept.type() + ", not ACCEPT");
+      }
+      if (accept.contentType() != null && !FrameStreams.DNSTAP.equals(accept.contentType())) {
+        throw new IOException("collector accepts " + accept.contentType() + ", not " + FrameStreams.DNSTAP);
+      }
+      out.write(FrameStreams.control(FrameStreams.START, FrameStreams.DNSTAP));
+    }
+
+    @Override
+    void broken(IOException e) {
+      if (!down && !aborted) {
+        log.warn("dnstap collector at {}: {}; reconnecting", path, e.toString());
+        down = true;
+      }
+      close();
+      nextTry = System.nanoTime() + backoff;
+    }
+
+    @Override
+    void flush() {
+      // Not while disconnected: a failed flush would put the next connection attempt off again.
+      if (channel != null) {
+        super.flush();
+      }
+    }
+
+    @Override
+    void finish() {
+      SocketChannel ch = channel;
+      if (ch == null) {
+        return;
+      }
+      try {
+        out.write(FrameStreams.control(FrameStreams.STOP, null));
+        out.flush();
+        FrameStreams.readControl(Channels.newInputStream(ch));
+      } catch (IOException e) {
+        log.debug("dnstap collector at {} did not finish cleanly: {}", path, e.toString());
+      }
+      close();
+    }
+
+    @Override
+    void abort() {
+      aborted = true;
+      close();
+    }
+
+    private void close() {
+      SocketChannel ch = channel;
+      channel = null;
+      if (ch != null) {
+        try {
+          ch.close();
+        } catch (IOException ignored) {
+          // closing: nothing more to lose
+        }
+      }
+    }
+  }
+}
