@@ -1,5 +1,7 @@
 package io.shoal.server;
 
+import akka.Done;
+import akka.actor.CoordinatedShutdown;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.SupervisorStrategy;
 import akka.actor.typed.javadsl.ActorContext;
@@ -29,6 +31,8 @@ import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
+import io.shoal.transport.tls.DotUpstreams;
+import io.shoal.upstream.DotExchanges;
 import io.shoal.upstream.Upstream;
 import io.shoal.upstream.UpstreamGroup;
 import io.shoal.upstream.UpstreamSelector;
@@ -39,6 +43,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
@@ -58,10 +63,11 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       ResponsePolicy responsePolicy) {
     Map<String, Upstream> upstreams = new HashMap<>();
     DnssecMetrics dnssecMetrics = new DnssecMetrics(node);
+    DotExchanges dot = dotUpstreams(ctx, config, metrics, upstreamSockets);
     for (UpstreamGroupSettings group : config.upstreams().values()) {
       // Validation sits between the exchange and the fill: the cache keeps what it decided.
       upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
-          loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, metrics)), clock, dnssecMetrics));
+          loops.guard(group.name(), new UpstreamGroup(group, upstreamSockets, dot, metrics)), clock, dnssecMetrics));
     }
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
@@ -123,6 +129,21 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       responsePolicy.watch(ctx.getSystem());
     }
     return new Resolver(ingress, List.copyOf(cacheList), owners);
+  }
+
+  /** The DoT upstream connections when a group lists a tls:// server, closed with the upstream sockets. */
+  private static DotExchanges dotUpstreams(
+      ActorContext<Void> ctx, ShoalConfig config, ServerMetrics metrics, UpstreamSelector upstreamSockets) {
+    if (config.upstreams().values().stream().allMatch(g -> g.dot().isEmpty())) {
+      return DotExchanges.NONE;
+    }
+    DotUpstreams dot = new DotUpstreams(ctx.getSystem(), metrics, upstreamSockets::newQueryId);
+    CoordinatedShutdown.get(ctx.getSystem()).addTask(CoordinatedShutdown.PhaseServiceStop(), "close-dot-upstreams",
+        () -> {
+          dot.close();
+          return CompletableFuture.completedFuture(Done.getInstance());
+        });
+    return dot;
   }
 
   private static AnswerCache openCache(
