@@ -109,6 +109,11 @@ final class DotUpstream {
   }
 
   CompletableFuture<byte[]> exchange(byte[] query, int id, CacheKey key, long deadlineNanos) {
+    return exchange(query, id, key, deadlineNanos, false);
+  }
+
+  /** @param again the query was sent on a connection that closed before its answer came */
+  private CompletableFuture<byte[]> exchange(byte[] query, int id, CacheKey key, long deadlineNanos, boolean again) {
     if (context == null) {
       return CompletableFuture.failedFuture(new UpstreamException("error", label + ": " + contextFailure));
     }
@@ -125,11 +130,7 @@ final class DotUpstream {
       }
       c = current;
     }
-    return c.send(query, id, key, deadlineNanos);
-  }
-
-  synchronized boolean connected() {
-    return current != null && !current.ended && current.verified;
+    return c.send(query, id, key, deadlineNanos, again);
   }
 
   void close() {
@@ -276,8 +277,8 @@ final class DotUpstream {
       m.second().whenComplete((done, failure) -> onEnd(failure));
     }
 
-    CompletableFuture<byte[]> send(byte[] query, int id, CacheKey key, long deadlineNanos) {
-      Pending p = new Pending(key, new CompletableFuture<>());
+    CompletableFuture<byte[]> send(byte[] query, int id, CacheKey key, long deadlineNanos, boolean again) {
+      Pending p = new Pending(key, new CompletableFuture<>(), query, deadlineNanos, again);
       byte[] wire = query;
       // Another query on this connection has the ID: this one takes a fresh one.
       while (pending.putIfAbsent(id, p) != null) {
@@ -355,14 +356,31 @@ final class DotUpstream {
       }
       for (Integer id : pending.keySet()) {
         Pending p = pending.get(id);
-        if (p != null) {
+        if (p == null) {
+          continue;
+        }
+        if (verified && !p.again && System.nanoTime() - p.deadlineNanos < 0) {
+          // A server may close an idle connection just as a query goes out on it (RFC 7858
+          // section 3.4): such a query is sent once more, on a new connection.
+          if (pending.remove(id, p)) {
+            exchange(p.wire, id, p.key, p.deadlineNanos, true).whenComplete((answer, f) -> {
+              if (f != null) {
+                p.result.completeExceptionally(f);
+              } else {
+                p.result.complete(answer);
+              }
+            });
+          }
+        } else {
           fail(id, p, e);
         }
       }
     }
   }
 
-  private record Pending(CacheKey key, CompletableFuture<byte[]> result) {}
+  /** A query in flight: what its answer must match, and what it takes to send it again. */
+  private record Pending(
+      CacheKey key, CompletableFuture<byte[]> result, byte[] wire, long deadlineNanos, boolean again) {}
 
   /** The server's certificates matched no configured SPKI pin. */
   static final class PinMismatch extends SSLException {

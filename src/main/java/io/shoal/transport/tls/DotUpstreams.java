@@ -38,11 +38,6 @@ public final class DotUpstreams implements DotExchanges, AutoCloseable {
         .exchange(query, id, key, deadlineNanos);
   }
 
-  /** Connections to DoT upstreams open now (at most one per server). */
-  public int open() {
-    return (int) servers.values().stream().filter(DotUpstream::connected).count();
-  }
-
   /** Closes every connection; queries still waiting fail. */
   @Override
   public void close() {
