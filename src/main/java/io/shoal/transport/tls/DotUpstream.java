@@ -68,6 +68,8 @@ final class DotUpstream {
   private static final int QUEUE = 1024;
   /** Outcome of an attempt whose server's certificate was refused (shoal_upstream_seconds). */
   static final String TLS_VERIFY = "tls_verify";
+  /** Outcome of an attempt whose TLS handshake failed otherwise (no common version, not TLS at all). */
+  static final String TLS_HANDSHAKE = "tls_handshake";
 
   private final ActorSystem<?> system;
   private final DotServerSettings server;
@@ -332,7 +334,7 @@ final class DotUpstream {
       String reason = failure == null || verified ? null : reason(failure);
       UpstreamException e;
       if (reason != null) {
-        e = new UpstreamException(TLS_VERIFY, label + " (" + server.name() + ") refused: " + describe(reason)
+        e = new UpstreamException(reason.equals("handshake") ? TLS_HANDSHAKE : TLS_VERIFY, label + " (" + server.name() + ") refused: " + describe(reason)
             + " (" + reason + "): " + innermost(failure));
         metrics.upstreamTlsFailure(label, reason);
       } else if (failure != null) {
