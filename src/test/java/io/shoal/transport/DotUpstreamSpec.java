@@ -50,12 +50,12 @@ import org.xbill.DNS.Type;
  * listener, which asks the test authoritative server; one connection carries concurrent queries and
  * is opened again after it closes; a wrong name, an expired certificate, a self-signed one and an
  * unmatched SPKI pin are refused with the reason in the log and in
- * shoal_upstream_tls_failures_total; a group that lists a dead UDP server first fails over to its
+ * shoal_upstream_tls_failures_total; an answer with another ID is dropped and counted; a group that lists a dead UDP server first fails over to its
  * DoT server. Each group of node B serves its own suffix of example.test.
  */
 public class DotUpstreamSpec extends JUnitSuite {
   private static final String[] GROUPS = {"good", "counted", "pinned", "badpin", "wrongname", "expired", "selfsigned",
-      "mixed"};
+      "mixed", "forged"};
   private static TestAuthServer auth;
   private static TestCertificates ca;
   private static TestNode a;
@@ -63,6 +63,7 @@ public class DotUpstreamSpec extends JUnitSuite {
   private static CountingProxy proxy;
   private static HandshakeOnly expired;
   private static HandshakeOnly selfSigned;
+  private static ForgingServer forging;
   private static int deadUdpPort;
   private static final ListAppender<ILoggingEvent> log = new ListAppender<>();
   private static final AtomicInteger ids = new AtomicInteger(0x5100);
@@ -87,6 +88,7 @@ public class DotUpstreamSpec extends JUnitSuite {
     proxy = new CountingProxy(a.server.tlsAddress());
     expired = new HandshakeOnly(ca.serverContext(ca.issue("expired", -1)));
     selfSigned = new HandshakeOnly(ca.serverContext(ca.selfSigned("self-signed")));
+    forging = new ForgingServer(ca.serverContext(ca.issue("forging")));
     deadUdpPort = TestNode.freePort();
     String otherPin = Base64.getEncoder().encodeToString(new byte[32]);
     String[] servers = {
@@ -97,8 +99,9 @@ public class DotUpstreamSpec extends JUnitSuite {
         "tls://127.0.0.1:" + dot + "#wrong.example",
         "tls://127.0.0.1:" + expired.port() + "#localhost",
         "tls://127.0.0.1:" + selfSigned.port() + "#localhost",
-        "127.0.0.1:" + deadUdpPort + "\", \"tls://127.0.0.1:" + dot + "#localhost"};
-    String[] pins = {null, null, TestCertificates.spkiPin(pair[0]), otherPin, null, null, null, null};
+        "127.0.0.1:" + deadUdpPort + "\", \"tls://127.0.0.1:" + dot + "#localhost",
+        "tls://127.0.0.1:" + forging.port() + "#localhost"};
+    String[] pins = {null, null, TestCertificates.spkiPin(pair[0]), otherPin, null, null, null, null, null};
     StringBuilder hocon = new StringBuilder();
     for (int i = 0; i < GROUPS.length; i++) {
       String g = GROUPS[i];
@@ -120,6 +123,7 @@ public class DotUpstreamSpec extends JUnitSuite {
     proxy.close();
     expired.close();
     selfSigned.close();
+    forging.close();
     auth.close();
   }
 
@@ -248,6 +252,79 @@ public class DotUpstreamSpec extends JUnitSuite {
     assertTrue("the dead UDP server was tried first",
         metrics.await(v -> v >= 1, "shoal_upstream_seconds_count", dead) >= 1);
     assertEquals(0, metrics.value("shoal_upstream_seconds_count", dead, "outcome=\"ok\""), 0.0);
+  }
+
+  @Test
+  public void anAnswerWithAnotherIdIsDroppedAndCountedAndTheRealOneIsTaken() throws Exception {
+    Metrics metrics = b.metrics();
+    double before = Metrics.value(metrics.settled(), "shoal_dropped_total", "reason=\"upstream_mismatch\"");
+    Message reply = DnsClient.udp(b.udp(), DnsClient.query(0x5A5A, "f.forged.example.test.", Type.A, null));
+    assertAnswered(reply);
+    assertEquals(0x5A5A, reply.getHeader().getID());
+    assertTrue(metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"upstream_mismatch\"")
+        >= before + 1);
+  }
+
+  /**
+   * A DoT server with a certificate B trusts that answers every query twice: first with the ID
+   * one higher (what a confused or hostile server might send), then with the query's own ID.
+   */
+  private static final class ForgingServer implements AutoCloseable {
+    private final SSLServerSocket listener;
+
+    ForgingServer(SSLContext context) throws IOException {
+      listener = (SSLServerSocket) context.getServerSocketFactory().createServerSocket(0, 50,
+          InetAddress.getLoopbackAddress());
+      daemon(() -> {
+        while (!listener.isClosed()) {
+          try {
+            Socket s = listener.accept();
+            daemon(() -> serve(s));
+          } catch (IOException e) {
+            // closed
+          }
+        }
+      });
+    }
+
+    private static void serve(Socket s) {
+      try (s; java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+          java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream())) {
+        while (true) {
+          byte[] wire = new byte[in.readUnsignedShort()];
+          in.readFully(wire);
+          Message q = new Message(wire);
+          Message r = new Message(q.getHeader().getID());
+          r.getHeader().setFlag(org.xbill.DNS.Flags.QR);
+          r.getHeader().setFlag(org.xbill.DNS.Flags.RD);
+          r.getHeader().setFlag(org.xbill.DNS.Flags.RA);
+          r.addRecord(q.getQuestion(), Section.QUESTION);
+          r.addRecord(new ARecord(q.getQuestion().getName(), org.xbill.DNS.DClass.IN, 60,
+              InetAddress.getByName("192.0.2.7")), Section.ANSWER);
+          byte[] real = r.toWire();
+          byte[] forged = real.clone();
+          int other = (q.getHeader().getID() + 1) & 0xFFFF;
+          forged[0] = (byte) (other >> 8);
+          forged[1] = (byte) other;
+          for (byte[] answer : new byte[][] {forged, real}) {
+            out.writeShort(answer.length);
+            out.write(answer);
+          }
+          out.flush();
+        }
+      } catch (IOException e) {
+        // the client went away
+      }
+    }
+
+    int port() {
+      return listener.getLocalPort();
+    }
+
+    @Override
+    public void close() throws IOException {
+      listener.close();
+    }
   }
 
   /** Forwards TCP connections to {@code target}, counting them; {@link #closeAll} cuts them. */
