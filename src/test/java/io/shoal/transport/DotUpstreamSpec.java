@@ -61,9 +61,9 @@ public class DotUpstreamSpec extends JUnitSuite {
   private static TestNode a;
   private static TestNode b;
   private static CountingProxy proxy;
-  private static HandshakeOnly expired;
-  private static HandshakeOnly selfSigned;
-  private static ForgingServer forging;
+  private static TlsServer expired;
+  private static TlsServer selfSigned;
+  private static TlsServer forging;
   private static int deadUdpPort;
   private static final ListAppender<ILoggingEvent> log = new ListAppender<>();
   private static final AtomicInteger ids = new AtomicInteger(0x5100);
@@ -83,12 +83,12 @@ public class DotUpstreamSpec extends JUnitSuite {
         "shoal.tls.certificate = \"" + pair[0] + "\"",
         "shoal.tls.private_key = \"" + pair[1] + "\"",
         // Longer than the answers held back below, so A itself never gives up on the authority.
-        "shoal.upstreams.default.timeout = 2s"));
+        "shoal.upstreams.default.timeout = 3s"));
     int dot = a.server.tlsAddress().getPort();
     proxy = new CountingProxy(a.server.tlsAddress());
-    expired = new HandshakeOnly(ca.serverContext(ca.issue("expired", -1)));
-    selfSigned = new HandshakeOnly(ca.serverContext(ca.selfSigned("self-signed")));
-    forging = new ForgingServer(ca.serverContext(ca.issue("forging")));
+    expired = new TlsServer(ca.serverContext(ca.issue("expired", -1)), DotUpstreamSpec::handshakeOnly);
+    selfSigned = new TlsServer(ca.serverContext(ca.selfSigned("self-signed")), DotUpstreamSpec::handshakeOnly);
+    forging = new TlsServer(ca.serverContext(ca.issue("forging")), DotUpstreamSpec::answerForgedThenReal);
     deadUdpPort = TestNode.freePort();
     String otherPin = Base64.getEncoder().encodeToString(new byte[32]);
     String[] servers = {
@@ -106,7 +106,7 @@ public class DotUpstreamSpec extends JUnitSuite {
     for (int i = 0; i < GROUPS.length; i++) {
       String g = GROUPS[i];
       hocon.append("shoal.upstreams.").append(g).append(" { servers = [\"").append(servers[i])
-          .append("\"], timeout = 3s, tls_ca_file = \"").append(ca.caCertificate).append("\"")
+          .append("\"], timeout = 4s, tls_ca_file = \"").append(ca.caCertificate).append("\"")
           .append(pins[i] == null ? "" : ", tls_spki_pins = [\"" + pins[i] + "\"]").append(" }\n")
           .append("shoal.profiles.").append(g).append(" { match = [\"").append(g)
           .append(".example.test.\"], cache = answers, upstreams = ").append(g).append(" }\n");
@@ -184,9 +184,11 @@ public class DotUpstreamSpec extends JUnitSuite {
 
   @Test
   public void concurrentMissesArePipelinedOnOneConnectionWhichIsOpenedAgainAfterItCloses() throws Exception {
-    // Each answer is held back 600 ms at the authority: ten misses one after another on one
-    // connection would take 6 s, past B's 3 s timeout; only pipelined are they all answered.
-    auth.delay(600);
+    // The connection is opened (and its handshake done) first, so the burst meets it warm.
+    assertAnswered(ask("warm.counted.example.test."));
+    // Each answer is then held back 1 s at the authority: ten misses one after another on one
+    // connection would take 10 s, far past B's 4 s timeout; only pipelined are they all answered.
+    auth.delay(1000);
     ExecutorService clients = Executors.newFixedThreadPool(10);
     try {
       List<Future<Message>> replies = new ArrayList<>();
@@ -203,11 +205,13 @@ public class DotUpstreamSpec extends JUnitSuite {
     }
     assertEquals("one TLS connection carried them all", 1, proxy.accepted.get());
 
-    proxy.closeAll();
-    // The next miss opens a new connection; one that went out on the old connection as it
-    // closed is sent again on the new one, so the client never sees the close.
-    assertAnswered(ask("again.counted.example.test."));
-    assertEquals("reconnected once", 2, proxy.accepted.get());
+    // After each cut the next miss opens a new connection; one that went out on the old
+    // connection as it closed is sent again on the new one, so the client never sees the cut.
+    for (int cut = 1; cut <= 5; cut++) {
+      proxy.closeAll();
+      assertAnswered(ask("again-" + cut + ".counted.example.test."));
+      assertEquals("reconnected once per cut", 1 + cut, proxy.accepted.get());
+    }
   }
 
   @Test
@@ -263,68 +267,6 @@ public class DotUpstreamSpec extends JUnitSuite {
     assertEquals(0x5A5A, reply.getHeader().getID());
     assertTrue(metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"upstream_mismatch\"")
         >= before + 1);
-  }
-
-  /**
-   * A DoT server with a certificate B trusts that answers every query twice: first with the ID
-   * one higher (what a confused or hostile server might send), then with the query's own ID.
-   */
-  private static final class ForgingServer implements AutoCloseable {
-    private final SSLServerSocket listener;
-
-    ForgingServer(SSLContext context) throws IOException {
-      listener = (SSLServerSocket) context.getServerSocketFactory().createServerSocket(0, 50,
-          InetAddress.getLoopbackAddress());
-      daemon(() -> {
-        while (!listener.isClosed()) {
-          try {
-            Socket s = listener.accept();
-            daemon(() -> serve(s));
-          } catch (IOException e) {
-            // closed
-          }
-        }
-      });
-    }
-
-    private static void serve(Socket s) {
-      try (s; java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
-          java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream())) {
-        while (true) {
-          byte[] wire = new byte[in.readUnsignedShort()];
-          in.readFully(wire);
-          Message q = new Message(wire);
-          Message r = new Message(q.getHeader().getID());
-          r.getHeader().setFlag(org.xbill.DNS.Flags.QR);
-          r.getHeader().setFlag(org.xbill.DNS.Flags.RD);
-          r.getHeader().setFlag(org.xbill.DNS.Flags.RA);
-          r.addRecord(q.getQuestion(), Section.QUESTION);
-          r.addRecord(new ARecord(q.getQuestion().getName(), org.xbill.DNS.DClass.IN, 60,
-              InetAddress.getByName("192.0.2.7")), Section.ANSWER);
-          byte[] real = r.toWire();
-          byte[] forged = real.clone();
-          int other = (q.getHeader().getID() + 1) & 0xFFFF;
-          forged[0] = (byte) (other >> 8);
-          forged[1] = (byte) other;
-          for (byte[] answer : new byte[][] {forged, real}) {
-            out.writeShort(answer.length);
-            out.write(answer);
-          }
-          out.flush();
-        }
-      } catch (IOException e) {
-        // the client went away
-      }
-    }
-
-    int port() {
-      return listener.getLocalPort();
-    }
-
-    @Override
-    public void close() throws IOException {
-      listener.close();
-    }
   }
 
   /** Forwards TCP connections to {@code target}, counting them; {@link #closeAll} cuts them. */
@@ -395,21 +337,20 @@ public class DotUpstreamSpec extends JUnitSuite {
     }
   }
 
-  /** A TLS server that does the handshake with the certificate it is given, and nothing else. */
-  private static final class HandshakeOnly implements AutoCloseable {
+  /** A TLS server presenting the certificate of its context, each connection served by {@code handler} on a thread of its own. */
+  private static final class TlsServer implements AutoCloseable {
     private final SSLServerSocket listener;
 
-    HandshakeOnly(SSLContext context) throws IOException {
+    TlsServer(SSLContext context, java.util.function.Consumer<Socket> handler) throws IOException {
       listener = (SSLServerSocket) context.getServerSocketFactory().createServerSocket(0, 50,
           InetAddress.getLoopbackAddress());
       daemon(() -> {
         while (!listener.isClosed()) {
-          try (SSLSocket s = (SSLSocket) listener.accept()) {
-            s.setSoTimeout(5000);
-            s.startHandshake();
-            s.getInputStream().read();
+          try {
+            Socket s = listener.accept();
+            daemon(() -> handler.accept(s));
           } catch (IOException e) {
-            // the client refused the certificate, as it should
+            // closed
           }
         }
       });
@@ -422,6 +363,51 @@ public class DotUpstreamSpec extends JUnitSuite {
     @Override
     public void close() throws IOException {
       listener.close();
+    }
+  }
+
+  /** Does the handshake and nothing else: for certificates the client must refuse. */
+  private static void handshakeOnly(Socket socket) {
+    try (SSLSocket s = (SSLSocket) socket) {
+      s.setSoTimeout(5000);
+      s.startHandshake();
+      s.getInputStream().read();
+    } catch (IOException e) {
+      // the client refused the certificate, as it should
+    }
+  }
+
+  /**
+   * Answers every query twice: first with the ID one higher (what a confused or hostile server
+   * might send), then with the query's own ID.
+   */
+  private static void answerForgedThenReal(Socket s) {
+    try (s; java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+        java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream())) {
+      while (true) {
+        byte[] wire = new byte[in.readUnsignedShort()];
+        in.readFully(wire);
+        Message q = new Message(wire);
+        Message r = new Message(q.getHeader().getID());
+        r.getHeader().setFlag(org.xbill.DNS.Flags.QR);
+        r.getHeader().setFlag(org.xbill.DNS.Flags.RD);
+        r.getHeader().setFlag(org.xbill.DNS.Flags.RA);
+        r.addRecord(q.getQuestion(), Section.QUESTION);
+        r.addRecord(new ARecord(q.getQuestion().getName(), org.xbill.DNS.DClass.IN, 60,
+            InetAddress.getByName("192.0.2.7")), Section.ANSWER);
+        byte[] real = r.toWire();
+        byte[] forged = real.clone();
+        int other = (q.getHeader().getID() + 1) & 0xFFFF;
+        forged[0] = (byte) (other >> 8);
+        forged[1] = (byte) other;
+        for (byte[] answer : new byte[][] {forged, real}) {
+          out.writeShort(answer.length);
+          out.write(answer);
+        }
+        out.flush();
+      }
+    } catch (IOException e) {
+      // the client went away
     }
   }
 

@@ -302,12 +302,33 @@ final class DotUpstream {
       p.result.whenComplete((a, f) -> timer.cancel());
       byte[] length = {(byte) (wire.length >> 8), (byte) wire.length};
       QueueOfferResult offered = queue.offer(ByteString.fromArray(length).concat(ByteString.fromArray(wire)));
-      if (offered != QueueOfferResult.enqueued()) {
-        fail(sent, p, offered == QueueOfferResult.dropped()
-            ? new UpstreamException(UpstreamException.OVERLOAD, QUEUE + " queries already waiting for " + label)
-            : new UpstreamException("error", label + ": connection closed"));
+      if (offered == QueueOfferResult.dropped()) {
+        fail(sent, p, new UpstreamException(UpstreamException.OVERLOAD, QUEUE + " queries already waiting for " + label));
+      } else if (offered != QueueOfferResult.enqueued()) {
+        // The stream is closing and has not told onEnd yet: no query goes on this connection again.
+        ended = true;
+        if (!again && pending.remove(sent, p)) {
+          sendAgain(p);
+        } else {
+          fail(sent, p, new UpstreamException("error", label + ": connection closed"));
+        }
       }
       return p.result;
+    }
+
+    /**
+     * Sends {@code p} once more, on a new connection, completing its result with that attempt's;
+     * with the ID its bytes carry ({@code id} may be one this connection gave it instead).
+     */
+    private void sendAgain(Pending p) {
+      int original = ((p.wire[0] & 0xFF) << 8) | (p.wire[1] & 0xFF);
+      exchange(p.wire, original, p.key, p.deadlineNanos, true).whenComplete((answer, f) -> {
+        if (f != null) {
+          p.result.completeExceptionally(f);
+        } else {
+          p.result.complete(answer);
+        }
+      });
     }
 
     private void fail(int id, Pending p, UpstreamException e) {
@@ -365,13 +386,7 @@ final class DotUpstream {
           // A server may close an idle connection just as a query goes out on it (RFC 7858
           // section 3.4): such a query is sent once more, on a new connection.
           if (pending.remove(id, p)) {
-            exchange(p.wire, id, p.key, p.deadlineNanos, true).whenComplete((answer, f) -> {
-              if (f != null) {
-                p.result.completeExceptionally(f);
-              } else {
-                p.result.complete(answer);
-              }
-            });
+            sendAgain(p);
           }
         } else {
           fail(id, p, e);
@@ -380,7 +395,7 @@ final class DotUpstream {
     }
   }
 
-  /** A query in flight: what its answer must match, and what it takes to send it again. */
+  /** A query in flight: what its answer must match, and what it takes to send it again (as it came). */
   private record Pending(
       CacheKey key, CompletableFuture<byte[]> result, byte[] wire, long deadlineNanos, boolean again) {}
 
