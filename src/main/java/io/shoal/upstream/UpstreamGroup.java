@@ -170,7 +170,8 @@ public final class UpstreamGroup implements Upstream {
     result.complete(new Answered(answer, label));
   }
 
-  private static String label(InetSocketAddress a) {
+  /** A server's {@code upstream} metric label: {@code ADDRESS:PORT}, IPv6 in brackets. */
+  public static String label(InetSocketAddress a) {
     String host = a.getAddress().getHostAddress();
     return host.indexOf(':') >= 0 ? "[" + host + "]:" + a.getPort() : host + ":" + a.getPort();
   }

@@ -17,6 +17,7 @@ import akka.util.ByteString;
 import io.shoal.config.DotServerSettings;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.upstream.UpstreamException;
+import io.shoal.upstream.UpstreamGroup;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.ScannedAnswer;
 import java.io.IOException;
@@ -106,8 +107,7 @@ final class DotUpstream {
 
   /** The upstream label, as {@code UpstreamGroup} writes it: {@code tls://ADDRESS:PORT}. */
   static String label(DotServerSettings s) {
-    String host = s.address().getAddress().getHostAddress();
-    return "tls://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + s.address().getPort();
+    return "tls://" + UpstreamGroup.label(s.address());
   }
 
   CompletableFuture<byte[]> exchange(byte[] query, int id, CacheKey key, long deadlineNanos) {
