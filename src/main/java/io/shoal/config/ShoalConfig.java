@@ -412,15 +412,22 @@ public record ShoalConfig(
   }
 
   private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {
-    s.allowOnly("servers", "timeout", "max_fails", "backoff", "max_backoff");
+    s.allowOnly("servers", "timeout", "max_fails", "backoff", "max_backoff", "tls_ca_file", "tls_spki_pins");
     List<InetSocketAddress> servers = new ArrayList<>();
+    Map<InetSocketAddress, DotServerSettings> dot = new LinkedHashMap<>();
+    DotServers dotServers = new DotServers(s);
     for (String server : s.strings("servers")) {
       if (server.equals("resolv.conf")) {
         servers.addAll(Addresses.fromResolvConf(resolvConf, s.key("servers")));
+      } else if (DotServers.isDot(server)) {
+        DotServerSettings d = dotServers.entry(server);
+        servers.add(d.address());
+        dot.put(d.address(), d);
       } else {
         servers.add(Addresses.parse(server, 53, s.key("servers")));
       }
     }
+    dotServers.check(servers, dot);
     if (servers.isEmpty()) {
       throw new InvalidConfigException(s.key("servers"), "list at least one server, e.g. [\"192.0.2.1:53\"] or [\"resolv.conf\"]");
     }
@@ -440,7 +447,7 @@ public record ShoalConfig(
     if (maxBackoff.compareTo(backoff) < 0) {
       throw new InvalidConfigException(s.key("max_backoff"), "must be at least backoff (" + backoff + ")");
     }
-    return new UpstreamGroupSettings(name, List.copyOf(servers), timeout, maxFails, backoff, maxBackoff);
+    return new UpstreamGroupSettings(name, List.copyOf(servers), timeout, maxFails, backoff, maxBackoff, Map.copyOf(dot));
   }
 
   private static CacheSettings cache(Section s, String name) {

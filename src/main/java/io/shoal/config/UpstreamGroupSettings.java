@@ -3,6 +3,7 @@ package io.shoal.config;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A group of upstream resolvers tried in turn ({@code shoal.upstreams.<name>}).
@@ -10,10 +11,19 @@ import java.util.List;
  * @param maxFails timeouts and errors in a row after which a server is marked down; 0: never
  * @param backoff how long a server is first marked down; doubled each time it fails again
  * @param maxBackoff the longest it is marked down at once
+ * @param dot the servers of {@code servers} asked over TLS, by address; the others are asked over
+ *     UDP (and TCP on truncation)
  */
 public record UpstreamGroupSettings(
     String name, List<InetSocketAddress> servers, Duration timeout, int maxFails, Duration backoff,
-    Duration maxBackoff) {
+    Duration maxBackoff, Map<InetSocketAddress, DotServerSettings> dot) {
+
+  /** A group of plain DNS servers only. */
+  public UpstreamGroupSettings(
+      String name, List<InetSocketAddress> servers, Duration timeout, int maxFails, Duration backoff,
+      Duration maxBackoff) {
+    this(name, servers, timeout, maxFails, backoff, maxBackoff, Map.of());
+  }
 
   /** A group with the default health rules (3 failures in a row, 1 s back-off up to 2 s). */
   public UpstreamGroupSettings(String name, List<InetSocketAddress> servers, Duration timeout) {

@@ -105,6 +105,10 @@ public final class LoopDetector {
       groups.put(profile.upstreams(), group);
       String suffix = profile.match().get(0);
       for (InetSocketAddress server : group.settings.servers()) {
+        if (group.settings.dot().containsKey(server)) {
+          // The probes go over UDP; a DoT server would only see a stray datagram on its TLS port.
+          continue;
+        }
         Probe p = probe(group, server, suffix);
         if (p != null) {
           group.probes.add(p);

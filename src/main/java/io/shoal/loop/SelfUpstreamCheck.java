@@ -9,6 +9,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
@@ -35,13 +36,18 @@ public final class SelfUpstreamCheck {
    * @throws InvalidConfigException naming {@code shoal.upstreams.<group>.servers}
    */
   static void refuse(ShoalConfig config, Set<InetAddress> local) {
-    List<InetSocketAddress> listens = List.of(config.udpListen(), config.tcpListen());
+    List<InetSocketAddress> listens = new ArrayList<>(List.of(config.udpListen(), config.tcpListen()));
+    if (config.tls().dot() != null) {
+      // A tls:// upstream on this node's own DoT listener; the loop probes (UDP) do not reach it.
+      listens.add(config.tls().dot());
+    }
     // Sorted, so the same config always names the same group first.
     for (UpstreamGroupSettings group : new TreeMap<>(config.upstreams()).values()) {
       for (InetSocketAddress server : group.servers()) {
         for (InetSocketAddress listen : listens) {
           if (reaches(listen, server, local)) {
-            String which = listen == config.udpListen() ? "listen.udp" : "listen.tcp";
+            String which = listen == config.udpListen() ? "listen.udp"
+                : listen == config.tcpListen() ? "listen.tcp" : "listen.tls";
             throw new InvalidConfigException("shoal.upstreams." + group.name() + ".servers",
                 show(server) + " is this node's own address (" + which + " = " + show(listen)
                     + "): every miss forwarded there would come back to shoal, a forwarding loop. List the "

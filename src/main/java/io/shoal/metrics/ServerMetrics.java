@@ -166,6 +166,16 @@ public final class ServerMetrics {
     t.record(nanos);
   }
 
+  /**
+   * A connection to a DoT upstream refused during or right after its handshake:
+   * shoal_upstream_tls_failures_total{upstream,reason}, reason one of hostname, expired, untrusted,
+   * pin, handshake.
+   */
+  public void upstreamTlsFailure(String server, String reason) {
+    Kamon.counter("shoal.upstream.tls.failures", "Connections to DoT upstreams refused at the TLS handshake")
+        .withTags(base.withTag("upstream", server).withTag("reason", reason)).increment();
+  }
+
   /** Whether an upstream server is asked (1) or marked down after failures (0): shoal_upstream_up{upstream}. */
   public void upstreamUp(String server, boolean up) {
     upstreamUp.computeIfAbsent(server, s -> Kamon.gauge("shoal.upstream.up",

@@ -1,5 +1,7 @@
 package io.shoal.server;
 
+import akka.Done;
+import akka.actor.CoordinatedShutdown;
 import akka.actor.typed.ActorRef;
 import akka.actor.typed.SupervisorStrategy;
 import akka.actor.typed.javadsl.ActorContext;
@@ -31,6 +33,8 @@ import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.querylog.QueryLog;
 import io.shoal.metrics.QueryLogMetrics;
+import io.shoal.transport.tls.DotUpstreams;
+import io.shoal.upstream.DotExchanges;
 import io.shoal.upstream.Upstream;
 import io.shoal.upstream.UpstreamGroup;
 import io.shoal.upstream.UpstreamSelector;
@@ -41,6 +45,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
@@ -61,10 +66,11 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
     QueryLog queryLog = startQueryLog(ctx, config, node);
     Map<String, Upstream> upstreams = new HashMap<>();
     DnssecMetrics dnssecMetrics = new DnssecMetrics(node);
+    DotExchanges dot = dotUpstreams(ctx, config, metrics, upstreamSockets);
     for (UpstreamGroupSettings group : config.upstreams().values()) {
       // Validation sits between the exchange and the fill: the cache keeps what it decided.
       // The forwarder log sees the exchanges themselves, DNSSEC key fetches included.
-      Upstream exchanges = new UpstreamGroup(group, upstreamSockets, metrics);
+      Upstream exchanges = new UpstreamGroup(group, upstreamSockets, dot, metrics);
       exchanges = queryLog == null ? exchanges : queryLog.forwarder(exchanges);
       upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
           loops.guard(group.name(), exchanges), clock, dnssecMetrics));
@@ -143,6 +149,21 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       queryLog.stopOnShutdown(ctx.getSystem());
     }
     return queryLog;
+  }
+
+  /** The DoT upstream connections when a group lists a tls:// server, closed with the upstream sockets. */
+  private static DotExchanges dotUpstreams(
+      ActorContext<Void> ctx, ShoalConfig config, ServerMetrics metrics, UpstreamSelector upstreamSockets) {
+    if (config.upstreams().values().stream().allMatch(g -> g.dot().isEmpty())) {
+      return DotExchanges.NONE;
+    }
+    DotUpstreams dot = new DotUpstreams(ctx.getSystem(), metrics, upstreamSockets::newQueryId);
+    CoordinatedShutdown.get(ctx.getSystem()).addTask(CoordinatedShutdown.PhaseServiceStop(), "close-dot-upstreams",
+        () -> {
+          dot.close();
+          return CompletableFuture.completedFuture(Done.getInstance());
+        });
+    return dot;
   }
 
   private static AnswerCache openCache(

@@ -1,5 +1,6 @@
 package io.shoal.upstream;
 
+import io.shoal.config.DotServerSettings;
 import io.shoal.config.UpstreamGroupSettings;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.wire.BadQuery;
@@ -18,6 +19,8 @@ import java.util.concurrent.CompletionStage;
  * truncated, all within one deadline per query. It starts with the server that answered last, so
  * one dead server costs one timeout, not one per query; a server that keeps failing is marked down
  * ({@link ServerHealth}) and skipped, and when every server is down a query fails at once.
+ * Servers listed as {@code tls://} are asked through {@link DotExchanges} instead, under the same
+ * rules (no TCP retry there: a DoT answer is never truncated).
  */
 public final class UpstreamGroup implements Upstream {
   private final List<InetSocketAddress> servers;
@@ -25,28 +28,46 @@ public final class UpstreamGroup implements Upstream {
   private final long attemptNanos;
   private final long deadlineNanos;
   private final UpstreamSelector sockets;
+  /** Per server, its DoT settings, or null for a server asked over UDP/TCP. */
+  private final DotServerSettings[] dot;
+  private final DotExchanges dotExchanges;
   private final ServerMetrics metrics;
   private final ServerHealth[] health;
   private volatile int preferred;
 
   public UpstreamGroup(UpstreamGroupSettings group, UpstreamSelector sockets, ServerMetrics metrics) {
+    this(group, sockets, DotExchanges.NONE, metrics);
+  }
+
+  public UpstreamGroup(
+      UpstreamGroupSettings group, UpstreamSelector sockets, DotExchanges dotExchanges, ServerMetrics metrics) {
     this.servers = group.servers();
-    this.labels = servers.stream().map(UpstreamGroup::label).toArray(String[]::new);
+    this.dot = servers.stream().map(a -> group.dot().get(a)).toArray(DotServerSettings[]::new);
+    this.dotExchanges = dotExchanges;
+    this.labels = new String[servers.size()];
+    for (int i = 0; i < labels.length; i++) {
+      labels[i] = (dot[i] == null ? "" : "tls://") + label(servers.get(i));
+    }
     this.attemptNanos = group.timeout().toNanos();
     this.deadlineNanos = group.deadline().toNanos();
     this.sockets = sockets;
     this.metrics = metrics;
     this.health = new ServerHealth[servers.size()];
     for (int i = 0; i < health.length; i++) {
-      InetSocketAddress server = servers.get(i);
+      int server = i;
       health[i] = new ServerHealth(labels[i], group.maxFails(), group.backoff(), group.maxBackoff(), metrics,
           () -> probe(server), sockets::closed);
     }
   }
 
-  /** Asks {@code server} for {@code . NS} over UDP: any reply means it is alive. */
-  private CompletableFuture<byte[]> probe(InetSocketAddress server) {
-    return sockets.udp(server, PROBE, System.nanoTime() + attemptNanos);
+  /** Asks server {@code i} for {@code . NS}, over UDP or its TLS connection: any reply means it is alive. */
+  private CompletableFuture<byte[]> probe(int i) {
+    long deadline = System.nanoTime() + attemptNanos;
+    if (dot[i] != null) {
+      int id = sockets.newQueryId();
+      return dotExchanges.exchange(dot[i], PROBE.upstreamQuery(id), id, PROBE.key(), deadline);
+    }
+    return sockets.udp(servers.get(i), PROBE, deadline);
   }
 
   /** The probe question: root NS, which every DNS server answers somehow. */
@@ -95,9 +116,11 @@ public final class UpstreamGroup implements Upstream {
     int id = sockets.newQueryId();
     byte[] wire = query.upstreamQuery(id);
     InetSocketAddress address = servers.get(server);
-    CompletableFuture<byte[]> exchange = overTcp
-        ? sockets.tcp(address, wire, id, query.key(), attemptDeadline)
-        : sockets.udp(address, wire, id, query.key(), attemptDeadline);
+    CompletableFuture<byte[]> exchange = dot[server] != null
+        ? dotExchanges.exchange(dot[server], wire, id, query.key(), attemptDeadline)
+        : overTcp
+            ? sockets.tcp(address, wire, id, query.key(), attemptDeadline)
+            : sockets.udp(address, wire, id, query.key(), attemptDeadline);
     exchange.whenComplete((answer, failure) -> {
       try {
         onAttemptDone(query, result, attempt, server, overTcp, deadline, start, answer, failure);
@@ -131,7 +154,7 @@ public final class UpstreamGroup implements Upstream {
       return;
     }
     health[server].answered();
-    if (!overTcp && (answer[2] & 0x02) != 0) {
+    if (!overTcp && dot[server] == null && (answer[2] & 0x02) != 0) {
       metrics.upstream(label, "truncated", nanos);
       attempt(query, result, attempt, server, true, deadline);
       return;
@@ -147,7 +170,8 @@ public final class UpstreamGroup implements Upstream {
     result.complete(new Answered(answer, label));
   }
 
-  private static String label(InetSocketAddress a) {
+  /** A server's {@code upstream} metric label: {@code ADDRESS:PORT}, IPv6 in brackets. */
+  public static String label(InetSocketAddress a) {
     String host = a.getAddress().getHostAddress();
     return host.indexOf(':') >= 0 ? "[" + host + "]:" + a.getPort() : host + ":" + a.getPort();
   }

@@ -535,4 +535,51 @@ class ShoalConfigTest {
     assertMentions(rejected("shoal.log.dnstap.sockett = \"/tmp/a\""), "shoal.log.dnstap.sockett", "unknown key");
     assertMentions(rejected("shoal.log.dnstap.socket = \"/" + "x".repeat(120) + "\""), "shoal.log.dnstap.socket", "107");
   }
+
+  @Test
+  void tlsServersKeepTheirPlaceAmongUdpServersWithTheirNameCaFileAndPins() throws Exception {
+    io.shoal.testing.TestCertificates ca = io.shoal.testing.TestCertificates.newCa();
+    String pin = java.util.Base64.getEncoder().encodeToString(new byte[32]);
+    ShoalConfig c = ShoalConfig.from(config(String.join("\n",
+        "shoal.upstreams.mixed {",
+        "  servers = [\"192.0.2.1:53\", \"tls://192.0.2.53:853#dns.example\", \"tls://[2001:db8::53]#dns6.example.\"]",
+        "  timeout = 1s",
+        "  tls_ca_file = \"" + ca.caCertificate + "\"",
+        "  tls_spki_pins = [\"sha256/" + pin + "\"]",
+        "}")));
+
+    UpstreamGroupSettings g = c.upstreams().get("mixed");
+    InetSocketAddress dot4 = new InetSocketAddress(InetAddress.getByName("192.0.2.53"), 853);
+    InetSocketAddress dot6 = new InetSocketAddress(InetAddress.getByName("2001:db8::53"), 853);
+    assertEquals(List.of(new InetSocketAddress(InetAddress.getByName("192.0.2.1"), 53), dot4, dot6), g.servers());
+    assertEquals(new DotServerSettings(dot4, "dns.example", ca.caCertificate, List.of(pin)), g.dot().get(dot4));
+    assertEquals("dns6.example", g.dot().get(dot6).name());
+    assertEquals(2, g.dot().size());
+    assertTrue(c.upstreams().get("default").dot().isEmpty());
+  }
+
+  @Test
+  void badTlsServerEntriesAndKeysAreRejectedByName(@TempDir Path dir) throws IOException {
+    assertMentions(rejected("shoal.upstreams.default.servers = [\"tls://192.0.2.53:853\"]"),
+        "shoal.upstreams.default.servers", "'#'", "tls://192.0.2.53:853#dns.example");
+    assertMentions(rejected("shoal.upstreams.default.servers = [\"tls://192.0.2.53:853#bad name\"]"),
+        "shoal.upstreams.default.servers", "not a host name");
+    assertMentions(rejected("shoal.upstreams.default.tls_ca_file = \"" + dir.resolve("none.pem") + "\""),
+        "shoal.upstreams.default.tls_ca_file");
+    Path garbage = Files.writeString(dir.resolve("garbage.pem"), "not a certificate\n");
+    assertMentions(rejected(String.join("\n",
+            "shoal.upstreams.default.servers = [\"tls://192.0.2.53#dns.example\"]",
+            "shoal.upstreams.default.tls_ca_file = \"" + garbage + "\"")),
+        "shoal.upstreams.default.tls_ca_file", "garbage.pem");
+    assertMentions(rejected(String.join("\n",
+            "shoal.upstreams.default.servers = [\"tls://192.0.2.53#dns.example\"]",
+            "shoal.upstreams.default.tls_spki_pins = [\"abc\"]")),
+        "shoal.upstreams.default.tls_spki_pins", "openssl");
+    assertMentions(rejected("shoal.upstreams.default.tls_spki_pins = [\""
+            + java.util.Base64.getEncoder().encodeToString(new byte[32]) + "\"]"),
+        "shoal.upstreams.default.tls_spki_pins", "tls:// servers");
+    assertMentions(rejected(
+            "shoal.upstreams.default.servers = [\"192.0.2.53:853\", \"tls://192.0.2.53:853#dns.example\"]"),
+        "shoal.upstreams.default.servers", "listed twice");
+  }
 }

@@ -67,6 +67,18 @@ class SelfUpstreamCheckTest {
   }
 
   @Test
+  void aDotUpstreamOnTheNodesOwnDotListenerIsRefused() throws Exception {
+    java.nio.file.Path[] pair = io.shoal.testing.TestCertificates.newCa().issue("dot");
+    InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> SelfUpstreamCheck.refuse(config(
+        "shoal.listen { udp = \"127.0.0.1:5353\", tcp = \"127.0.0.1:5353\", tls = \"127.0.0.1:8853\" }\n"
+            + "shoal.tls { certificate = \"" + pair[0] + "\", private_key = \"" + pair[1] + "\" }\n"
+            + "shoal.upstreams.default.servers = [\"tls://127.0.0.1:8853#dns.example\"]"), LOCAL));
+
+    assertEquals("shoal.upstreams.default.servers", e.key());
+    assertTrue(e.getMessage().contains("listen.tls = 127.0.0.1:8853"), e.getMessage());
+  }
+
+  @Test
   void otherServersAndEphemeralListenersPass() {
     SelfUpstreamCheck.refuse(config(
         "shoal.listen { udp = \"127.0.0.1:5353\", tcp = \"127.0.0.1:5353\" }\n"
