@@ -1,9 +1,17 @@
 package io.shoal.config;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.xbill.DNS.Master;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.Record;
+import org.xbill.DNS.TextParseException;
+import org.xbill.DNS.Type;
 
 /**
  * DNSSEC validation, {@code shoal.dnssec}.
@@ -30,4 +38,59 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
 
   /** Validation off. */
   public static final DnssecSettings OFF = new DnssecSettings(Mode.OFF, List.of(), List.of());
+
+  /**
+   * {@code shoal.dnssec}: the mode, and the trust anchors read and parsed here, so a missing or
+   * unreadable anchor file stops the start naming the key and the file.
+   */
+  static DnssecSettings from(Section d) {
+    d.allowOnly("validation", "trust_anchors", "negative_trust_anchors");
+    DnssecSettings.Mode mode = d.choice("validation", DnssecSettings.Mode.class, DnssecSettings.Mode::configName);
+    List<Name> ntas = new ArrayList<>();
+    for (String nta : d.strings("negative_trust_anchors")) {
+      ntas.add(Name.fromConstantString(ShoalConfig.canonicalSuffix(nta, d.key("negative_trust_anchors"))));
+    }
+    List<String> files = d.strings("trust_anchors");
+    if (mode == DnssecSettings.Mode.OFF) {
+      return DnssecSettings.OFF;
+    }
+    List<Record> anchors = new ArrayList<>();
+    if (files.isEmpty()) {
+      try (InputStream in = DnssecSettings.class.getResourceAsStream("/dnssec/root.key")) {
+        anchors.addAll(anchorRecords(in, "the root anchor in the jar", d.key("trust_anchors")));
+      } catch (IOException e) {
+        throw new InvalidConfigException(d.key("trust_anchors"), "cannot read the root anchor in the jar: " + e);
+      }
+    }
+    for (String file : files) {
+      try (InputStream in = Files.newInputStream(Path.of(file))) {
+        anchors.addAll(anchorRecords(in, file, d.key("trust_anchors")));
+      } catch (IOException e) {
+        throw new InvalidConfigException(d.key("trust_anchors"), "cannot read " + file + ": " + e);
+      }
+    }
+    return new DnssecSettings(mode, List.copyOf(anchors), List.copyOf(ntas));
+  }
+
+  /** The DS and DNSKEY records of one anchor file (zone-file syntax); at least one. */
+  private static List<Record> anchorRecords(InputStream in, String source, String key) throws IOException {
+    if (in == null) {
+      throw new InvalidConfigException(key, source + " is missing");
+    }
+    List<Record> records = new ArrayList<>();
+    try (Master master = new Master(in, Name.root, 3600)) {
+      for (Record r = master.nextRecord(); r != null; r = master.nextRecord()) {
+        if (r.getType() != Type.DS && r.getType() != Type.DNSKEY) {
+          throw new InvalidConfigException(key, source + ": " + r + " is not a DS or DNSKEY record");
+        }
+        records.add(r);
+      }
+    } catch (TextParseException e) {
+      throw new InvalidConfigException(key, "cannot parse " + source + ": " + e.getMessage());
+    }
+    if (records.isEmpty()) {
+      throw new InvalidConfigException(key, source + " holds no DS or DNSKEY record");
+    }
+    return records;
+  }
 }

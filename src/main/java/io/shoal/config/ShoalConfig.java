@@ -10,10 +10,7 @@ import io.shoal.local.LocalSettings;
 import io.shoal.policy.PolicySettings;
 import io.shoal.wire.ReplyPolicy;
 import com.typesafe.config.Config;
-import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,11 +19,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.xbill.DNS.Master;
 import org.xbill.DNS.Name;
-import org.xbill.DNS.Record;
 import org.xbill.DNS.TextParseException;
-import org.xbill.DNS.Type;
 
 /**
  * The validated {@code shoal} configuration. Every value is checked here, before anything binds a
@@ -219,41 +213,10 @@ public record ShoalConfig(
     return new ShoalConfig(
         udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
-        cluster(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
+        ClusterSettings.from(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
         serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, local(shoal.section("local")),
-        policy(shoal.section("policy")), tls(listen, shoal.section("tls")),
-        dnssec(shoal.section("dnssec")), queryLog(shoal.section("log")));
-  }
-
-  /** {@code shoal.log}: dnstap (a socket or a file, at most one) and the sampled JSON query log. */
-  private static QueryLogSettings queryLog(Section log) {
-    log.allowOnly("dnstap", "queries");
-    Section d = log.section("dnstap");
-    d.allowOnly("socket", "file", "forwarder", "queue", "identity", "version");
-    String socket = d.string("socket");
-    String file = d.string("file");
-    if (!socket.isEmpty() && !file.isEmpty()) {
-      throw new InvalidConfigException(d.key("file"), "set socket or file, not both (socket is " + socket + ")");
-    }
-    // sun_path holds 108 bytes with its terminating NUL: a longer path cannot be connected to.
-    if (socket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
-      throw new InvalidConfigException(d.key("socket"), "a Unix socket path has at most 107 bytes, got " + socket);
-    }
-    Section q = log.section("queries");
-    q.allowOnly("enabled", "sample");
-    String sampleText = q.string("sample");
-    double sample;
-    try {
-      sample = Double.parseDouble(sampleText);
-    } catch (NumberFormatException e) {
-      sample = Double.NaN;
-    }
-    if (!(sample >= 0 && sample <= 1)) {
-      throw new InvalidConfigException(q.key("sample"), "must be a share between 0 and 1 (e.g. 0.01), got '" + sampleText + "'");
-    }
-    return new QueryLogSettings(socket.isEmpty() ? null : Path.of(socket), file.isEmpty() ? null : Path.of(file),
-        d.bool("forwarder"), (int) d.integer("queue", 16, 1 << 24), d.string("identity"), d.string("version"),
-        q.bool("enabled"), sample);
+        policy(shoal.section("policy")), TlsSettings.from(listen, shoal.section("tls")),
+        DnssecSettings.from(shoal.section("dnssec")), QueryLogSettings.from(shoal.section("log")));
   }
 
   /** {@code shoal.local} and {@code shoal.policy}: lines checked here, files read when the node starts. */
@@ -277,87 +240,6 @@ public record ShoalConfig(
     }
   }
 
-  /**
-   * DoT and DoH listeners ("" is off) and their certificate: the files must be readable here, so a
-   * typo fails the start before any socket is bound; their contents are read when the node starts.
-   */
-  private static TlsSettings tls(Section listen, Section tls) {
-    tls.allowOnly("certificate", "private_key", "reload_check");
-    InetSocketAddress dot = listen.string("tls").isEmpty() ? null : listen.address("tls", 853);
-    InetSocketAddress doh = listen.string("https").isEmpty() ? null : listen.address("https", 443);
-    TlsSettings settings = new TlsSettings(dot, doh, listen.bool("https_plaintext"),
-        Path.of(tls.string("certificate")), Path.of(tls.string("private_key")),
-        tls.duration("reload_check", Duration.ofMillis(100), Duration.ofHours(1)));
-    if (settings.needsCertificate()) {
-      for (String name : new String[] {"certificate", "private_key"}) {
-        String file = tls.string(name);
-        if (file.isEmpty()) {
-          throw new InvalidConfigException(tls.key(name),
-              "must name a PEM file: " + (dot != null ? "shoal.listen.tls" : "shoal.listen.https") + " is set");
-        }
-        if (!Files.isReadable(Path.of(file))) {
-          throw new InvalidConfigException(tls.key(name), "cannot read " + Path.of(file).toAbsolutePath());
-        }
-      }
-    }
-    return settings;
-  }
-
-  /**
-   * {@code shoal.dnssec}: the mode, and the trust anchors read and parsed here, so a missing or
-   * unreadable anchor file stops the start naming the key and the file.
-   */
-  private static DnssecSettings dnssec(Section d) {
-    d.allowOnly("validation", "trust_anchors", "negative_trust_anchors");
-    DnssecSettings.Mode mode = d.choice("validation", DnssecSettings.Mode.class, DnssecSettings.Mode::configName);
-    List<Name> ntas = new ArrayList<>();
-    for (String nta : d.strings("negative_trust_anchors")) {
-      ntas.add(Name.fromConstantString(canonicalSuffix(nta, d.key("negative_trust_anchors"))));
-    }
-    List<String> files = d.strings("trust_anchors");
-    if (mode == DnssecSettings.Mode.OFF) {
-      return DnssecSettings.OFF;
-    }
-    List<Record> anchors = new ArrayList<>();
-    if (files.isEmpty()) {
-      try (InputStream in = ShoalConfig.class.getResourceAsStream("/dnssec/root.key")) {
-        anchors.addAll(anchorRecords(in, "the root anchor in the jar", d.key("trust_anchors")));
-      } catch (IOException e) {
-        throw new InvalidConfigException(d.key("trust_anchors"), "cannot read the root anchor in the jar: " + e);
-      }
-    }
-    for (String file : files) {
-      try (InputStream in = Files.newInputStream(Path.of(file))) {
-        anchors.addAll(anchorRecords(in, file, d.key("trust_anchors")));
-      } catch (IOException e) {
-        throw new InvalidConfigException(d.key("trust_anchors"), "cannot read " + file + ": " + e);
-      }
-    }
-    return new DnssecSettings(mode, List.copyOf(anchors), List.copyOf(ntas));
-  }
-
-  /** The DS and DNSKEY records of one anchor file (zone-file syntax); at least one. */
-  private static List<Record> anchorRecords(InputStream in, String source, String key) throws IOException {
-    if (in == null) {
-      throw new InvalidConfigException(key, source + " is missing");
-    }
-    List<Record> records = new ArrayList<>();
-    try (Master master = new Master(in, Name.root, 3600)) {
-      for (Record r = master.nextRecord(); r != null; r = master.nextRecord()) {
-        if (r.getType() != Type.DS && r.getType() != Type.DNSKEY) {
-          throw new InvalidConfigException(key, source + ": " + r + " is not a DS or DNSKEY record");
-        }
-        records.add(r);
-      }
-    } catch (TextParseException e) {
-      throw new InvalidConfigException(key, "cannot parse " + source + ": " + e.getMessage());
-    }
-    if (records.isEmpty()) {
-      throw new InvalidConfigException(key, source + " holds no DS or DNSKEY record");
-    }
-    return records;
-  }
-
   private static String chaosText(Section chaos, String name) {
     String text = chaos.string(name);
     if (text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > ReplyPolicy.MAX_TEXT) {
@@ -365,50 +247,6 @@ public record ShoalConfig(
           "at most " + ReplyPolicy.MAX_TEXT + " bytes (one TXT string), got " + text.length() + " characters");
     }
     return text;
-  }
-
-  private static ClusterSettings cluster(Section c) {
-    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "join_wait",
-        "near_cache");
-    Section near = c.section("near_cache");
-    near.allowOnly("max_entries");
-    Section remoting = c.section("remoting");
-    remoting.allowOnly("host", "port");
-    Section management = c.section("management");
-    management.allowOnly("host", "port");
-    Section d = c.section("discovery");
-    d.allowOnly("method", "service_name", "contact_points", "required_contact_points", "pod_label_selector");
-    List<InetSocketAddress> contactPoints = new ArrayList<>();
-    for (String cp : d.strings("contact_points")) {
-      contactPoints.add(Addresses.parse(cp, 8558, d.key("contact_points")));
-    }
-    ClusterSettings.Discovery method =
-        d.choice("method", ClusterSettings.Discovery.class, ClusterSettings.Discovery::configName);
-    boolean enabled = c.bool("enabled");
-    if (enabled && method == ClusterSettings.Discovery.CONFIG && contactPoints.isEmpty()) {
-      throw new InvalidConfigException(d.key("contact_points"),
-          "discovery.method = config needs the management host:port of at least one node");
-    }
-    String serviceName = d.string("service_name");
-    if (!serviceName.matches("[a-z0-9]([-a-z0-9]*[a-z0-9])?")) {
-      throw new InvalidConfigException(d.key("service_name"),
-          "must be a DNS label (lower-case letters, digits, '-'), got '" + serviceName + "'");
-    }
-    return new ClusterSettings(
-        enabled,
-        c.string("node_name"),
-        remoting.string("host"),
-        (int) remoting.integer("port", 0, 65535),
-        management.string("host"),
-        (int) management.integer("port", 0, 65535),
-        method,
-        serviceName,
-        List.copyOf(contactPoints),
-        (int) d.integer("required_contact_points", 1, 100),
-        d.string("pod_label_selector"),
-        c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)),
-        c.duration("join_wait", Duration.ZERO, Duration.ofMinutes(10)),
-        near.integer("max_entries", 0, 1L << 31));
   }
 
   private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {

@@ -1,6 +1,7 @@
 package io.shoal.config;
 
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -18,5 +19,31 @@ public record TlsSettings(
   /** Whether a listener needs the certificate: DoT, or DoH unless it is plain HTTP. */
   public boolean needsCertificate() {
     return dot != null || (doh != null && !dohPlaintext);
+  }
+
+  /**
+   * DoT and DoH listeners ("" is off) and their certificate: the files must be readable here, so a
+   * typo fails the start before any socket is bound; their contents are read when the node starts.
+   */
+  static TlsSettings from(Section listen, Section tls) {
+    tls.allowOnly("certificate", "private_key", "reload_check");
+    InetSocketAddress dot = listen.string("tls").isEmpty() ? null : listen.address("tls", 853);
+    InetSocketAddress doh = listen.string("https").isEmpty() ? null : listen.address("https", 443);
+    TlsSettings settings = new TlsSettings(dot, doh, listen.bool("https_plaintext"),
+        Path.of(tls.string("certificate")), Path.of(tls.string("private_key")),
+        tls.duration("reload_check", Duration.ofMillis(100), Duration.ofHours(1)));
+    if (settings.needsCertificate()) {
+      for (String name : new String[] {"certificate", "private_key"}) {
+        String file = tls.string(name);
+        if (file.isEmpty()) {
+          throw new InvalidConfigException(tls.key(name),
+              "must name a PEM file: " + (dot != null ? "shoal.listen.tls" : "shoal.listen.https") + " is set");
+        }
+        if (!Files.isReadable(Path.of(file))) {
+          throw new InvalidConfigException(tls.key(name), "cannot read " + Path.of(file).toAbsolutePath());
+        }
+      }
+    }
+    return settings;
   }
 }
