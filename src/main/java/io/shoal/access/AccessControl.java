@@ -102,8 +102,7 @@ public final class AccessControl {
     if (action == AccessRule.Action.ALLOW) {
       return null;
     }
-    if (action == AccessRule.Action.DENY) {
-      metrics.dropped(ServerMetrics.ACCESS_DENIED);
+    if (denied(action)) {
       return DROP;
     }
     metrics.refused(ServerMetrics.ACCESS_REFUSED);
@@ -116,6 +115,22 @@ public final class AccessControl {
       // Answering junk from a network we do not serve would only help reflection.
       return DROP;
     }
+  }
+
+  /**
+   * Whether a stream connection from {@code client} is to be closed before anything is read:
+   * true for a client the rules deny (counted as a denied drop, as its queries would be).
+   */
+  public boolean deniesConnection(InetAddress client) {
+    return denied(actionFor(client));
+  }
+
+  private boolean denied(AccessRule.Action action) {
+    if (action != AccessRule.Action.DENY) {
+      return false;
+    }
+    metrics.dropped(ServerMetrics.ACCESS_DENIED);
+    return true;
   }
 
   private static int toInt(byte[] b) {

@@ -2,7 +2,6 @@ package io.shoal.ingress;
 
 import akka.actor.typed.ActorRef;
 import io.shoal.access.AccessControl;
-import io.shoal.access.AccessRule;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.local.LocalData;
@@ -159,11 +158,7 @@ public final class Ingress {
    * never holds a slot. A refused client stays, to be answered REFUSED per query.
    */
   public boolean admitsConnection(InetAddress client) {
-    if (access.actionFor(client) == AccessRule.Action.DENY) {
-      metrics.dropped(ServerMetrics.ACCESS_DENIED);
-      return false;
-    }
-    return true;
+    return !access.deniesConnection(client);
   }
 
   /**
