@@ -19,6 +19,7 @@ import akka.util.ByteString;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.shoal.config.AdminSettings;
+import io.shoal.reload.ConfigReload;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -34,6 +35,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.xbill.DNS.Name;
@@ -44,7 +46,8 @@ import org.xbill.DNS.Type;
  * The admin HTTP endpoint, meant for localhost: {@code POST /cache/flush?name=NAME[&type=TYPE]}
  * removes a name from the caches (of every node in cluster mode); {@code GET
  * /cache/dump[?suffix=NAME]} streams this node's answers as text ({@link AnswerDump}), and {@code
- * POST /cache/load} fills the caches from such a text. Only requests that carry the
+ * POST /cache/load} fills the caches from such a text, {@code POST /reload} reloads the
+ * configuration ({@link ConfigReload}). Only requests that carry the
  * node's {@link AdminToken} are served, and none with an Origin header: a web page a local user
  * opens must not be able to flush the cache.
  */
@@ -52,7 +55,7 @@ public final class AdminEndpoint extends AllDirectives {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Logger log = LoggerFactory.getLogger(AdminEndpoint.class);
   private static final String USAGE = "POST /cache/flush?name=NAME[&type=TYPE], GET /cache/dump[?suffix=NAME],"
-      + " POST /cache/load\n";
+      + " POST /cache/load, POST /reload\n";
   /** How long a load waits for the next bytes of its body before it gives up. */
   private static final Duration LOAD_READ_TIMEOUT = Duration.ofMinutes(1);
 
@@ -70,11 +73,15 @@ public final class AdminEndpoint extends AllDirectives {
 
   private final Flusher flusher;
   private final CacheTransfer transfer;
+  private final Supplier<ConfigReload.Outcome> reload;
   private final AdminToken token;
   /** Where dumps and loads run: they block on the caches and the connection, never on the query path. */
   private final Executor blocking;
 
-  private AdminEndpoint(Flusher flusher, CacheTransfer transfer, AdminToken token, Executor blocking) {
+  private AdminEndpoint(
+      Flusher flusher, CacheTransfer transfer, Supplier<ConfigReload.Outcome> reload, AdminToken token,
+      Executor blocking) {
+    this.reload = reload;
     this.flusher = flusher;
     this.transfer = transfer;
     this.token = token;
@@ -86,11 +93,12 @@ public final class AdminEndpoint extends AllDirectives {
    * written no request can carry the token, so the endpoint is never open without it.
    */
   public static CompletionStage<ServerBinding> start(
-      ActorSystem<?> system, AdminSettings settings, Flusher flusher, CacheTransfer transfer) {
+      ActorSystem<?> system, AdminSettings settings, Flusher flusher, CacheTransfer transfer,
+      Supplier<ConfigReload.Outcome> reload) {
     AdminToken token = AdminToken.fresh();
     Executor blocking = system.dispatchers().lookup(DispatcherSelector.blocking());
     return Http.get(system).newServerAt(settings.host(), settings.port())
-        .bind(new AdminEndpoint(flusher, transfer, token, blocking).routes())
+        .bind(new AdminEndpoint(flusher, transfer, reload, token, blocking).routes())
         .thenCompose(binding -> {
           Path file = settings.tokenFileFor(binding.localAddress().getPort());
           try {
@@ -128,6 +136,10 @@ public final class AdminEndpoint extends AllDirectives {
                 // A dump of a large cache is larger than akka-http's default body limit; the token guards this route.
                 post(() -> withoutSizeLimit(() -> extractMaterializer(mat -> extractDataBytes(body -> load(body, mat))))),
                 complete(StatusCodes.METHOD_NOT_ALLOWED, "use POST /cache/load with a dump as the body\n"))),
+        path("reload", () ->
+            concat(
+                post(this::reload),
+                complete(StatusCodes.METHOD_NOT_ALLOWED, "use POST /reload\n"))),
         complete(StatusCodes.NOT_FOUND, "shoal admin: " + USAGE));
   }
 
@@ -173,6 +185,20 @@ public final class AdminEndpoint extends AllDirectives {
       } catch (IOException e) {
         throw new CompletionException(e);
       }
+    }, blocking);
+    return completeWithFuture(done);
+  }
+
+  /**
+   * Reloads the configuration (reading files, maybe a million-name blocklist: off the HTTP
+   * threads): 200 with {"applied": true, "message": ...}, or 409 with applied false and why.
+   */
+  private Route reload() {
+    CompletableFuture<HttpResponse> done = CompletableFuture.supplyAsync(() -> {
+      ConfigReload.Outcome outcome = reload.get();
+      ObjectNode json = JSON.createObjectNode().put("applied", outcome.applied()).put("message", outcome.message());
+      return HttpResponse.create().withStatus(outcome.applied() ? StatusCodes.OK : StatusCodes.CONFLICT)
+          .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, json + "\n"));
     }, blocking);
     return completeWithFuture(done);
   }

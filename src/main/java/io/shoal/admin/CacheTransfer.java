@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * A node's caches as {@code shoal cache dump} and {@code load} see them: the caches this node
@@ -31,10 +32,10 @@ public final class CacheTransfer {
   public record Loaded(int filled, int expired, int notKept, int refused, List<String> unreadable) {}
 
   private final List<AnswerCache> caches;
-  private final ProfileTable profiles;
+  private final Supplier<ProfileTable> profiles;
   private final LongSupplier clock;
 
-  public CacheTransfer(List<AnswerCache> caches, ProfileTable profiles, LongSupplier clock) {
+  public CacheTransfer(List<AnswerCache> caches, Supplier<ProfileTable> profiles, LongSupplier clock) {
     this.caches = List.copyOf(caches);
     this.profiles = profiles;
     this.clock = clock;
@@ -91,7 +92,7 @@ public final class CacheTransfer {
     int[] counts = new int[3];
     List<CompletableFuture<Boolean>> inFlight = new ArrayList<>();
     AnswerDump.ReadCount read = AnswerDump.read(in, now, entry -> {
-      Profile profile = profiles.match(entry.key());
+      Profile profile = profiles.get().match(entry.key());
       TtlRules rules = profile.ttlRules();
       long seconds = rules.cacheSeconds(entry.answer());
       if (seconds <= 0) {

@@ -66,4 +66,15 @@ final class AdminClient {
         .build();
     return http().send(request, HttpResponse.BodyHandlers.ofString());
   }
+
+  /** Asks the node to reload its configuration: 200 when applied, 409 when refused; the body is JSON with the message. */
+  HttpResponse<String> reload() throws IOException, InterruptedException {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + endpoint + "/reload"))
+        // A reload may read a blocklist of a million names.
+        .timeout(Duration.ofMinutes(2))
+        .header(AdminToken.HEADER, token)
+        .POST(HttpRequest.BodyPublishers.noBody())
+        .build();
+    return http().send(request, HttpResponse.BodyHandlers.ofString());
+  }
 }

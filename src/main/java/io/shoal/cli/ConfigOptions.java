@@ -1,7 +1,7 @@
 package io.shoal.cli;
 
 import com.typesafe.config.Config;
-import io.shoal.config.ConfigLoader;
+import io.shoal.config.ConfigSource;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
@@ -18,7 +18,12 @@ final class ConfigOptions {
   Map<String, String> overrides = Map.of();
 
   Config load() {
+    return source().load();
+  }
+
+  /** Where the configuration is read from, again at each reload: the file, under the -D keys. */
+  ConfigSource source() {
     overrides.forEach(System::setProperty);
-    return ConfigLoader.load(Optional.ofNullable(file));
+    return ConfigSource.of(Optional.ofNullable(file));
   }
 }

@@ -2,6 +2,8 @@ package io.shoal.cli;
 
 import akka.Done;
 import com.typesafe.config.Config;
+import io.shoal.cache.lmdb.CacheShard;
+import io.shoal.config.ConfigSource;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ShoalConfig;
 import io.shoal.server.ShoalServer;
@@ -21,11 +23,15 @@ import sun.misc.Signal;
     description = {
       "With no --config the embedded defaults apply: 127.0.0.1:5353, a memory cache,",
       "the nameservers of /etc/resolv.conf upstream, metrics at http://127.0.0.1:9095/metrics.",
-      "SIGTERM or SIGINT stops accepting queries, finishes those in flight and exits 0."
+      "SIGTERM or SIGINT stops accepting queries, finishes those in flight and exits 0.",
+      "SIGHUP reloads the configuration file without a restart (as `shoal reload` does);",
+      "a config that cannot be applied is refused and logged, and the running one kept."
     })
 public final class ServeCommand implements Callable<Integer> {
   @Mixin
   ConfigOptions options = new ConfigOptions();
+
+  private static final Signal HUP = new Signal("HUP");
 
   @Override
   public Integer call() {
@@ -41,10 +47,13 @@ public final class ServeCommand implements Callable<Integer> {
         }
       });
     }
+    // SIGHUP before the node is up is ignored: the node is about to read the file anyway.
+    Signal.handle(HUP, sig -> {});
     ShoalServer server;
     try {
-      Config raw = options.load();
-      server = ShoalServer.start(raw, ShoalConfig.from(raw), System::currentTimeMillis);
+      ConfigSource source = options.source();
+      Config raw = source.load();
+      server = ShoalServer.start(raw, ShoalConfig.from(raw), System::currentTimeMillis, CacheShard.Opener.FILES, source);
     } catch (InvalidConfigException e) {
       System.err.println("shoal: invalid configuration: " + e.getMessage());
       return 2;
@@ -56,7 +65,21 @@ public final class ServeCommand implements Callable<Integer> {
     if (stopRequested.get()) {
       server.stop();
     }
+    // Installed again now the node is up: something in its start takes SIGHUP over.
+    Signal.handle(HUP, sig -> reloadOnSignal(server, stopRequested));
     Done done = server.whenTerminated().toCompletableFuture().join();
     return done == null ? 1 : 0;
+  }
+
+  /** SIGHUP: reload, off the signal thread (it may read large files); the outcome is logged. */
+  private static void reloadOnSignal(ShoalServer server, AtomicBoolean stopRequested) {
+    if (stopRequested.get()) {
+      return;
+    }
+    Thread t = new Thread(() -> server.reload("SIGHUP"), "shoal-reload");
+    t.setDaemon(true);
+    // The signal thread has none, and the config library looks up its defaults through it.
+    t.setContextClassLoader(ServeCommand.class.getClassLoader());
+    t.start();
   }
 }

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = ShoalCommand.Version.class,
     description = "A reactive DNS caching resolver on Akka.",
-    subcommands = {ServeCommand.class, ConfigCommand.class, CacheCommand.class, StudyCommand.class,
+    subcommands = {ServeCommand.class, ReloadCommand.class, ConfigCommand.class, CacheCommand.class, StudyCommand.class,
         CommandLine.HelpCommand.class},
     footer = {"", "Exit status: 0 success, 1 runtime failure (e.g. a port in use), 2 bad usage or configuration."})
 public final class ShoalCommand implements Runnable {
@@ -24,7 +24,7 @@ public final class ShoalCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required (serve, config, cache, study)");
+    throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required (serve, reload, config, cache, study)");
   }
 
   /** The version recorded in the jar's manifest, or "development" when run from classes. */

@@ -53,7 +53,8 @@ public record ShoalConfig(
     PolicySettings policy,
     TlsSettings tls,
     DnssecSettings dnssec,
-    QueryLogSettings queryLog) {
+    QueryLogSettings queryLog,
+    boolean reloadWatch) {
 
   private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
@@ -76,7 +77,7 @@ public record ShoalConfig(
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
         "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "dnssec", "lmdb-dispatcher",
-        "local", "policy", "tls", "log");
+        "local", "policy", "tls", "log", "reload");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
@@ -216,7 +217,14 @@ public record ShoalConfig(
         ClusterSettings.from(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
         serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, local(shoal.section("local")),
         policy(shoal.section("policy")), TlsSettings.from(listen, shoal.section("tls")),
-        DnssecSettings.from(shoal.section("dnssec")), QueryLogSettings.from(shoal.section("log")));
+        DnssecSettings.from(shoal.section("dnssec")), QueryLogSettings.from(shoal.section("log")),
+        reloadWatch(shoal.section("reload")));
+  }
+
+  /** {@code shoal.reload.watch}: whether the --config file is watched and reloaded when it changes. */
+  private static boolean reloadWatch(Section s) {
+    s.allowOnly("watch");
+    return s.bool("watch");
   }
 
   /** {@code shoal.local} and {@code shoal.policy}: lines checked here, files read when the node starts. */

@@ -1,23 +1,17 @@
 package io.shoal.ingress;
 
 import akka.actor.typed.ActorRef;
-import io.shoal.access.AccessControl;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.OwnerDirectory;
-import io.shoal.local.LocalData;
-import io.shoal.loop.LoopDetector;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
-import io.shoal.querylog.QueryLog;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
-import io.shoal.wire.ReplyPolicy;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -35,49 +29,51 @@ import java.util.function.LongSupplier;
  * answers, never unbounded memory.
  */
 public final class Ingress {
-  private final ProfileTable profiles;
   private final LongSupplier clock;
   private final List<ActorRef<IngressWorker.Command>> workers;
   private final AtomicInteger[] pending;
   private final int maxPending;
   private final ServerMetrics metrics;
-  private final long guardMillis;
-  private final AccessControl access;
-  private final ReplyPolicy policy;
   private final Prefetch prefetch;
-  private final LoopDetector loops;
   private final OwnerDirectory owners;
-  /** Null when not configured: then each costs a query one null check. */
-  private final LocalData local;
-  private final ResponsePolicy responsePolicy;
-  /** Null when both query logs are off: then a query pays one null check. */
-  private final QueryLog queryLog;
+  /** What a reload replaces; read once per query. */
+  private volatile QueryPlan plan;
 
   /**
+   * @param plan the profiles, access control, local data, policy and logs queries start with
    * @param clock epoch milliseconds (injected so tests can move time)
-   * @param streamGuard how long a stream's query may wait for its worker before it gets SERVFAIL; longer
-   *     than any upstream deadline, so it only fires if a worker lost the query (restarted)
+   * @param prefetch the claims of prefetches under way, kept across plans (a plan turns it on or off)
    */
   public Ingress(
-      ProfileTable profiles, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers,
-      AtomicInteger[] pending, int maxPending, ServerMetrics metrics, Duration streamGuard, AccessControl access,
-      ReplyPolicy policy, Prefetch prefetch, LoopDetector loops, OwnerDirectory owners, LocalData local,
-      ResponsePolicy responsePolicy, QueryLog queryLog) {
-    this.queryLog = queryLog;
-    this.local = local;
-    this.responsePolicy = responsePolicy;
+      QueryPlan plan, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers, AtomicInteger[] pending,
+      int maxPending, ServerMetrics metrics, Prefetch prefetch, OwnerDirectory owners) {
+    this.plan = plan;
     this.owners = owners;
     this.prefetch = prefetch;
-    this.loops = loops;
-    this.access = access;
-    this.policy = policy;
-    this.profiles = profiles;
     this.clock = clock;
     this.workers = List.copyOf(workers);
     this.pending = pending;
     this.maxPending = maxPending;
     this.metrics = metrics;
-    this.guardMillis = streamGuard.toMillis();
+    prefetch.enable(plan.prefetch());
+  }
+
+  /**
+   * Makes {@code next} the plan of every query read from now on, and of the workers' next
+   * messages; queries already in a worker finish with the profile they started with (its cache is
+   * the same, only its upstreams may have changed).
+   */
+  public void replan(QueryPlan next) {
+    prefetch.enable(next.prefetch());
+    plan = next;
+    for (ActorRef<IngressWorker.Command> w : workers) {
+      w.tell(new IngressWorker.Replan(next.profiles(), next.serveStale()));
+    }
+  }
+
+  /** The plan queries are answered by now. */
+  public QueryPlan plan() {
+    return plan;
   }
 
   /**
@@ -88,10 +84,11 @@ public final class Ingress {
    * {@code reply} as {@link ReplyPath#drop()}.
    */
   public void offer(byte[] packet, InetSocketAddress client, Protocol protocol, ReplyPath reply) {
-    if (queryLog != null) {
-      reply = queryLog.watch(packet, client, protocol, reply);
+    QueryPlan p = plan;
+    if (p.queryLog() != null) {
+      reply = p.queryLog().watch(packet, client, protocol, reply);
     }
-    Optional<byte[]> turnedAway = access.turnAway(packet, client.getAddress());
+    Optional<byte[]> turnedAway = p.access().turnAway(packet, client.getAddress());
     if (turnedAway != null) {
       if (turnedAway.isPresent()) {
         reply.send(turnedAway.get(), client);
@@ -102,7 +99,7 @@ public final class Ingress {
     }
     DnsQuery query;
     try {
-      query = DnsQuery.parse(packet, policy);
+      query = DnsQuery.parse(packet, p.replies());
     } catch (BadQuery bad) {
       if (bad.dropped()) {
         metrics.dropped(bad.reason());
@@ -112,13 +109,13 @@ public final class Ingress {
       }
       return;
     }
-    if (loops.cameBack(query)) {
+    if (p.loops().cameBack(query)) {
       reply.send(query.servfail(), client);
       return;
     }
-    byte[] own = local == null ? null : local.answer(query, protocol.sizeLimit(query));
-    if (own == null && responsePolicy != null) {
-      own = responsePolicy.answer(query, protocol.sizeLimit(query));
+    byte[] own = p.local() == null ? null : p.local().answer(query, protocol.sizeLimit(query));
+    if (own == null && p.policy() != null) {
+      own = p.policy().answer(query, protocol.sizeLimit(query));
     }
     if (own != null) {
       if (own == ResponsePolicy.DROP) {
@@ -128,7 +125,7 @@ public final class Ingress {
       }
       return;
     }
-    byte[] hit = answerFromCache(query, protocol);
+    byte[] hit = answerFromCache(p.profiles(), query, protocol);
     if (hit != null) {
       reply.sendCached(hit, client);
       return;
@@ -148,7 +145,7 @@ public final class Ingress {
       }
       return;
     }
-    reply.owed(query, guardMillis);
+    reply.owed(query, p.streamGuard().toMillis());
     workers.get(w).tell(new IngressWorker.Resolve(query, client, protocol, reply));
   }
 
@@ -158,7 +155,7 @@ public final class Ingress {
    * never holds a slot. A refused client stays, to be answered REFUSED per query.
    */
   public boolean admitsConnection(InetAddress client) {
-    return !access.deniesConnection(client);
+    return !plan.access().deniesConnection(client);
   }
 
   /**
@@ -172,7 +169,7 @@ public final class Ingress {
   }
 
   /** The rendered reply when the cache holds the answer, counted as a hit or a miss; else null. */
-  private byte[] answerFromCache(DnsQuery query, Protocol protocol) {
+  private byte[] answerFromCache(ProfileTable profiles, DnsQuery query, Protocol protocol) {
     Profile profile = profiles.match(query.key());
     long now = clock.getAsLong();
     CachedAnswer hit = profile.cache().get(query.key(), now);

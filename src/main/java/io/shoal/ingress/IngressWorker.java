@@ -58,6 +58,12 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   /** A hit found its answer near expiry: fetch it again, nobody waits (see {@link Prefetch}). */
   public record Refresh(DnsQuery query) implements Command {}
 
+  /**
+   * A reload's new profiles and serve-stale settings, for the messages after this one; flights
+   * under way end with the profile they started with.
+   */
+  public record Replan(ProfileTable profiles, ServeStaleSettings serveStale) implements Command {}
+
   /** The client timeout of serve-stale ran out for {@code flight}. */
   private record StaleDeadline(CacheKey key, Flight flight) implements Command {}
 
@@ -77,7 +83,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
 
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(IngressWorker.class), 10);
 
-  private final ProfileTable profiles;
+  private ProfileTable profiles;
   private final FillMode fillMode;
   private final LongSupplier clock;
   private final ServerMetrics metrics;
@@ -129,6 +135,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     return newReceiveBuilder()
         .onMessage(Resolve.class, this::onResolve)
         .onMessage(Refresh.class, this::onRefresh)
+        .onMessage(Replan.class, this::onReplan)
         .onMessage(StaleDeadline.class, this::onStaleDeadline)
         .onMessage(UpstreamDone.class, this::onUpstreamDone)
         .onMessage(OwnerDone.class, this::onOwnerDone)
@@ -192,6 +199,12 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       return;
     }
     askUpstream(key, profile, r.query());
+  }
+
+  private Behavior<Command> onReplan(Replan replan) {
+    profiles = replan.profiles();
+    stale.settings(replan.serveStale());
+    return this;
   }
 
   private Behavior<Command> onRefresh(Refresh refresh) {

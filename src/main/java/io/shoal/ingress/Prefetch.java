@@ -21,7 +21,7 @@ public final class Prefetch {
   /** No prefetching. */
   public static final Prefetch OFF = new Prefetch(false, 0);
 
-  private final boolean enabled;
+  private volatile boolean enabled;
   private final int maxUnderWay;
   /**
    * Claimed keys and when. A claim lapses after {@link #CLAIM_MILLIS}: one whose prefetch failed
@@ -34,6 +34,13 @@ public final class Prefetch {
   public Prefetch(boolean enabled, int maxUnderWay) {
     this.enabled = enabled;
     this.maxUnderWay = maxUnderWay;
+  }
+
+  /** Turns prefetching on or off (a reload); the claims under way stay until released or lapsed. */
+  void enable(boolean on) {
+    if (this != OFF) {
+      enabled = on;
+    }
   }
 
   /** True when a hit on {@code answer} at {@code nowMillis} should refresh it and this caller got the key. */

@@ -21,7 +21,7 @@ final class StaleAnswers {
   /** Keys in their failure-recheck window at most remembered (the oldest go first). */
   private static final int RECHECK_KEYS = 10_000;
 
-  private final ServeStaleSettings settings;
+  private ServeStaleSettings settings;
   private final Map<CacheKey, Long> recheckAfter = new LinkedHashMap<>(16, 0.75f, false) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<CacheKey, Long> eldest) {
@@ -31,6 +31,11 @@ final class StaleAnswers {
 
   StaleAnswers(ServeStaleSettings settings) {
     this.settings = settings;
+  }
+
+  /** Applies a reload's settings; the keys in their failure-recheck window stay there. */
+  void settings(ServeStaleSettings next) {
+    settings = next;
   }
 
   /** How long a client waits for the upstream before it gets the stale answer. */

@@ -1,5 +1,6 @@
 package io.shoal.local;
 
+import akka.actor.Cancellable;
 import akka.actor.typed.ActorSystem;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.wire.DnsQuery;
@@ -18,6 +19,7 @@ public final class LocalData {
   private final LocalSettings settings;
   private final AtomicReference<LocalTable> table = new AtomicReference<>(LocalTable.EMPTY);
   private final FileWatch watch;
+  private volatile Cancellable watching;
 
   private LocalData(LocalSettings settings) {
     this.settings = settings;
@@ -56,7 +58,20 @@ public final class LocalData {
   /** Reloads the table when a hosts file changes, while {@code system} runs. */
   public void watch(ActorSystem<?> system) {
     if (!settings.hostsFiles().isEmpty()) {
-      watch.start(system);
+      watching = watch.start(system);
+    }
+  }
+
+  /** The settings this was loaded from: a reload with the same ones keeps it. */
+  public LocalSettings settings() {
+    return settings;
+  }
+
+  /** Stops watching the files (a reload replaced this). */
+  public void close() {
+    Cancellable w = watching;
+    if (w != null) {
+      w.cancel();
     }
   }
 

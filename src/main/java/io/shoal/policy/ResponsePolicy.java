@@ -1,5 +1,6 @@
 package io.shoal.policy;
 
+import akka.actor.Cancellable;
 import akka.actor.typed.ActorSystem;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.local.FileWatch;
@@ -29,6 +30,7 @@ public final class ResponsePolicy {
   private final AtomicReference<PolicyTable> table = new AtomicReference<>(PolicyTable.EMPTY);
   private final FileWatch rpzWatch;
   private final FileWatch listWatch;
+  private final List<Cancellable> watching = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private ResponsePolicy(PolicySettings settings, PolicyMetrics metrics) {
     this.settings = settings;
@@ -80,11 +82,21 @@ public final class ResponsePolicy {
   /** Reloads a part when one of its files changes, while {@code system} runs. */
   public void watch(ActorSystem<?> system) {
     if (!settings.rpzFiles().isEmpty()) {
-      rpzWatch.start(system);
+      watching.add(rpzWatch.start(system));
     }
     if (!settings.domainLists().isEmpty()) {
-      listWatch.start(system);
+      watching.add(listWatch.start(system));
     }
+  }
+
+  /** The settings this was loaded from: a reload with the same ones keeps it. */
+  public PolicySettings settings() {
+    return settings;
+  }
+
+  /** Stops watching the files (a reload replaced this). */
+  public void close() {
+    watching.forEach(Cancellable::cancel);
   }
 
   synchronized void reloadRpz() {

@@ -70,6 +70,13 @@ final class EncryptedListeners {
     return a.thenCombine(b, (x, y) -> Done.getInstance());
   }
 
+  /** Looks at the certificate files now (a reload): a changed, usable pair is taken for new connections. */
+  void checkCertificate() {
+    if (certificate != null) {
+      certificate.checkNow();
+    }
+  }
+
   /** Stops checking the certificate files (listeners still bound are unbound by the shutdown). */
   void close() {
     if (certificate != null) {

@@ -6,37 +6,26 @@ import akka.actor.typed.ActorRef;
 import akka.actor.typed.SupervisorStrategy;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
-import io.shoal.access.AccessControl;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CacheSettings;
-import io.shoal.cache.TtlRules;
 import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.CacheInUseException;
 import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
 import io.shoal.cluster.OwnerDirectory;
-import io.shoal.config.ProfileSettings;
 import io.shoal.config.ShoalConfig;
-import io.shoal.config.UpstreamGroupSettings;
-import io.shoal.dnssec.ValidatingUpstream;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.IngressWorker;
+import io.shoal.ingress.QueryPlan;
 import io.shoal.ingress.Prefetch;
 import io.shoal.local.LocalData;
 import io.shoal.loop.LoopDetector;
 import io.shoal.metrics.CacheMetrics;
-import io.shoal.metrics.DnssecMetrics;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
-import io.shoal.profile.Profile;
-import io.shoal.profile.ProfileTable;
-import io.shoal.querylog.QueryLog;
-import io.shoal.metrics.QueryLogMetrics;
 import io.shoal.transport.tls.DotUpstreams;
 import io.shoal.upstream.DotExchanges;
-import io.shoal.upstream.Upstream;
-import io.shoal.upstream.UpstreamGroup;
 import io.shoal.upstream.UpstreamSelector;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -54,7 +43,7 @@ import java.util.function.LongSupplier;
  * workers behind the ingress; {@code caches} lists everything that must be closed (and flushed)
  * at the end, the near cache included.
  */
-record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners, ProfileTable profiles) {
+record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners, QueryPlans plans) {
   /** The cache label of the near cache (copies of answers other cluster nodes own). */
   private static final String NEAR_CACHE = "near";
 
@@ -63,18 +52,6 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
       UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores, LocalData local,
       ResponsePolicy responsePolicy) {
-    QueryLog queryLog = startQueryLog(ctx, config, node);
-    Map<String, Upstream> upstreams = new HashMap<>();
-    DnssecMetrics dnssecMetrics = new DnssecMetrics(node);
-    DotExchanges dot = dotUpstreams(ctx, config, metrics, upstreamSockets);
-    for (UpstreamGroupSettings group : config.upstreams().values()) {
-      // Validation sits between the exchange and the fill: the cache keeps what it decided.
-      // The forwarder log sees the exchanges themselves, DNSSEC key fetches included.
-      Upstream exchanges = new UpstreamGroup(group, upstreamSockets, dot, metrics);
-      exchanges = queryLog == null ? exchanges : queryLog.forwarder(exchanges);
-      upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
-          loops.guard(group.name(), exchanges), clock, dnssecMetrics));
-    }
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
     for (CacheSettings c : config.caches().values()) {
@@ -82,23 +59,11 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       cacheMetrics.put(c.name(), m);
       caches.put(c.name(), openCache(ctx, c, m, lmdbStores));
     }
-    Map<String, Profile> bySuffix = new HashMap<>();
-    for (ProfileSettings p : config.profiles()) {
-      CacheSettings c = config.cache(p.cache());
-      UpstreamGroupSettings group = config.upstreams().get(p.upstreams());
-      Profile profile = new Profile(p.name(), caches.get(c.name()), cacheMetrics.get(c.name()),
-          new TtlRules(c), upstreams.get(group.name()));
-      for (String suffix : p.match()) {
-        bySuffix.put(suffix, profile);
-      }
-    }
-    ProfileTable table = new ProfileTable(bySuffix);
+    QueryPlans plans = new QueryPlans(ctx.getSystem(), caches, cacheMetrics, clock, metrics, node, upstreamSockets,
+        dotUpstreams(ctx, metrics, upstreamSockets));
+    QueryPlan plan = plans.first(config, local, responsePolicy, loops).plan();
     List<ActorRef<IngressWorker.Command>> workers = new ArrayList<>();
     AtomicInteger[] pending = new AtomicInteger[config.workers()];
-    Duration longest = Duration.ZERO;
-    for (UpstreamGroupSettings g : config.upstreams().values()) {
-      longest = g.deadline().compareTo(longest) > 0 ? g.deadline() : longest;
-    }
     OwnerDirectory owners = new OwnerDirectory();
     List<AnswerCache> cacheList = new ArrayList<>(caches.values());
     long nearEntries = config.cluster().nearCacheMaxEntries();
@@ -114,19 +79,17 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       owners = new OwnerDirectory(upstreamSockets, near, nearMetrics);
     }
     Duration ownerTimeout = config.cluster().ownerTimeout();
-    Prefetch prefetch = config.prefetch()
-        ? new Prefetch(true, config.workers() * config.maxPendingPerWorker()) : Prefetch.OFF;
+    // Always there, so a reload can turn it on; the plan says whether it claims anything.
+    Prefetch prefetch = new Prefetch(config.prefetch(), config.workers() * config.maxPendingPerWorker());
     for (int i = 0; i < config.workers(); i++) {
       pending[i] = new AtomicInteger();
       workers.add(ctx.spawn(
-          Behaviors.supervise(IngressWorker.create(table, config.fill(), clock, pending[i], metrics, owners, ownerTimeout,
-                  config.serveStale(), prefetch))
+          Behaviors.supervise(IngressWorker.create(plan.profiles(), config.fill(), clock, pending[i], metrics, owners,
+                  ownerTimeout, plan.serveStale(), prefetch))
               .onFailure(SupervisorStrategy.restart().withLoggingEnabled(false)),
           "ingress-" + i));
     }
-    Ingress ingress = new Ingress(table, clock, workers, pending, config.maxPendingPerWorker(), metrics,
-        longest.plus(ownerTimeout).plusSeconds(1), new AccessControl(config.accessControl(), metrics), config.replies(),
-        prefetch, loops, owners, local, responsePolicy, queryLog);
+    Ingress ingress = new Ingress(plan, clock, workers, pending, config.maxPendingPerWorker(), metrics, prefetch, owners);
     // Files loaded at start (a bad line stopped it before any bind); from here on they are watched.
     if (local != null) {
       local.watch(ctx.getSystem());
@@ -134,29 +97,14 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
     if (responsePolicy != null) {
       responsePolicy.watch(ctx.getSystem());
     }
-    return new Resolver(ingress, List.copyOf(cacheList), owners, table);
+    return new Resolver(ingress, List.copyOf(cacheList), owners, plans);
   }
 
-  /** The query logs' writer, stopped in the orderly shutdown after the last reply; null when both are off. */
-  private static QueryLog startQueryLog(ActorContext<Void> ctx, ShoalConfig config, String node) {
-    QueryLog queryLog;
-    try {
-      queryLog = QueryLog.start(config.queryLog(), new QueryLogMetrics(node));
-    } catch (UncheckedIOException e) {
-      throw new StartupException("shoal.log.dnstap.file: " + e.getMessage());
-    }
-    if (queryLog != null) {
-      queryLog.stopOnShutdown(ctx.getSystem());
-    }
-    return queryLog;
-  }
-
-  /** The DoT upstream connections when a group lists a tls:// server, closed with the upstream sockets. */
-  private static DotExchanges dotUpstreams(
-      ActorContext<Void> ctx, ShoalConfig config, ServerMetrics metrics, UpstreamSelector upstreamSockets) {
-    if (config.upstreams().values().stream().allMatch(g -> g.dot().isEmpty())) {
-      return DotExchanges.NONE;
-    }
+  /**
+   * The DoT upstream connections, opened when a group first asks a tls:// server (at start, or
+   * after a reload that added one), closed with the upstream sockets.
+   */
+  private static DotExchanges dotUpstreams(ActorContext<Void> ctx, ServerMetrics metrics, UpstreamSelector upstreamSockets) {
     DotUpstreams dot = new DotUpstreams(ctx.getSystem(), metrics, upstreamSockets::newQueryId);
     CoordinatedShutdown.get(ctx.getSystem()).addTask(CoordinatedShutdown.PhaseServiceStop(), "close-dot-upstreams",
         () -> {

@@ -14,15 +14,18 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ClusterSettings;
 import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.cache.CacheSettings;
+import io.shoal.config.ConfigSource;
 import io.shoal.config.ShoalConfig;
 import io.shoal.loop.LoopDetector;
 import io.shoal.loop.SelfUpstreamCheck;
 import io.shoal.local.LocalData;
 import io.shoal.metrics.PolicyMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
+import io.shoal.metrics.ReloadMetrics;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.ratelimit.ResponseRateLimiter;
+import io.shoal.reload.ConfigReload;
 import io.shoal.transport.TcpTransport;
 import io.shoal.transport.UdpTransport;
 import io.shoal.upstream.DescriptorBudget;
@@ -58,11 +61,13 @@ public final class ShoalServer {
   private final NodeStatus status;
   private final ClusterNode clusterNode;
   private final EncryptedListeners encrypted;
+  private final ConfigReload reload;
 
   private ShoalServer(
       ActorSystem<Void> system, UdpTransport udp, TcpTransport tcp, String metricsEndpoint,
       InetSocketAddress adminAddress, OwnerDirectory owners, NodeStatus status, ClusterNode clusterNode,
-      EncryptedListeners encrypted) {
+      EncryptedListeners encrypted, ConfigReload reload) {
+    this.reload = reload;
     this.encrypted = encrypted;
     this.status = status;
     this.clusterNode = clusterNode;
@@ -84,6 +89,15 @@ public final class ShoalServer {
    * ({@link CacheShard.Opener#FILES}), or in a test a store that fails on cue.
    */
   public static ShoalServer start(Config raw, ShoalConfig config, LongSupplier clock, CacheShard.Opener lmdbStores) {
+    return start(raw, config, clock, lmdbStores, ConfigSource.fixed(raw));
+  }
+
+  /**
+   * Starts a node that reloads its configuration from {@code source} ({@link #reload}); {@code
+   * raw} is what the source gave at start, {@code config} its validated form.
+   */
+  public static ShoalServer start(
+      Config raw, ShoalConfig config, LongSupplier clock, CacheShard.Opener lmdbStores, ConfigSource source) {
     ClusterSettings cluster = config.cluster();
     SelfUpstreamCheck.refuse(config);
     Config akkaConfig = OrderlyShutdown.phases(config)
@@ -142,7 +156,7 @@ public final class ShoalServer {
       encrypted.bind(system, config, resolver.ingress(), metrics);
       udp.serve(system, resolver.ingress());
       status.socketsBound(true);
-      loops.start(upstreamSockets, system);
+      resolver.ingress().plan().loops().start(upstreamSockets, system);
       if (cluster.enabled()) {
         step = "start the cluster (management " + cluster.managementHost() + ":" + cluster.managementPort()
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
@@ -150,15 +164,21 @@ public final class ShoalServer {
             new ClusterNode.Services(udp.localAddress(), tcp.localAddress(), resolver.caches(), resolver.owners(), status, node,
                 longestMaxTtl(config)));
       }
+      Resolver live = resolver;
+      ConfigReload reload = new ConfigReload(source, raw,
+          (next, changed) -> applyLive(next, live, udp, metrics, encrypted), new ReloadMetrics(node));
+      if (config.reloadWatch()) {
+        reload.watch(system);
+      }
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
         step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();
-        admin = startAdmin(system, config, resolver, clusterNode, clock);
+        admin = startAdmin(system, config, resolver, clusterNode, clock, reload);
       }
       step = "serve metrics on " + config.metricsHost() + ":" + config.metricsPort();
       PrometheusEndpoint.serve();
       ShoalServer server = new ShoalServer(
-          system, udp, tcp, metricsEndpoint, admin, resolver.owners(), status, clusterNode, encrypted);
+          system, udp, tcp, metricsEndpoint, admin, resolver.owners(), status, clusterNode, encrypted, reload);
       new OrderlyShutdown(system, udp, tcp, resolver.ingress(), status, clusterNode)
           .register(config, resolver.caches(), upstreamSockets);
       logStarted(udp, tcp.localAddress(), config.metricsEnabled() ? metricsEndpoint : null);
@@ -186,6 +206,28 @@ public final class ShoalServer {
     }
   }
 
+  /**
+   * A reload's new configuration, taken live: a new query plan (upstreams, profiles, access
+   * control, local data, policy, serve-stale, prefetch, DNSSEC, logs) for the queries read from
+   * now on, the UDP rate limit, and a look at the certificate files. The caches, the sockets and
+   * the cluster stay; queries in flight finish as they began.
+   */
+  private static void applyLive(
+      ShoalConfig next, Resolver resolver, UdpTransport udp, ServerMetrics metrics, EncryptedListeners encrypted) {
+    QueryPlans plans = resolver.plans();
+    ShoalConfig before = plans.current().config();
+    if (!next.equals(before)) {
+      QueryPlans.Built built = plans.build(next);
+      resolver.ingress().replan(built.plan());
+      plans.activate(built);
+      if (!next.rateLimit().equals(before.rateLimit())) {
+        udp.rateLimit(new ResponseRateLimiter(next.rateLimit(), metrics));
+      }
+    }
+    // After a renewal an operator reloads: the certificate is looked at now, not at the next check.
+    encrypted.checkCertificate();
+  }
+
   /** How long a flush must be remembered: no answer outlives the longest max_ttl. */
   private static Duration longestMaxTtl(ShoalConfig config) {
     Duration longest = Duration.ZERO;
@@ -205,11 +247,11 @@ public final class ShoalServer {
    * cluster's record, which every node applies (now, or when it is back if it is away).
    */
   private static InetSocketAddress startAdmin(
-      ActorSystem<Void> system, ShoalConfig config, Resolver resolver, ClusterNode clusterNode, LongSupplier clock)
-      throws Exception {
+      ActorSystem<Void> system, ShoalConfig config, Resolver resolver, ClusterNode clusterNode, LongSupplier clock,
+      ConfigReload reload) throws Exception {
     // Dumps cover the configured caches: in a cluster this node's share, not its near copies of others'.
     List<AnswerCache> own = resolver.caches().stream().filter(c -> config.caches().containsKey(c.name())).toList();
-    CacheTransfer transfer = new CacheTransfer(own, resolver.profiles(), clock);
+    CacheTransfer transfer = new CacheTransfer(own, () -> resolver.ingress().plan().profiles(), clock);
     return AdminEndpoint.start(system, config.admin(), (name, qtype) -> {
       CompletableFuture<Integer> removed = CompletableFuture.completedFuture(0);
       for (AnswerCache c : resolver.caches()) {
@@ -219,7 +261,7 @@ public final class ShoalServer {
           ? CompletableFuture.completedFuture(null)
           : clusterNode.recordFlush(name, qtype);
       return removed.thenCombine(everyNode, (n, all) -> new AdminEndpoint.Flushed(n, clusterNode != null, all));
-    }, transfer).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
+    }, transfer, () -> reload.reload("shoal reload")).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
   public InetSocketAddress udpAddress() {
@@ -268,6 +310,19 @@ public final class ShoalServer {
   /** host:port of the Prometheus endpoint in use by this process. */
   public String metricsEndpoint() {
     return metricsEndpoint;
+  }
+
+  /**
+   * Reads the configuration again from where it came from and applies what can change live (see
+   * {@link ConfigReload}); a config that cannot be applied is refused whole, the running one kept.
+   */
+  public ConfigReload.Outcome reload(String trigger) {
+    return reload.reload(trigger);
+  }
+
+  /** Applies {@code candidate}, a resolved configuration, as {@link #reload(String)} applies a re-read one. */
+  public ConfigReload.Outcome reload(String trigger, Config candidate) {
+    return reload.reload(trigger, candidate);
   }
 
   /** Runs the coordinated shutdown; completes when the actor system has terminated. */

@@ -42,7 +42,7 @@ final class UdpSocket implements ReplyPath {
   private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65535);
   private final ServerMetrics metrics;
   private final Counter received;
-  private final ResponseRateLimiter rateLimiter;
+  private volatile ResponseRateLimiter rateLimiter;
   private volatile CompletionStage<Done> inbound = CompletableFuture.completedFuture(Done.getInstance());
   private volatile boolean reading = true;
 
@@ -51,6 +51,11 @@ final class UdpSocket implements ReplyPath {
    * recvfrom each and waits in the selector only when the socket is empty (a blocking socket with
    * a timeout costs a poll and two fcntl calls per datagram), and a worker's send never blocks.
    */
+  /** Replies from now on are limited by {@code next} (a reload's rate limit). */
+  void rateLimit(ResponseRateLimiter next) {
+    rateLimiter = next;
+  }
+
   UdpSocket(int index, DatagramChannel channel, ServerMetrics metrics, ResponseRateLimiter rateLimiter)
       throws IOException {
     this.rateLimiter = rateLimiter;

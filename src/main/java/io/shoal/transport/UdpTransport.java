@@ -93,6 +93,13 @@ public final class UdpTransport {
     }
   }
 
+  /** Limits replies from now on by {@code next}: a reload's rate limit, which starts counting afresh. */
+  public void rateLimit(ResponseRateLimiter next) {
+    for (UdpSocket s : sockets) {
+      s.rateLimit(next);
+    }
+  }
+
   List<UdpSocket> sockets() {
     return sockets;
   }

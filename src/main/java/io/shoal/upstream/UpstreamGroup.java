@@ -34,6 +34,8 @@ public final class UpstreamGroup implements Upstream {
   private final ServerMetrics metrics;
   private final ServerHealth[] health;
   private volatile int preferred;
+  /** Set when a reload replaced this group: its down servers are no longer probed. */
+  private volatile boolean retired;
 
   public UpstreamGroup(UpstreamGroupSettings group, UpstreamSelector sockets, ServerMetrics metrics) {
     this(group, sockets, DotExchanges.NONE, metrics);
@@ -56,8 +58,13 @@ public final class UpstreamGroup implements Upstream {
     for (int i = 0; i < health.length; i++) {
       int server = i;
       health[i] = new ServerHealth(labels[i], group.maxFails(), group.backoff(), group.maxBackoff(), metrics,
-          () -> probe(server), sockets::closed);
+          () -> probe(server), () -> retired || sockets.closed());
     }
+  }
+
+  /** A reload replaced this group: queries already sent finish, probing of its down servers stops. */
+  public void retire() {
+    retired = true;
   }
 
   /** Asks server {@code i} for {@code . NS}, over UDP or its TLS connection: any reply means it is alive. */

@@ -15,7 +15,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** packaging/systemd/shoal.service is a unit systemd accepts, hardened, and one whose reload cannot kill shoal. */
+/** packaging/systemd/shoal.service is a unit systemd accepts, hardened, and one whose reload reloads. */
 class SystemdUnitTest {
   private static final Path UNIT = Path.of("packaging/systemd/shoal.service");
 
@@ -72,14 +72,14 @@ class SystemdUnitTest {
   }
 
   /**
-   * A JVM exits on a SIGHUP it does not handle, and shoal handles none yet: an ExecReload that
-   * sends one would make {@code systemctl reload} stop the service. When reload lands (a SIGHUP
-   * handler in ServeCommand), add the ExecReload and change this test.
+   * A JVM exits on a SIGHUP it does not handle: the unit's ExecReload sends one, so the command
+   * it runs must be the one that handles it. (ReloadProcessSpec sends a real SIGHUP to a node.)
    */
   @Test
-  void itHasNoReloadThatWouldKillTheService() throws Exception {
-    assertFalse(unit().lines().anyMatch(l -> l.startsWith("ExecReload=")), "shoal has no SIGHUP handler yet");
+  void itsReloadSendsTheSignalServeHandles() throws Exception {
+    assertTrue(unit().lines().anyMatch("ExecReload=/bin/kill -HUP $MAINPID"::equals));
+    assertTrue(unit().lines().anyMatch(l -> l.startsWith("ExecStart=") && l.contains(" serve ")));
     String serve = Files.readString(Path.of("src/main/java/io/shoal/cli/ServeCommand.java"));
-    assertFalse(serve.contains("\"HUP\""), "ServeCommand handles SIGHUP now: give the unit its ExecReload");
+    assertTrue(serve.contains("new Signal(\"HUP\")"), "ServeCommand must handle SIGHUP for systemctl reload");
   }
 }

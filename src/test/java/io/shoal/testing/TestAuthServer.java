@@ -188,6 +188,11 @@ public final class TestAuthServer implements AutoCloseable {
     return c == null ? 0 : c.get();
   }
 
+  /** What was asked so far, "name/type" to count, for a failing test's message. */
+  public String asked() {
+    return new java.util.TreeMap<>(counts).toString();
+  }
+
   /** Queries received for any name. */
   public int totalQueries() {
     return counts.values().stream().mapToInt(AtomicInteger::get).sum();

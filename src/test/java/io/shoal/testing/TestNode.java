@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigFactory;
 import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.config.ConfigLoader;
 import io.shoal.config.ShoalConfig;
+import io.shoal.reload.ConfigReload;
 import io.shoal.server.ShoalServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -23,11 +24,14 @@ public final class TestNode implements AutoCloseable {
   public final ShoalServer server;
   public final AtomicLong clock;
   private final java.nio.file.Path tokenFile;
+  /** The keys every config of this node has, under the test's own. */
+  private final Map<String, Object> base;
 
-  private TestNode(ShoalServer server, AtomicLong clock, java.nio.file.Path tokenFile) {
+  private TestNode(ShoalServer server, AtomicLong clock, java.nio.file.Path tokenFile, Map<String, Object> base) {
     this.server = server;
     this.clock = clock;
     this.tokenFile = tokenFile;
+    this.base = base;
   }
 
   /** Starts a node whose only upstream group is {@code upstream}, with extra HOCON on top. */
@@ -56,15 +60,27 @@ public final class TestNode implements AutoCloseable {
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
-    Config raw = ConfigFactory.parseString(extraHocon)
-        .withFallback(ConfigFactory.parseMap(base))
-        .withFallback(ConfigLoader.load(Optional.empty()))
-        .resolve();
+    Config raw = layered(base, extraHocon);
     AtomicLong clock = new AtomicLong(System.currentTimeMillis());
     ShoalConfig config = ShoalConfig.from(raw);
     ShoalServer server = ShoalServer.start(raw, config, clock::get, lmdbStores);
     int adminPort = server.adminAddress() == null ? 0 : server.adminAddress().getPort();
-    return new TestNode(server, clock, config.admin().tokenFileFor(adminPort));
+    return new TestNode(server, clock, config.admin().tokenFileFor(adminPort), Map.copyOf(base));
+  }
+
+  private static Config layered(Map<String, Object> base, String extraHocon) {
+    return ConfigFactory.parseString(extraHocon)
+        .withFallback(ConfigFactory.parseMap(base))
+        .withFallback(ConfigLoader.load(Optional.empty()))
+        .resolve();
+  }
+
+  /**
+   * Reloads the node with {@code extraHocon} over the keys it started with (what it started with
+   * is replaced: a key left out goes back to the default), as a changed config file would.
+   */
+  public ConfigReload.Outcome reload(String extraHocon) {
+    return server.reload("test", layered(base, extraHocon));
   }
 
   public InetSocketAddress udp() {

@@ -109,7 +109,14 @@ public final class ServerCertificate implements AutoCloseable {
     return current.get().context();
   }
 
-  private void check() {
+  /** Looks at the files now, as the periodic check does (a configuration reload asks for it). */
+  public void checkNow() {
+    if (metrics != null) {
+      check();
+    }
+  }
+
+  private synchronized void check() {
     List<Object> now = stamp(certificateFile, keyFile);
     if (Objects.equals(now, lastSeen)) {
       return;

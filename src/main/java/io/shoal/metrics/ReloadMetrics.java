@@ -1,0 +1,40 @@
+package io.shoal.metrics;
+
+import kamon.Kamon;
+import kamon.metric.Counter;
+import kamon.metric.Gauge;
+import kamon.tag.TagSet;
+
+/**
+ * Configuration reloads: shoal_config_reloads_total{result="applied|refused"}, and
+ * shoal_config_last_reload_successful (1 until a reload is refused, 1 again after one is applied),
+ * the gauge an alert watches, as Prometheus's own prometheus_config_last_reload_successful.
+ */
+public final class ReloadMetrics {
+  private final Counter applied;
+  private final Counter refused;
+  private final Gauge lastSuccessful;
+
+  /** @param node the cluster node label, or null for a single node */
+  public ReloadMetrics(String node) {
+    TagSet base = node == null ? TagSet.Empty() : TagSet.of("node", node);
+    var reloads = Kamon.counter("shoal.config.reloads",
+        "Configuration reloads (SIGHUP, shoal reload, a changed watched file), by result");
+    applied = reloads.withTags(base.withTag("result", "applied"));
+    refused = reloads.withTags(base.withTag("result", "refused"));
+    lastSuccessful = Kamon.gauge("shoal.config.last.reload.successful",
+        "1 when the last configuration reload was applied (or none was asked for), 0 when it was refused")
+        .withTags(base);
+    lastSuccessful.update(1);
+  }
+
+  public void applied() {
+    applied.increment();
+    lastSuccessful.update(1);
+  }
+
+  public void refused() {
+    refused.increment();
+    lastSuccessful.update(0);
+  }
+}
