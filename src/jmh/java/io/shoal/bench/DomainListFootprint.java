@@ -3,13 +3,11 @@ package io.shoal.bench;
 import io.shoal.metrics.PolicyMetrics;
 import io.shoal.policy.PolicySettings;
 import io.shoal.policy.ResponsePolicy;
-import java.io.BufferedWriter;
+import io.shoal.study.scenario.PolicyList;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Random;
 
 /**
  * What a big domain list costs to hold: generates a list of N names (default 1,000,000) in a
@@ -18,36 +16,16 @@ import java.util.Random;
  * Run: {@code java -cp target/benchmarks.jar io.shoal.bench.DomainListFootprint [N]}.
  */
 public final class DomainListFootprint {
-  private static final String[] TLDS = {"com", "net", "org", "io", "xyz", "info", "co.uk", "de"};
-
   private DomainListFootprint() {}
 
-  /** Writes {@code count} distinct names shaped like a blocklist's (tracker-ish hosts under a few million-ish domains). */
+  /**
+   * Writes {@code count} distinct names shaped like a blocklist's (tracker-ish hosts under a few
+   * million-ish domains): the list the policy_list study generates, seed 20.
+   */
   static Path generate(int count, Path dir) throws IOException {
     Path file = dir.resolve("list-" + count + ".txt");
-    Random random = new Random(20);
-    try (BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.US_ASCII)) {
-      w.write("# generated blocklist\n");
-      for (int i = 0; i < count; i++) {
-        StringBuilder b = new StringBuilder(40);
-        if (random.nextInt(3) > 0) {
-          b.append(word(random, 3, 8)).append('.');
-        }
-        b.append(word(random, 5, 12)).append(i).append('.').append(TLDS[random.nextInt(TLDS.length)]);
-        w.write(b.toString());
-        w.write('\n');
-      }
-    }
+    PolicyList.write(file, count, 20);
     return file;
-  }
-
-  private static String word(Random random, int min, int max) {
-    int len = min + random.nextInt(max - min + 1);
-    char[] c = new char[len];
-    for (int i = 0; i < len; i++) {
-      c[i] = (char) ('a' + random.nextInt(26));
-    }
-    return new String(c);
   }
 
   static ResponsePolicy load(Path list) {

@@ -23,8 +23,8 @@ public enum PolicyAction {
     return label;
   }
 
-  /** The actions a domain list may take. */
-  static PolicyAction forList(String word) {
+  /** The action a domain list's {@code word} names, or null when a list cannot take it. */
+  public static PolicyAction forList(String word) {
     for (PolicyAction a : new PolicyAction[] {NXDOMAIN, NODATA, REFUSE, DROP}) {
       if (a.label.equals(word)) {
         return a;

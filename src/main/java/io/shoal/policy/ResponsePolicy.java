@@ -51,8 +51,11 @@ public final class ResponsePolicy {
       return null;
     }
     ResponsePolicy policy = new ResponsePolicy(settings, metrics);
-    policy.replace(new PolicyTable(PolicyTable.Rpz.load(settings.rpzFiles(), metrics),
-        PolicyTable.Lists.load(settings.domainLists(), metrics)));
+    PolicyTable.Rpz rpz = PolicyTable.Rpz.load(settings.rpzFiles(), metrics);
+    PolicyTable.Lists lists = PolicyTable.Lists.load(settings.domainLists(), metrics);
+    policy.replace(new PolicyTable(rpz, lists));
+    log.info("response policy: {} RPZ triggers from {} files, {} names from {} domain lists", rpz.names().size(),
+        settings.rpzFiles().size(), lists.names().size(), settings.domainLists().size());
     return policy;
   }
 

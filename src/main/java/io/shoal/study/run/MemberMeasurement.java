@@ -71,7 +71,14 @@ final class MemberMeasurement {
   /** The kernel's clock ticks per second, read once, for CPU time from /proc. */
   private long ticksPerSecond;
 
-  MemberMeasurement(RunSettings run, Dnsperf dnsperf, List<Path> queryFiles) {
+  /** Names of the run's generated domain list that a member taking it must answer by the list. */
+  private final List<String> listedNames;
+
+  /**
+   * @param listedNames names of the run's generated domain list (its first and last) that a member
+   *     taking the list is asked for before its warm-up, or an empty list when the run wrote none
+   */
+  MemberMeasurement(RunSettings run, Dnsperf dnsperf, List<Path> queryFiles, List<String> listedNames) {
     this.scenario = run.scenario();
     this.runDir = run.runDir();
     this.quick = run.quick();
@@ -82,6 +89,18 @@ final class MemberMeasurement {
     this.run = run;
     this.dnsperf = dnsperf;
     this.queryFiles = queryFiles;
+    this.listedNames = listedNames;
+  }
+
+  /**
+   * Fails unless a shoal node of a member that takes the generated domain list answers the list's
+   * names by it: a node that started without its list would be measured as a node without one.
+   */
+  private void confirmPolicyList(Member m, ServerUnderTest server) throws StudyException, IOException {
+    if (m.policyList() != null && server instanceof ShoalUnderTest shoal) {
+      shoal.confirmPolicyList(listedNames, m.policyList(), shoal.directory().resolve("policy-check.txt"));
+      out.println("study: " + shoal.label() + " answers the domain list's names by it (" + m.policyList() + ")");
+    }
   }
 
   /** Measures member {@code m} in {@code dir} against {@code knot}; its setup note goes to {@code setups}. */
@@ -126,6 +145,7 @@ final class MemberMeasurement {
         shoalJar)) {
       setups.put(m.name(), server.setupNote() + "; CPU time read from " + server.servingProcesses());
       server.start();
+      confirmPolicyList(m, server);
       LoadSettings load = load();
       if (!load.warmup().isZero()) {
         dnsperf.run(server.port(), queries, load, load.warmup(), dir.resolve("dnsperf-warmup.txt"));
@@ -169,6 +189,9 @@ final class MemberMeasurement {
       group.start();
       LoadSettings load = load();
       List<ShoalUnderTest> all = group.nodes();
+      for (ShoalUnderTest n : all) {
+        confirmPolicyList(m, n);
+      }
       if (!load.warmup().isZero()) {
         dnsperf.runAtOnce(ports(all), queriesFor(all, group), load, load.warmup(),
             outputs(all, "dnsperf-warmup.txt"));

@@ -7,6 +7,7 @@ import io.shoal.study.measure.Dnsperf;
 import io.shoal.study.scenario.LoadSettings;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.MemberKind;
+import io.shoal.study.scenario.PolicyList;
 import io.shoal.study.scenario.QueryFile;
 import io.shoal.study.scenario.Scenario;
 import io.shoal.study.server.ShoalUnderTest;
@@ -38,7 +39,10 @@ public final class StudyRun {
    */
   public StudyRun(Scenario scenario, Path runDir, boolean quick, Path shoalJar, Prerequisites.Tools tools,
       boolean root, Map<String, String> skipped, PrintStream out, StartedProcesses processes) {
-    this.run = new RunSettings(scenario, runDir, quick, shoalJar, tools, root, skipped, out, processes);
+    // Members that take the generated domain list find it in the run directory, written by run().
+    Scenario resolved = scenario.usesPolicyList() ? scenario.withPolicyListAt(runDir.resolve(PolicyList.FILE))
+        : scenario;
+    this.run = new RunSettings(resolved, runDir, quick, shoalJar, tools, root, skipped, out, processes);
     this.dnsperf = new Dnsperf(tools, processes);
     this.estimate = new RunEstimate(run);
   }
@@ -86,13 +90,20 @@ public final class StudyRun {
       queryFiles.add(runDir.resolve("queries-node" + i + ".txt"));
       perNode.write(queryFiles.get(i));
     }
+    List<String> listed = List.of();
+    if (scenario.usesPolicyList()) {
+      PolicyList list = scenario.recipe().policyList();
+      int count = list.count(run.quick());
+      out.println("study: writing a domain list of " + count + " names (seed " + list.seed() + ")");
+      listed = PolicyList.write(runDir.resolve(PolicyList.FILE), count, list.seed());
+    }
     if (scenario.attacks() != null) {
       return new RobustnessStudy(run, dnsperf, queryFiles.get(0)).run(startedAt);
     }
     if (scenario.outage() != null) {
       return new OutageStudy(run, dnsperf, queryFiles.get(0)).run(startedAt);
     }
-    return new PlainStudy(run, estimate, new MemberMeasurement(run, dnsperf, queryFiles)).run(startedAt);
+    return new PlainStudy(run, estimate, new MemberMeasurement(run, dnsperf, queryFiles, listed)).run(startedAt);
   }
 
   /** Estimated wall time for the whole run, shown before it starts. */

@@ -1,6 +1,9 @@
 package io.shoal.study.scenario;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigValueFactory;
+import java.nio.file.Path;
+import java.util.List;
 
 /**
  * One server a scenario measures. For shoal, {@code config} holds keys under {@code shoal}
@@ -9,12 +12,15 @@ import com.typesafe.config.Config;
  * @param nodes how many shoal processes the member runs side by side on loopback (1 for peers)
  * @param cluster true if those processes form one Akka cluster; false for independent nodes
  * @param kill the node-loss test to run instead of the plain measured run, or null
+ * @param policyList the action of the run's generated domain list ({@link PolicyList}) for a shoal
+ *     member that loads it, or null
  */
-public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill) {
+public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
+    String policyList) {
 
   /** A member of one process, not clustered: every member before cluster studies existed. */
   public Member(String name, MemberKind kind, Config config) {
-    this(name, kind, config, 1, false, null);
+    this(name, kind, config, 1, false, null, null);
   }
 
   /**
@@ -23,5 +29,18 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
    */
   public boolean isNodeGroup() {
     return nodes > 1 || cluster;
+  }
+
+  /**
+   * This member with the run's generated list, written at {@code file}, as its
+   * {@code policy.domain_lists}; the member itself when it does not take the list.
+   */
+  public Member withPolicyListAt(Path file) {
+    if (policyList == null) {
+      return this;
+    }
+    Config listed = config.withValue("policy.domain_lists",
+        ConfigValueFactory.fromIterable(List.of(file.toAbsolutePath() + " " + policyList)));
+    return new Member(name, kind, listed, nodes, cluster, kill, policyList);
   }
 }

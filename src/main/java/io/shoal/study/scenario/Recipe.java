@@ -13,6 +13,7 @@ import java.util.List;
  * @param quick the load of a --quick smoke run
  * @param rounds how many times every member is measured, members taking turns (a --quick run
  *     measures once); results.csv holds each member's median round
+ * @param policyList the domain list the run writes for members with {@code policy_list}, or null
  */
 public record Recipe(
     String zone,
@@ -29,4 +30,5 @@ public record Recipe(
     List<String> jvmOptions,
     LoadSettings load,
     LoadSettings quick,
-    int rounds) {}
+    int rounds,
+    PolicyList policyList) {}

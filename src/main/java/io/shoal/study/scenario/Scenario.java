@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigParseOptions;
+import io.shoal.policy.PolicyAction;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,13 +31,15 @@ public record Scenario(
       "description", "baseline", "recipe", "members", "attacks", "outage");
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
-      "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds");
+      "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds", "policy_list");
   /** Rounds a scenario may ask for: each one runs every member again. */
   static final int MAX_ROUNDS = 9;
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
   private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup");
   private static final Set<String> QUICK = Set.of("duration", "warmup");
-  private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill");
+  private static final Set<String> POLICY_LIST = Set.of("names", "quick_names", "seed");
+  private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill",
+      "policy_list");
   private static final Set<String> KILL = Set.of("node", "nodes", "after", "quick_after", "query_timeout");
   /** More shoal processes than this on one host measure the host, not shoal. */
   static final int MAX_NODES = 9;
@@ -49,6 +52,17 @@ public record Scenario(
   /** The most nodes any member runs: how many query files (one per node) the run writes. */
   public int maxNodes() {
     return members.stream().mapToInt(Member::nodes).max().orElse(1);
+  }
+
+  /** True if any member loads the run's generated domain list, which the run then writes. */
+  public boolean usesPolicyList() {
+    return members.stream().anyMatch(m -> m.policyList() != null);
+  }
+
+  /** This scenario with the generated domain list, written at {@code file}, in its members' configurations. */
+  public Scenario withPolicyListAt(Path file) {
+    return new Scenario(name, description, baseline, recipe, members.stream().map(m -> m.withPolicyListAt(file)).toList(),
+        source, attacks, outage);
   }
 
   /** True if any member sends queries of its own and so must run without a route off loopback. */
@@ -147,7 +161,8 @@ public record Scenario(
         List.copyOf(r.getStringList("jvm_options")),
         load,
         load.shortened(quick.getDuration("duration"), quick.getDuration("warmup")),
-        rounds);
+        rounds,
+        r.hasPath("policy_list") ? policyList(r.getConfig("policy_list")) : null);
 
     List<Member> members = new ArrayList<>();
     Set<String> seen = new HashSet<>();
@@ -187,7 +202,23 @@ public record Scenario(
         throw new IllegalArgumentException(at + "kill: only one member of a scenario may run the kill test "
             + "(it writes the run's kill_timeline.csv)");
       }
-      members.add(new Member(memberName, kind, deltas, nodes, cluster, kill));
+      String policyList = null;
+      if (m.hasPath("policy_list")) {
+        policyList = m.getString("policy_list");
+        if (kind != MemberKind.SHOAL || recipe.policyList() == null) {
+          throw new IllegalArgumentException(at + "policy_list: only a shoal member takes the generated list, and "
+              + "recipe.policy_list must say how many names it has");
+        }
+        if (PolicyAction.forList(policyList) == null) {
+          throw new IllegalArgumentException(at + "policy_list: the list's action, one of nxdomain, nodata, refuse, "
+              + "drop; is " + policyList);
+        }
+        if (deltas.hasPath("policy.domain_lists")) {
+          throw new IllegalArgumentException(at + "policy_list: the member's config sets policy.domain_lists too; "
+              + "give one or the other");
+        }
+      }
+      members.add(new Member(memberName, kind, deltas, nodes, cluster, kill, policyList));
     }
     if (members.isEmpty()) {
       throw new IllegalArgumentException("members: list at least one member");
@@ -227,6 +258,13 @@ public record Scenario(
           + "outage test, not both");
     }
     return new Scenario(name, description, baseline, recipe, List.copyOf(members), source, attacks, outage);
+  }
+
+  private static PolicyList policyList(Config p) {
+    allowOnly(p, "recipe.policy_list.", POLICY_LIST);
+    int names = positive(p, "names");
+    int quickNames = p.hasPath("quick_names") ? positive(p, "quick_names") : names;
+    return new PolicyList(names, quickNames, p.getLong("seed"));
   }
 
   private static KillPlan kill(Config k, String at, int nodes, boolean cluster, LoadSettings load,

@@ -39,6 +39,7 @@ import java.util.stream.Stream;
 public final class ShoalUnderTest extends ServerUnderTest {
   private static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(10);
   private static final Duration METRICS_POLL = Duration.ofMillis(200);
+  private static final String POLICY_HITS = "shoal_policy_hits_total";
   /** One client for every request: polling a forming cluster makes hundreds, each client owns a thread. */
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
 
@@ -275,6 +276,59 @@ public final class ShoalUnderTest extends ServerUnderTest {
     }
   }
 
+  /**
+   * Asks for each of {@code listed} (names of the run's generated domain list) once and checks
+   * that the list answered it: the reply its action gives, and one more count in
+   * shoal_policy_hits_total for the list. Asking for the first and the last name of the file shows
+   * that shoal read all of it. What was asked and seen goes to {@code audit}.
+   *
+   * @throws StudyException saying what was not as expected: the member would be measured without its list
+   */
+  public void confirmPolicyList(List<String> listed, String action, Path audit) throws StudyException, IOException {
+    String list = io.shoal.study.scenario.PolicyList.FILE;
+    StringBuilder seen = new StringBuilder("# " + list + " (" + action + "): each listed name asked once\n");
+    double hits = scrape(audit.resolveSibling("policy-check-before.txt"))
+        .sum(POLICY_HITS, "list", list);
+    for (String name : listed) {
+      org.xbill.DNS.Message reply = DnsProbe.query(address(), name + ".", org.xbill.DNS.Type.A, org.xbill.DNS.DClass.IN);
+      String got = reply == null ? "no reply" : org.xbill.DNS.Rcode.string(reply.getRcode())
+          + (reply.getSection(org.xbill.DNS.Section.ANSWER).isEmpty() ? ", no answer" : ", an answer");
+      seen.append(name).append(": ").append(got).append('\n');
+      String expected = switch (action) {
+        case "nxdomain" -> "NXDOMAIN, no answer";
+        case "nodata" -> "NOERROR, no answer";
+        case "refuse" -> "REFUSED, no answer";
+        default -> "no reply";
+      };
+      if (!got.equals(expected)) {
+        Files.writeString(audit, seen, StandardCharsets.UTF_8);
+        throw new StudyException(label() + " did not apply its domain list " + list + ": " + name + " got " + got
+            + ", expected " + expected + " (see " + audit.getFileName() + ")");
+      }
+    }
+    // Kamon publishes counters on a timer: wait for the asks to be counted.
+    long deadline = System.nanoTime() + SCRAPE_TIMEOUT.toNanos();
+    double counted = 0;
+    while (System.nanoTime() < deadline) {
+      counted = MetricsScrape.parse(scrape()).sum(POLICY_HITS, "list", list) - hits;
+      if (counted >= listed.size()) {
+        break;
+      }
+      try {
+        Thread.sleep(METRICS_POLL.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new StudyException("interrupted while reading " + POLICY_HITS, e);
+      }
+    }
+    seen.append(String.format(java.util.Locale.ROOT, "%s{list=\"%s\"}: %.0f more%n", POLICY_HITS, list, counted));
+    Files.writeString(audit, seen, StandardCharsets.UTF_8);
+    if (counted < listed.size()) {
+      throw new StudyException(label() + ": " + POLICY_HITS + "{list=\"" + list + "\"} counted " + (long) counted
+          + " of the " + listed.size() + " listed names asked (see " + audit.getFileName() + ")");
+    }
+  }
+
   /** Akka Management's port of a clustered node; -1 for a node outside a cluster. */
   public int managementPort() {
     return placement == null ? -1 : placement.managementPort();
@@ -326,8 +380,11 @@ public final class ShoalUnderTest extends ServerUnderTest {
   @Override
   public String setupNote() {
     CacheSettings c = servingCache();
+    String lists = validated.policy().domainLists().stream()
+        .map(l -> l.file().getFileName() + " (" + l.action().label() + ")")
+        .collect(java.util.stream.Collectors.joining(", "));
     return "shoal, " + c.backend().configName() + " cache of " + c.maxEntries() + " entries ("
         + c.whenFull().configName() + "), " + validated.workers()
-        + " ingress workers, " + validated.fill().configName();
+        + " ingress workers, " + validated.fill().configName() + (lists.isEmpty() ? "" : ", domain list " + lists);
   }
 }

@@ -95,6 +95,12 @@ public class StudySpec extends JUnitSuite {
         "shoal.conf", "server.log", "cpu-before.txt", "cpu-after.txt")) {
       assertTrue(audit, Files.isRegularFile(out.resolve("members/two-workers").resolve(audit)));
     }
+    // the member that takes the run's domain list was seen to apply it before it was measured
+    assertEquals(5001, Files.readAllLines(out.resolve("policy-list.txt")).size());
+    String check = Files.readString(out.resolve("members/four-workers/policy-check.txt"));
+    assertTrue(check, check.contains("NXDOMAIN, no answer") && check.contains("2 more"));
+    assertTrue(summary, summary.contains("domain list policy-list.txt (nxdomain)"));
+    assertTrue(Files.notExists(out.resolve("members/two-workers/policy-check.txt")));
   }
 
   /**
