@@ -122,6 +122,12 @@ public final class OwnerDirectory {
    * @param owners where those members answer DNS, where known
    */
   void update(List<String> members, Map<String, Owner> owners, String self) {
+    if (members.isEmpty()) {
+      // A membership that has just started lists no endpoint until its own registers; a hash
+      // over no node cannot place a key, so the node answers every key itself meanwhile.
+      ring.set(Ring.EMPTY);
+      return;
+    }
     ConsistentHash<String> hash = ConsistentHash.create(List.copyOf(members), VIRTUAL_NODES);
     int askable = (int) members.stream().filter(m -> m.equals(self) || owners.containsKey(m)).count();
     ring.set(new Ring(hash, Map.copyOf(owners), self, askable));
