@@ -2,6 +2,9 @@ package io.shoal.cluster;
 
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Adapter;
+import akka.http.javadsl.model.HttpRequest;
+import akka.http.javadsl.model.HttpResponse;
+import akka.japi.function.Function;
 import akka.management.cluster.bootstrap.ClusterBootstrap;
 import akka.management.javadsl.AkkaManagement;
 import com.typesafe.config.Config;
@@ -14,16 +17,22 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Turns {@code shoal.cluster} into Akka settings (cluster provider, Artery, Split Brain
- * Resolver, Management, Bootstrap and discovery) and starts Management and Bootstrap.
+ * Resolver, Management, Bootstrap and discovery) and starts Bootstrap.
  */
 public final class ClusterBoot {
   private ClusterBoot() {}
 
-  /** Akka config to layer over the node's config when cluster mode is on. */
-  public static Config akkaConfig(ClusterSettings c) {
+  /**
+   * Akka config to layer over the node's config when cluster mode is on.
+   *
+   * @param managementPort the port the node's {@link ManagementPort} is bound to (the configured
+   *     one, or the one the OS gave for port 0)
+   */
+  public static Config akkaConfig(ClusterSettings c, int managementPort) {
     Map<String, Object> m = new HashMap<>();
     m.put("akka.actor.provider", "cluster");
     m.put("akka.actor.serialization-bindings.\"io.shoal.cluster.CborSerializable\"", "jackson-cbor");
@@ -39,11 +48,12 @@ public final class ClusterBoot {
     m.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
     // A flush written to every node reaches its caches within this (Akka's default is 500 ms).
     m.put("akka.cluster.distributed-data.notify-subscribers-interval", "100ms");
+    // Where the management port is, as the node tells other nodes (its bootstrap contact point):
+    // the port itself is bound by the node (ManagementPort), not by this system.
     m.put("akka.management.http.hostname", c.managementHost());
-    m.put("akka.management.http.port", c.managementPort());
-    // Readiness is "sockets bound, caches open, not stopping", not membership: see ReadinessCheck.
-    m.put("akka.management.health-checks.readiness-checks.cluster-membership", "");
-    m.put("akka.management.health-checks.readiness-checks.shoal", ReadinessCheck.class.getName());
+    m.put("akka.management.http.port", managementPort);
+    // /ready and /alive are the node's (ManagementPort), answered while this system restarts.
+    m.put("akka.management.http.routes.health-checks", "");
     String boot = "akka.management.cluster.bootstrap.contact-point-discovery.";
     m.put(boot + "service-name", c.serviceName());
     m.put(boot + "required-contact-point-nr", c.requiredContactPoints());
@@ -85,10 +95,15 @@ public final class ClusterBoot {
     }
   }
 
-  /** Starts Akka Management (health, bootstrap routes) and Cluster Bootstrap. */
-  public static void start(ActorSystem<?> system) {
+  /**
+   * Starts Cluster Bootstrap; returns Akka Management's routes (bootstrap's contact point,
+   * /cluster/members) for the node's {@link ManagementPort} to serve. Taking the routes is what
+   * tells bootstrap its own contact point, so it comes first.
+   */
+  public static Function<HttpRequest, CompletionStage<HttpResponse>> start(ActorSystem<?> system) {
     akka.actor.ActorSystem classic = Adapter.toClassic(system);
-    AkkaManagement.get(classic).start();
+    Function<HttpRequest, CompletionStage<HttpResponse>> routes = AkkaManagement.get(classic).getRoutes().handler(classic);
     ClusterBootstrap.get(classic).start();
+    return routes;
   }
 }

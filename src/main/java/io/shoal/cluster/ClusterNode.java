@@ -6,6 +6,10 @@ import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.AskPattern;
+import akka.http.javadsl.ServerBinding;
+import akka.http.javadsl.model.HttpRequest;
+import akka.http.javadsl.model.HttpResponse;
+import akka.japi.function.Function;
 import com.typesafe.config.Config;
 import io.shoal.cache.AnswerCache;
 import io.shoal.metrics.ClusterMetrics;
@@ -23,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * one that answers DNS: that system joins through Cluster Bootstrap and hosts the owner endpoint,
  * the membership tracker and the record of flushes. When it is downed (the split-brain resolver on the
  * minority side, a failed join) it terminates; the node then serves on its own, owner lookups
- * off, and a fresh system joins again after a back-off. DNS is answered throughout.
+ * off, and a fresh system joins again after a back-off. DNS is answered throughout, and so are
+ * /ready and /alive: the management port is bound in the node's own system ({@link ManagementPort})
+ * and hands only Akka Management's routes to the membership system of the moment.
  */
 public final class ClusterNode {
   private static final Logger log = LoggerFactory.getLogger(ClusterNode.class);
@@ -44,10 +50,15 @@ public final class ClusterNode {
       String nodeLabel,
       Duration flushRetention) {}
 
-  /** One incarnation: its actor system and the flush record in it. */
-  private record Incarnation(ActorSystem<Void> system, ActorRef<FlushRecord.Command> flushes) {}
+  /** One incarnation: its actor system, the flush record in it, and its Akka Management routes. */
+  private record Incarnation(
+      ActorSystem<Void> system, ActorRef<FlushRecord.Command> flushes,
+      Function<HttpRequest, CompletionStage<HttpResponse>> managementRoutes) {}
 
-  private final Config akkaConfig;
+  /** Set once by {@link #start}, before the first incarnation. */
+  private Config akkaConfig;
+  /** Set once by {@link #start}: bound before the first incarnation, closed after the last. */
+  private ServerBinding managementPort;
   private final Services services;
   private final Duration joinWait;
   private final ClusterMetrics metrics;
@@ -55,26 +66,46 @@ public final class ClusterNode {
   private volatile boolean leaving;
   private Duration nextRetry = FIRST_RETRY;
 
-  private ClusterNode(Config akkaConfig, Services services, Duration joinWait, ClusterMetrics metrics) {
-    this.akkaConfig = akkaConfig;
+  private ClusterNode(Services services, Duration joinWait, ClusterMetrics metrics) {
     this.joinWait = joinWait;
     this.services = services;
     this.metrics = metrics;
   }
 
   /**
-   * Starts the first incarnation; throws what Akka throws when it cannot (e.g. the remoting or
-   * management port is taken), so a node that cannot cluster at all fails its start.
+   * Binds the management port in {@code nodeSystem} (the system that answers DNS) and starts the
+   * first incarnation; throws what Akka throws when it cannot (e.g. the remoting or management
+   * port is taken), so a node that cannot cluster at all fails its start.
    */
-  public static ClusterNode start(Config raw, io.shoal.config.ClusterSettings settings, Services services) {
-    Config akkaConfig = ClusterBoot.akkaConfig(settings).withFallback(raw);
+  public static ClusterNode start(
+      ActorSystem<?> nodeSystem, Config raw, io.shoal.config.ClusterSettings settings, Services services) {
     if (settings.discovery() == io.shoal.config.ClusterSettings.Discovery.KUBERNETES_API) {
-      ClusterBoot.requireServiceAccount(akkaConfig);
+      ClusterBoot.requireServiceAccount(ClusterBoot.akkaConfig(settings, settings.managementPort()).withFallback(raw));
     }
-    ClusterNode node = new ClusterNode(akkaConfig, services, settings.joinWait(),
-        new ClusterMetrics(services.nodeLabel()));
-    node.current = node.incarnate(node.joinWait);
+    ClusterNode node = new ClusterNode(services, settings.joinWait(), new ClusterMetrics(services.nodeLabel()));
+    try {
+      node.managementPort = ManagementPort.bind(nodeSystem, settings.managementHost(), settings.managementPort(),
+          services.status(), node::managementRoutes).toCompletableFuture().get(30, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
+      throw new IllegalStateException("cannot listen on the management port " + settings.managementHost() + ":"
+          + settings.managementPort() + ": " + cause.getMessage(), cause);
+    }
+    // Bootstrap tells other nodes the port that is bound (the OS's pick when the setting is 0).
+    node.akkaConfig = ClusterBoot.akkaConfig(settings, node.managementPort.localAddress().getPort()).withFallback(raw);
+    try {
+      node.current = node.incarnate(node.joinWait);
+    } catch (RuntimeException e) {
+      node.managementPort.unbind();
+      throw e;
+    }
     return node;
+  }
+
+  /** Akka Management's routes in the membership system now, or null while there is none. */
+  private Function<HttpRequest, CompletionStage<HttpResponse>> managementRoutes() {
+    Incarnation now = current;
+    return now == null || now.system().whenTerminated().isCompleted() ? null : now.managementRoutes();
   }
 
   /**
@@ -95,7 +126,6 @@ public final class ClusterNode {
         "shoal",
         akkaConfig);
     try {
-      NodeStatus.attach(system, services.status());
       // Owner lookups stop before the system does: a lookup sent through a stopping system
       // would wait for its owner timeout for nothing.
       CoordinatedShutdown.get(system).addTask(
@@ -104,8 +134,8 @@ public final class ClusterNode {
             return CompletableFuture.completedFuture(Done.getInstance());
           });
       system.getWhenTerminated().thenRun(() -> onTerminated(system));
-      ClusterBoot.start(system);
-      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS));
+      Function<HttpRequest, CompletionStage<HttpResponse>> routes = ClusterBoot.start(system);
+      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS), routes);
     } catch (Exception e) {
       system.terminate();
       throw new IllegalStateException(e.getMessage(), e);
@@ -157,12 +187,21 @@ public final class ClusterNode {
         .handle((recorded, failure) -> recorded != null && recorded.everywhere());
   }
 
-  /** Leaves the cluster for good (the node is stopping); completes when the system is gone. */
+  /**
+   * Leaves the cluster for good (the node is stopping); completes when the system is gone and the
+   * management port closed. /ready answers until then (failing, from the lameduck on).
+   */
   public synchronized CompletionStage<Done> leave() {
     leaving = true;
     ActorSystem<Void> system = current.system();
     return CoordinatedShutdown.get(system).runAll(CoordinatedShutdown.unknownReason())
-        .thenCompose(d -> system.getWhenTerminated());
+        .thenCompose(d -> system.getWhenTerminated())
+        .thenCompose(t -> managementPort.unbind());
+  }
+
+  /** Where the management port (/ready, /alive, bootstrap) is bound. */
+  public InetSocketAddress managementAddress() {
+    return managementPort.localAddress();
   }
 
   /** The actor system of the current incarnation (tests reach cluster actors through it). */

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * T" for every flush of the last {@code retention}. Every node applies each record to its caches
  * against the answers' stored-at times, when the record changes and when the node joins, so a
  * node that was down or cut off when a flush was issued drops its pre-flush copies as soon as it
- * is back, before it reports ready as a member.
+ * is back: a starting node before it reports ready, a node that serves already as it joins.
  */
 public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
 
@@ -155,9 +155,11 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
   }
 
   private Behavior<Command> onJoined(Joined j) {
-    // Until the flushes this node missed are applied, it must not take traffic as a member.
+    // A starting node is held out of service until the flushes it missed are applied (create).
+    // A node that serves already (after join_wait, or rejoining after it was downed) stays in
+    // service meanwhile: it has been answering from these caches all along, and the catch-up
+    // takes milliseconds, less than dropping out of the Service and back would.
     joined = true;
-    status.flushesPending(true);
     replicator.askGet(
         askReplyTo -> new Replicator.Get<>(KEY, new Replicator.ReadMajority(WRITE_TIMEOUT), askReplyTo),
         ReadOnJoin::new);

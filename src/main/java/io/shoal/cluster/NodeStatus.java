@@ -1,16 +1,12 @@
 package io.shoal.cluster;
 
-import akka.actor.typed.ActorSystem;
-import akka.actor.typed.Extension;
-import akka.actor.typed.ExtensionId;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * What readiness means for a shoal node: its DNS sockets are bound, its caches are open, it is
  * not in its lameduck, and (once it is a cluster member) it has applied the cluster's record of
  * flushes. Cluster membership itself is not part of it: a node outside a cluster serves on its
- * own, so a DNS Service must keep sending it queries.
+ * own, so a DNS Service must keep sending it queries. {@link ManagementPort} answers /ready from it.
  */
 public final class NodeStatus {
   private final AtomicBoolean socketsBound = new AtomicBoolean();
@@ -31,7 +27,10 @@ public final class NodeStatus {
     lameduck.set(on);
   }
 
-  /** True from joining a cluster until the replicated flushes were applied to the caches. */
+  /**
+   * True while a starting node waits to join a cluster and apply its replicated flushes (at most
+   * {@code cluster.join_wait}); a node that serves already is not held back by the catch-up.
+   */
   public void flushesPending(boolean pending) {
     flushesPending.set(pending);
   }
@@ -56,31 +55,4 @@ public final class NodeStatus {
     }
     return "";
   }
-
-  /** Makes {@code status} the one that {@link #of} returns for {@code system}. */
-  public static void attach(ActorSystem<?> system, NodeStatus status) {
-    ID.apply(system).status.set(status);
-  }
-
-  /** The status attached to {@code system} (a fresh, not-ready one when none was). */
-  public static NodeStatus of(ActorSystem<?> system) {
-    return ID.apply(system).status.get();
-  }
-
-  /**
-   * Carries the node's status into an actor system, for the health checks that Akka Management
-   * creates by reflection with only the actor system in hand.
-   */
-  private static final class Attached implements Extension {
-    final AtomicReference<NodeStatus> status = new AtomicReference<>(new NodeStatus());
-  }
-
-  private static final class Id extends ExtensionId<Attached> {
-    @Override
-    public Attached createExtension(ActorSystem<?> system) {
-      return new Attached();
-    }
-  }
-
-  private static final Id ID = new Id();
 }

@@ -160,7 +160,7 @@ public final class ShoalServer {
       if (cluster.enabled()) {
         step = "start the cluster (management " + cluster.managementHost() + ":" + cluster.managementPort()
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
-        clusterNode = ClusterNode.start(raw, cluster,
+        clusterNode = ClusterNode.start(system, raw, cluster,
             new ClusterNode.Services(udp.localAddress(), tcp.localAddress(), resolver.caches(), resolver.owners(), status, node,
                 longestMaxTtl(config)));
       }
@@ -295,6 +295,11 @@ public final class ShoalServer {
   /** Whether the node takes traffic: what /ready reports in cluster mode. */
   public boolean ready() {
     return status.ready();
+  }
+
+  /** Where /ready, /alive and cluster bootstrap are served (null when cluster mode is off). */
+  public InetSocketAddress managementAddress() {
+    return clusterNode == null ? null : clusterNode.managementAddress();
   }
 
   /** The actor system of the node's cluster membership now (null when cluster mode is off). */

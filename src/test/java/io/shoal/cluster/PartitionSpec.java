@@ -11,6 +11,7 @@ import akka.remote.RARP$;
 import akka.remote.transport.ThrottlerTransportAdapter;
 import io.shoal.testing.Await;
 import io.shoal.testing.DnsClient;
+import io.shoal.testing.ShoalProcess;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestCluster;
 import io.shoal.testing.TestNode;
@@ -32,13 +33,15 @@ import scala.concurrent.duration.FiniteDuration;
 
 /**
  * A node cut off from both of its peers, as when they die: the split-brain resolver downs it (it
- * is the minority), it keeps answering DNS on its own throughout, and its membership starts over
- * and joins the others again. Three nodes in one JVM; the cut is Artery's test blackhole.
+ * is the minority), it keeps answering DNS on its own throughout, and stays ready (its probes on
+ * the management port answer 200) while its membership starts over and joins the others again.
+ * Three nodes in one JVM; the cut is Artery's test blackhole.
  */
 public class PartitionSpec extends JUnitSuite {
   private static final int NODES = 3;
   private static TestAuthServer auth;
   private static final List<TestNode> nodes = new ArrayList<>();
+  private static TestCluster cluster;
 
   @BeforeClass
   public static void formCluster() throws Exception {
@@ -47,7 +50,7 @@ public class PartitionSpec extends JUnitSuite {
       auth.add(new ARecord(TestAuthServer.name("p" + i + ".example.test."), DClass.IN, 300,
           InetAddress.getByName("192.0.2." + (i % 250 + 1))));
     }
-    TestCluster cluster = TestCluster.of(NODES);
+    cluster = TestCluster.of(NODES);
     for (int i = 0; i < NODES; i++) {
       nodes.add(TestNode.start(auth.hostPort(), String.join("\n",
           cluster.node(i, "part-" + i),
@@ -82,6 +85,13 @@ public class PartitionSpec extends JUnitSuite {
         FiniteDuration.create(5, TimeUnit.SECONDS));
   }
 
+  /** GETs /ready and /alive, noting each as "path status" (-1: refused or no answer in 2 s). */
+  private static void probe(String management, List<String> seen) {
+    for (String path : List.of("/ready", "/alive")) {
+      seen.add(path + " " + ShoalProcess.httpStatus(management + path));
+    }
+  }
+
   @Test
   public void aNodeCutOffFromItsPeersKeepsAnsweringAndJoinsThemAgain() throws Exception {
     TestNode survivor = nodes.get(0);
@@ -90,8 +100,11 @@ public class PartitionSpec extends JUnitSuite {
     blackhole(survivor, nodes.get(1));
     blackhole(survivor, nodes.get(2));
 
-    // Until its membership has been downed and started over, every query is answered.
+    // Until its membership has been downed and started over, every query is answered, and the
+    // probes Kubernetes sends to the management port get 200 all along: the node is serving.
+    String management = "http://127.0.0.1:" + cluster.managementPort(0);
     List<Integer> rcodes = new ArrayList<>();
+    List<String> probes = new ArrayList<>();
     long start = System.nanoTime();
     int i = 0;
     // Paced, and bounded by count as well as time.
@@ -99,6 +112,7 @@ public class PartitionSpec extends JUnitSuite {
         && i < 5000) {
       Message m = DnsClient.udp(survivor.udp(), DnsClient.query(1000 + i, "p" + (i % 200) + ".example.test.", Type.A, null));
       rcodes.add(m.getRcode());
+      probe(management, probes);
       i++;
       Thread.sleep(20);
     }
@@ -107,12 +121,30 @@ public class PartitionSpec extends JUnitSuite {
     assertFalse("the node itself did not stop", survivor.server.whenTerminated().toCompletableFuture().isDone());
     assertTrue("queries were sent: " + rcodes.size(), rcodes.size() > 20);
     assertTrue("every query answered while cut off: " + rcodes, rcodes.stream().allMatch(rc -> rc == Rcode.NOERROR));
+    assertTrue("/ready and /alive answered 200 at every poll while DNS was answered (-1: no connection): "
+        + probes.stream().filter(p -> !p.endsWith(" 200")).toList(), probes.stream().allMatch(p -> p.endsWith(" 200")));
     assertTrue("ready after starting over", Await.until(Duration.ofSeconds(10), survivor.server::ready));
     double rejoins = survivor.metrics().await(v -> v >= 1, "shoal_cluster_rejoins_total", "node=\"part-0\"");
     assertEquals(1, rejoins, 0.0);
 
-    // The new membership finds the other two through bootstrap and joins their cluster.
+    // The new membership finds the other two through bootstrap and joins their cluster; the
+    // probes still answer 200 while it does. Bounded by count as well as time.
+    long rejoinStart = System.nanoTime();
+    List<String> probesRejoining = new ArrayList<>();
+    for (int k = 0; k < 2000 && System.nanoTime() - rejoinStart < TimeUnit.SECONDS.toNanos(90)
+        && !nodes.stream().allMatch(n -> n.server.ownerRingSize() == NODES); k++) {
+      assertEquals(Rcode.NOERROR, DnsClient.udp(survivor.udp(),
+          DnsClient.query(7000 + k, "p" + (k % 200) + ".example.test.", Type.A, null)).getRcode());
+      probe(management, probesRejoining);
+      Thread.sleep(20);
+    }
+    assertTrue("probes were sent while rejoining: " + probesRejoining.size(), probesRejoining.size() > 0);
+    assertTrue("/ready and /alive answered 200 at every poll while rejoining: "
+        + probesRejoining.stream().filter(p -> !p.endsWith(" 200")).toList(),
+        probesRejoining.stream().allMatch(p -> p.endsWith(" 200")));
     awaitRing(nodes, NODES, 90);
+    assertEquals("the new membership's management routes answer on the same port", 200,
+        ShoalProcess.httpStatus(management + "/cluster/members"));
     assertNotEquals(uidBefore, Cluster.get(survivor.server.clusterSystem()).selfMember().uniqueAddress().longUid());
     for (int k = 0; k < 30; k++) {
       assertEquals(Rcode.NOERROR, DnsClient.udp(survivor.udp(),

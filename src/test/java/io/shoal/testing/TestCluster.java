@@ -22,6 +22,11 @@ public final class TestCluster {
     return new TestCluster(nodes);
   }
 
+  /** The management port (/ready, /alive, bootstrap) given to node {@code i}. */
+  public int managementPort(int i) {
+    return management[i];
+  }
+
   /** HOCON for node {@code i}: cluster mode, its name and ports, config discovery of every node. */
   public String node(int i, String name) {
     List<String> contactPoints = new ArrayList<>();
