@@ -9,12 +9,14 @@ import com.typesafe.config.Config;
  * @param nodes how many shoal processes the member runs side by side on loopback (1 for peers)
  * @param cluster true if those processes form one Akka cluster; false for independent nodes
  * @param kill the node-loss test to run instead of the plain measured run, or null
+ * @param transport how dnsperf sends it queries: UDP unless the scenario says otherwise
  */
-public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill) {
+public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
+    Transport transport) {
 
-  /** A member of one process, not clustered: every member before cluster studies existed. */
+  /** A member of one process, not clustered, queried over UDP: every member before cluster studies existed. */
   public Member(String name, MemberKind kind, Config config) {
-    this(name, kind, config, 1, false, null);
+    this(name, kind, config, 1, false, null, Transport.UDP);
   }
 
   /**
