@@ -32,7 +32,7 @@ public final class ServerMetrics {
   public static final String TCP_DEADLINE = "tcp_deadline";
   /** A query beyond tcp_max_queries on one connection: the connection is closed instead. */
   public static final String TCP_QUERY_LIMIT = "tcp_query_limit";
-  /** A DoT connection whose TLS handshake failed (untrusted certificate, no TLS, no common version): closed. */
+  /** A DoT or DoH connection whose TLS handshake failed (untrusted certificate, no TLS, no common version): closed. */
   public static final String TLS_HANDSHAKE = "tls_handshake";
   /** A query from a client network access_control denies. */
   public static final String ACCESS_DENIED = "access_denied";

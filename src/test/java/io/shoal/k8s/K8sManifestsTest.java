@@ -401,24 +401,31 @@ class K8sManifestsTest {
         texts(pom, "/project/build/plugins/plugin[artifactId='jib-maven-plugin']/configuration/from/image"));
   }
 
-  @Test
-  void theOptionsRenderWithKustomize(@TempDir Path overlay) throws Exception {
+  /** The base with the named components of k8s/options/, as {@code kubectl kustomize} renders it. */
+  private static List<HasMetadata> renderWith(Path overlay, String... options) throws Exception {
     org.junit.jupiter.api.Assumptions.assumeTrue(onPath("kubectl"), "kubectl renders kustomizations");
     // kustomize takes relative paths only.
     Path k8s = overlay.toAbsolutePath().relativize(K8S.toAbsolutePath());
-    Files.writeString(overlay.resolve("kustomization.yaml"), String.join("\n",
+    List<String> lines = new ArrayList<>(List.of(
         "apiVersion: kustomize.config.k8s.io/v1beta1",
         "kind: Kustomization",
         "resources: [\"" + k8s + "\"]",
-        "components:",
-        "  - " + k8s.resolve("options/critical-priority"),
-        "  - " + k8s.resolve("options/fixed-cluster-ip"),
-        "  - " + k8s.resolve("options/artery-tls"), ""));
+        "components:"));
+    for (String option : options) {
+      lines.add("  - " + k8s.resolve("options/" + option));
+    }
+    Files.writeString(overlay.resolve("kustomization.yaml"), String.join("\n", lines) + "\n");
     Process p = new ProcessBuilder("kubectl", "kustomize", overlay.toString()).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "kubectl kustomize finished");
     assertEquals(0, p.exitValue(), out);
-    List<HasMetadata> rendered = parse("kubectl kustomize", out);
+    return parse("kubectl kustomize", out);
+  }
+
+  @Test
+  void theOptionsRenderWithKustomize(@TempDir Path overlay) throws Exception {
+    List<HasMetadata> rendered = renderWith(overlay, "critical-priority", "fixed-cluster-ip", "artery-tls",
+        "encrypted-dns");
     StatefulSet sts = rendered.stream().filter(StatefulSet.class::isInstance).map(StatefulSet.class::cast)
         .findFirst().orElseThrow();
     PodSpec spec = sts.getSpec().getTemplate().getSpec();
@@ -427,7 +434,7 @@ class K8sManifestsTest {
         .filter(s -> s.getMetadata().getName().equals("shoal-dns")).findFirst().orElseThrow();
     assertTrue(dns.getSpec().getClusterIP().matches("\\d+\\.\\d+\\.\\d+\\.\\d+"), dns.getSpec().getClusterIP());
 
-    Volume tls = spec.getVolumes().stream().filter(v -> v.getSecret() != null).findFirst().orElseThrow();
+    Volume tls = spec.getVolumes().stream().filter(v -> v.getName().equals("artery-tls")).findFirst().orElseThrow();
     assertEquals("shoal-artery-tls", tls.getSecret().getSecretName());
     Container c = spec.getContainers().get(0);
     VolumeMount mount = c.getVolumeMounts().stream().filter(m -> m.getName().equals(tls.getName())).findFirst().orElseThrow();
@@ -442,6 +449,59 @@ class K8sManifestsTest {
         .findFirst().orElseThrow().getData().get("shoal.conf");
     assertTrue(conf.contains("akka.remote.artery.transport = ${?ARTERY_TRANSPORT}"), conf);
     assertTrue(conf.contains("akka.remote.artery.ssl.ssl-engine-provider = ${?ARTERY_SSL_ENGINE_PROVIDER}"), conf);
+  }
+
+  @Test
+  void theEncryptedDnsOptionServesDotAndDohWithTheSecretsCertificate(@TempDir Path overlay) throws Exception {
+    List<HasMetadata> rendered = renderWith(overlay, "encrypted-dns");
+    PodSpec spec = rendered.stream().filter(StatefulSet.class::isInstance).map(StatefulSet.class::cast)
+        .findFirst().orElseThrow().getSpec().getTemplate().getSpec();
+    Container c = spec.getContainers().get(0);
+    Volume secret = spec.getVolumes().stream().filter(v -> v.getSecret() != null).findFirst().orElseThrow();
+    assertEquals("shoal-dns-tls", secret.getSecret().getSecretName());
+    VolumeMount mount = c.getVolumeMounts().stream().filter(m -> m.getName().equals(secret.getName()))
+        .findFirst().orElseThrow();
+    assertEquals(Boolean.TRUE, mount.getReadOnly());
+
+    // shoal.conf as the pod reads it: the ConfigMap over the defaults, the container's variables set
+    String text = rendered.stream().filter(ConfigMap.class::isInstance).map(ConfigMap.class::cast)
+        .findFirst().orElseThrow().getData().get("shoal.conf");
+    Map<String, String> env = new LinkedHashMap<>();
+    c.getEnv().stream().filter(e -> e.getValue() != null).forEach(e -> env.put(e.getName(), e.getValue()));
+    Config conf = com.typesafe.config.ConfigFactory.parseString(text)
+        .resolveWith(com.typesafe.config.ConfigFactory.parseMap(env), com.typesafe.config.ConfigResolveOptions.defaults()
+            .setUseSystemEnvironment(false).setAllowUnresolved(true));
+    // a kubernetes.io/tls Secret's two keys, in the mounted directory
+    assertEquals(mount.getMountPath() + "/tls.crt", conf.getString("shoal.tls.certificate"));
+    assertEquals(mount.getMountPath() + "/tls.key", conf.getString("shoal.tls.private_key"));
+
+    Map<String, Integer> containerPorts = new LinkedHashMap<>();
+    c.getPorts().forEach(p -> containerPorts.put(p.getName(), p.getContainerPort()));
+    assertEquals("0.0.0.0:" + containerPorts.get("dns-tls"), conf.getString("shoal.listen.tls"));
+    assertEquals("0.0.0.0:" + containerPorts.get("dns-https"), conf.getString("shoal.listen.https"));
+
+    Service dns = rendered.stream().filter(Service.class::isInstance).map(Service.class::cast)
+        .filter(s -> s.getMetadata().getName().equals("shoal-dns")).findFirst().orElseThrow();
+    Map<Integer, String> servicePorts = new LinkedHashMap<>();
+    dns.getSpec().getPorts().stream().filter(p -> p.getProtocol().equals("TCP"))
+        .forEach(p -> servicePorts.put(p.getPort(), p.getTargetPort().getStrVal()));
+    assertEquals("dns-tls", servicePorts.get(853));
+    assertEquals("dns-https", servicePorts.get(443));
+
+    NetworkPolicy policy = rendered.stream().filter(NetworkPolicy.class::isInstance).map(NetworkPolicy.class::cast)
+        .findFirst().orElseThrow();
+    Set<Integer> fromCluster = policy.getSpec().getIngress().stream()
+        .filter(r -> r.getFrom().stream().anyMatch(f -> f.getNamespaceSelector() != null))
+        .flatMap(r -> r.getPorts().stream()).map(p -> p.getPort().getIntVal()).collect(Collectors.toSet());
+    assertTrue(fromCluster.containsAll(List.of(containerPorts.get("dns-tls"), containerPorts.get("dns-https"))),
+        "any pod may ask over DoT and DoH as over plain DNS: " + fromCluster);
+  }
+
+  @Test
+  void encryptedDnsIsOffUnlessTheOptionSetsItsVariables() {
+    ShoalConfig config = ShoalConfig.from(shoalConf);
+    assertEquals(null, config.tls().dot());
+    assertEquals(null, config.tls().doh());
   }
 
   private static boolean onPath(String tool) {

@@ -1,20 +1,30 @@
 package io.shoal.transport;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
 import io.shoal.testing.DnsClient;
+import io.shoal.testing.LogRecorder;
 import io.shoal.testing.Metrics;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestCertificates;
 import io.shoal.testing.TestNode;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLSocket;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
@@ -132,6 +142,53 @@ public class DohSpec extends JUnitSuite {
         HttpResponse.BodyHandlers.discarding()).statusCode());
     // The connection still serves after all that.
     assertAnswer(get(h2, base64url(query("ok.example.test."))));
+  }
+
+  @Test
+  public void failedHandshakesAreCountedAndNotLoggedOneByOne() throws Exception {
+    Metrics metrics = node.metrics();
+    String handshakes = "reason=\"tls_handshake\"";
+    double before = metrics.value("shoal_dropped_total", handshakes);
+    InetSocketAddress doh = node.server.httpsAddress();
+    try (LogRecorder log = LogRecorder.start()) {
+      for (int i = 0; i < 3; i++) {
+        // A client that does not trust the certificate (the JVM's default trust store) says so and leaves.
+        try (SSLSocket s = (SSLSocket) SSLContext.getDefault().getSocketFactory().createSocket()) {
+          s.connect(doh, 2000);
+          s.setSoTimeout(5000);
+          s.startHandshake();
+          org.junit.Assert.fail("the handshake should fail for a client that does not trust the test CA");
+        } catch (SSLHandshakeException expected) {
+          // refused by the client
+        }
+        // Plain HTTP on the HTTPS port: no reply in clear text.
+        try (Socket s = new Socket()) {
+          s.connect(doh, 2000);
+          s.setSoTimeout(5000);
+          s.getOutputStream().write("GET /dns-query HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+          String back = new String(s.getInputStream().readNBytes(12), StandardCharsets.ISO_8859_1);
+          assertFalse(back, back.startsWith("HTTP/1.1"));
+        } catch (SocketException reset) {
+          // closed with a reset: no reply either
+        }
+      }
+      assertEquals(before + 6, metrics.await(v -> v >= before + 6, "shoal_dropped_total", handshakes), 0.0);
+      // A client that connects and leaves without a word (a TCP health check) did not try a handshake.
+      new Socket(doh.getAddress(), doh.getPort()).close();
+      // Nor did one that got its answer and then reset the connection, the rudest way to leave.
+      try (SSLSocket s = (SSLSocket) ca.clientContext().getSocketFactory().createSocket()) {
+        s.connect(doh, 2000);
+        s.setSoTimeout(5000);
+        s.getOutputStream().write(("GET /dns-query?dns=" + base64url(query("ok.example.test.")) + " HTTP/1.1\r\n"
+            + "Host: localhost\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        String status = new String(s.getInputStream().readNBytes(12), StandardCharsets.ISO_8859_1);
+        assertEquals("HTTP/1.1 200", status);
+        s.setSoLinger(true, 0);
+      }
+      assertEquals(before + 6, Metrics.value(metrics.settled(), "shoal_dropped_total", handshakes), 0.0);
+      assertEquals(List.of(), log.mentioning("handshake"));
+      assertEquals(List.of(), log.mentioning("SSL"));
+    }
   }
 
   @Test

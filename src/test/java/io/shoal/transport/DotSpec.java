@@ -5,6 +5,7 @@ import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
 import io.shoal.testing.DnsClient;
+import io.shoal.testing.LogRecorder;
 import io.shoal.testing.Metrics;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestCertificates;
@@ -120,9 +121,17 @@ public class DotSpec extends JUnitSuite {
   }
 
   @Test
-  public void failedHandshakesAreCountedNotAnswered() throws Exception {
+  public void failedHandshakesAreCountedNotAnsweredNorLogged() throws Exception {
     Metrics metrics = node.metrics();
     double before = metrics.value("shoal_dropped_total", "reason=\"tls_handshake\"");
+    try (LogRecorder log = LogRecorder.start()) {
+      failTwoHandshakes(metrics, before);
+      assertEquals(List.of(), log.mentioning("handshake"));
+      assertEquals(List.of(), log.mentioning("SSL"));
+    }
+  }
+
+  private static void failTwoHandshakes(Metrics metrics, double before) throws Exception {
     // A client that does not trust the certificate (the JVM's default trust store).
     try (SSLSocket s = connect(SSLContext.getDefault(), dot(), "TLSv1.3")) {
       org.junit.Assert.fail("the handshake should fail for a client that does not trust the test CA");

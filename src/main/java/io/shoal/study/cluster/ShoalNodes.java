@@ -49,7 +49,7 @@ public final class ShoalNodes implements AutoCloseable {
       ClusterPlacement placement = m.cluster()
           ? new ClusterPlacement(name, remoting.get(i), management.get(i), List.copyOf(management)) : null;
       nodes.add(new ShoalUnderTest(m, r, dir.resolve(name), upstream, p, tools, jar, m.name() + "/" + name,
-          placement));
+          placement, null));
     }
     return new ShoalNodes(m, List.copyOf(nodes), p);
   }

@@ -42,6 +42,7 @@ public final class Prerequisites {
     PACKAGE_OF.put("knotc", "knot");
     PACKAGE_OF.put("unshare", "util-linux");
     PACKAGE_OF.put("ip", "iproute2");
+    PACKAGE_OF.put("openssl", "openssl");
     for (MemberKind k : MemberKind.values()) {
       for (String b : k.binaries()) {
         PACKAGE_OF.put(b, k.debianPackages().get(0));
@@ -59,6 +60,10 @@ public final class Prerequisites {
     Set<String> names = new LinkedHashSet<>(List.of("dnsperf", "knotd", "knotc"));
     for (Member m : members) {
       names.addAll(m.kind().binaries());
+      if (m.transport().encrypted()) {
+        // the member's test certificate
+        names.add("openssl");
+      }
     }
     if (isolate) {
       names.addAll(List.of("unshare", "ip"));

@@ -4,6 +4,7 @@ import io.shoal.study.host.Prerequisites;
 import io.shoal.study.host.StartedProcesses;
 import io.shoal.study.host.StudyException;
 import io.shoal.study.scenario.LoadSettings;
+import io.shoal.study.scenario.Transport;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,10 +36,24 @@ public final class Dnsperf {
     return cmd;
   }
 
-  /** One timed run against one server; fails if dnsperf fails or prints no statistics. */
+  /** One timed run against one server over UDP; fails if dnsperf fails or prints no statistics. */
   public DnsperfReport run(int port, Path queries, LoadSettings load, Duration duration, Path output) throws StudyException {
-    return DnsperfReport.parse(check(processes.run(command(port, queries, load, duration, List.of()), output,
+    return run(Transport.UDP, port, queries, load, duration, output);
+  }
+
+  /**
+   * One timed run against one server over {@code transport} ({@code -m}); DoT and DoH connections
+   * are kept for the whole run (dnsperf does not check the certificate).
+   */
+  public DnsperfReport run(Transport transport, int port, Path queries, LoadSettings load, Duration duration,
+      Path output) throws StudyException {
+    return DnsperfReport.parse(check(processes.run(command(port, queries, load, duration, mode(transport)), output,
         duration.plus(SLACK))));
+  }
+
+  /** dnsperf's flags for {@code transport}: none for UDP, its default. */
+  static List<String> mode(Transport transport) {
+    return transport == Transport.UDP ? List.of() : List.of("-m", transport.configName());
   }
 
   /**

@@ -23,6 +23,7 @@ import io.shoal.study.scenario.Scenario;
 import io.shoal.study.server.KnotUpstream;
 import io.shoal.study.server.ServerUnderTest;
 import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.server.StudyCertificate;
 import io.shoal.study.timeline.KillTimeline;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -141,21 +142,26 @@ final class MemberMeasurement {
       throws IOException, StudyException {
     Files.createDirectories(dir);
     Path queries = queryFiles.get(0);
+    StudyCertificate certificate = m.transport().encrypted()
+        ? StudyCertificate.make(dir.resolve("tls"), processes, tools) : null;
     try (ServerUnderTest server = ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools,
-        shoalJar)) {
-      setups.put(m.name(), server.setupNote() + "; CPU time read from " + server.servingProcesses());
+        shoalJar, certificate)) {
+      setups.put(m.name(), server.setupNote() + "; queried with dnsperf -m " + m.transport().configName()
+          + "; CPU time read from " + server.servingProcesses());
       server.start();
       confirmPolicyList(m, server);
       LoadSettings load = load();
       if (!load.warmup().isZero()) {
-        dnsperf.run(server.port(), queries, load, load.warmup(), dir.resolve("dnsperf-warmup.txt"));
+        dnsperf.run(server.transport(), server.queryPort(), queries, load, load.warmup(),
+            dir.resolve("dnsperf-warmup.txt"));
       }
       Pause.sleep(SETTLE);
       CacheCounters before = server.counters(dir.resolve("stats-before.txt"));
       long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
       // CPU is read right around dnsperf, after the statistics: scraping them costs the server CPU too
       ProcessCpu.Sample cpuBefore = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-before.txt"));
-      DnsperfReport report = dnsperf.run(server.port(), queries, load, load.duration(), dir.resolve("dnsperf.txt"));
+      DnsperfReport report = dnsperf.run(server.transport(), server.queryPort(), queries, load, load.duration(),
+          dir.resolve("dnsperf.txt"));
       ProcessCpu.Sample cpuAfter = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-after.txt"));
       double cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
       Pause.sleep(SETTLE);

@@ -62,6 +62,14 @@ public enum MemberKind {
     return peerSettings;
   }
 
+  /**
+   * True if a member of this kind can be queried over TCP, DoT and DoH: the study writes the
+   * listeners and the certificate into its configuration. Every kind is queried over UDP.
+   */
+  public boolean servesEveryTransport() {
+    return this == SHOAL || this == UNBOUND;
+  }
+
   /** Looks a kind up by its scenario name; the error lists the allowed ones. */
   public static MemberKind named(String name) {
     for (MemberKind k : values()) {

@@ -37,9 +37,14 @@ public record Scenario(
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
   private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup");
   private static final Set<String> QUICK = Set.of("duration", "warmup");
+<<<<<<< HEAD
   private static final Set<String> POLICY_LIST = Set.of("names", "quick_names", "seed");
   private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill",
       "policy_list");
+=======
+  private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill",
+      "transport");
+>>>>>>> encrypted-study
   private static final Set<String> KILL = Set.of("node", "nodes", "after", "quick_after", "query_timeout");
   /** More shoal processes than this on one host measure the host, not shoal. */
   static final int MAX_NODES = 9;
@@ -202,6 +207,7 @@ public record Scenario(
         throw new IllegalArgumentException(at + "kill: only one member of a scenario may run the kill test "
             + "(it writes the run's kill_timeline.csv)");
       }
+<<<<<<< HEAD
       String policyList = null;
       if (m.hasPath("policy_list")) {
         policyList = m.getString("policy_list");
@@ -219,6 +225,18 @@ public record Scenario(
         }
       }
       members.add(new Member(memberName, kind, deltas, nodes, cluster, kill, policyList));
+=======
+      Transport transport = m.hasPath("transport") ? Transport.named(m.getString("transport")) : Transport.UDP;
+      if (transport != Transport.UDP && !kind.servesEveryTransport()) {
+        throw new IllegalArgumentException(at + "transport: " + kind.configName() + " members are queried over udp "
+            + "only; tcp, dot and doh are for shoal and unbound");
+      }
+      if (transport != Transport.UDP && (nodes != 1 || cluster)) {
+        throw new IllegalArgumentException(at + "transport: a member of several nodes or a cluster is queried over "
+            + "udp only");
+      }
+      members.add(new Member(memberName, kind, deltas, nodes, cluster, kill, transport));
+>>>>>>> encrypted-study
     }
     if (members.isEmpty()) {
       throw new IllegalArgumentException("members: list at least one member");
@@ -240,14 +258,18 @@ public record Scenario(
       if (rounds != 1) {
         throw new IllegalArgumentException("attacks: the phases run once; recipe.rounds must be 1");
       }
+      if (only.transport() != Transport.UDP) {
+        throw new IllegalArgumentException("members[0].transport: the robustness phases choose their own transports");
+      }
     }
     OutagePlan outage = null;
     if (c.hasPath("outage")) {
       outage = OutagePlan.from(c.getConfig("outage"), recipe.stubTtl(), recipe.load(), recipe.quick());
       // one knotd is stopped under one shoal at a time; a round is a whole timeline
-      if (members.stream().anyMatch(m -> m.kind() != MemberKind.SHOAL || m.isNodeGroup() || m.kill() != null)) {
+      if (members.stream().anyMatch(m -> m.kind() != MemberKind.SHOAL || m.isNodeGroup() || m.kill() != null
+          || m.transport() != Transport.UDP)) {
         throw new IllegalArgumentException("outage: every member of an outage scenario is a shoal of one node "
-            + "without a kill block");
+            + "without a kill block, queried over udp");
       }
       if (rounds != 1) {
         throw new IllegalArgumentException("outage: the outage test runs once; recipe.rounds must be 1");

@@ -7,6 +7,7 @@ import io.shoal.study.host.StudyException;
 import io.shoal.study.measure.CacheCounters;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.Recipe;
+import io.shoal.study.scenario.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -34,10 +35,27 @@ public abstract class ServerUnderTest implements AutoCloseable {
   protected final StartedProcesses processes;
   protected final Prerequisites.Tools tools;
   protected final int port;
+  /** The certificate of a member queried over DoT or DoH; null otherwise. */
+  protected final StudyCertificate certificate;
+  /** The DoT or DoH port of a member queried over it; -1 otherwise. */
+  protected final int encryptedPort;
   private Process process;
 
   protected ServerUnderTest(Member member, Recipe recipe, Path dir, InetSocketAddress upstream,
       StartedProcesses processes, Prerequisites.Tools tools) throws IOException {
+    this(member, recipe, dir, upstream, processes, tools, null);
+  }
+
+  /**
+   * A server that also listens for DoT or DoH with {@code certificate} when the member is queried
+   * over one of them; {@code certificate} is null for a member queried over UDP or TCP.
+   */
+  protected ServerUnderTest(Member member, Recipe recipe, Path dir, InetSocketAddress upstream,
+      StartedProcesses processes, Prerequisites.Tools tools, StudyCertificate certificate) throws IOException {
+    if (member.transport().encrypted() != (certificate != null)) {
+      throw new IllegalArgumentException(member.name() + ": a certificate goes with DoT and DoH, and only with them");
+    }
+    this.certificate = certificate;
     this.member = member;
     this.recipe = recipe;
     this.dir = dir.toAbsolutePath();
@@ -45,14 +63,18 @@ public abstract class ServerUnderTest implements AutoCloseable {
     this.processes = processes;
     this.tools = tools;
     this.port = LoopbackPort.pick();
+    this.encryptedPort = certificate == null ? -1 : LoopbackPort.pick();
   }
 
-  /** The server for a member of any kind. */
+  /**
+   * The server for a member of any kind; {@code certificate} is the one a member queried over DoT
+   * or DoH presents, null for the others.
+   */
   public static ServerUnderTest of(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
-      Prerequisites.Tools tools, Path shoalJar) throws IOException {
+      Prerequisites.Tools tools, Path shoalJar, StudyCertificate certificate) throws IOException {
     return switch (m.kind()) {
-      case SHOAL -> new ShoalUnderTest(m, r, dir, upstream, p, tools, shoalJar);
-      case UNBOUND -> new UnboundPeer(m, r, dir, upstream, p, tools);
+      case SHOAL -> new ShoalUnderTest(m, r, dir, upstream, p, tools, shoalJar, m.name(), null, certificate);
+      case UNBOUND -> new UnboundPeer(m, r, dir, upstream, p, tools, certificate);
       case KRESD -> new KresdPeer(m, r, dir, upstream, p, tools);
       case DNSMASQ -> new DnsmasqPeer(m, r, dir, upstream, p, tools);
       case PDNS_RECURSOR -> new PdnsRecursorPeer(m, r, dir, upstream, p, tools);
@@ -169,6 +191,19 @@ public abstract class ServerUnderTest implements AutoCloseable {
 
   public int port() {
     return port;
+  }
+
+  /** How dnsperf queries this server. */
+  public Transport transport() {
+    return member.transport();
+  }
+
+  /**
+   * The port dnsperf sends the member's queries to: the DNS port for UDP and TCP, the DoT or DoH
+   * port for those (readiness is still checked over UDP on {@link #port()}).
+   */
+  public int queryPort() {
+    return transport().encrypted() ? encryptedPort : port;
   }
 
   /** The server's own directory: configuration, log, data, raw statistics. */

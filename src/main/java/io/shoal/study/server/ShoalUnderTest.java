@@ -19,6 +19,7 @@ import io.shoal.study.measure.MetricsScrape;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.Recipe;
 import io.shoal.study.scenario.ScenarioException;
+import io.shoal.study.scenario.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -54,22 +55,26 @@ public final class ShoalUnderTest extends ServerUnderTest {
   /** A member of one node. */
   public ShoalUnderTest(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
       Prerequisites.Tools tools, Path jar) throws IOException {
-    this(m, r, dir, upstream, p, tools, jar, m.name(), null);
+    this(m, r, dir, upstream, p, tools, jar, m.name(), null, null);
   }
 
   /**
    * One node of a member; {@code placement} puts it in the member's cluster, null keeps it
-   * independent.
+   * independent; {@code certificate} is presented on the DoT or DoH listener of a member queried
+   * over one (null for the others).
    */
   public ShoalUnderTest(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
-      Prerequisites.Tools tools, Path jar, String label, ClusterPlacement placement) throws IOException {
-    super(m, r, dir, upstream, p, tools);
+      Prerequisites.Tools tools, Path jar, String label, ClusterPlacement placement, StudyCertificate certificate)
+      throws IOException {
+    super(m, r, dir, upstream, p, tools, certificate);
     this.jar = jar;
     this.label = label;
     this.placement = placement;
     this.metricsPort = LoopbackPort.pick();
     this.adminPort = LoopbackPort.pick();
-    Config c = memberConfig(r, m, port, metricsPort, adminPort, upstream, this.dir.resolve("data"), placement);
+    Config c = withEncryptedListener(
+        memberConfig(r, m, port, metricsPort, adminPort, upstream, this.dir.resolve("data"), placement),
+        m.transport(), encryptedPort, certificate);
     this.rendered = render(c);
     this.validated = validate(m, rendered);
   }
@@ -120,6 +125,22 @@ public final class ShoalUnderTest extends ServerUnderTest {
               ConfigValueFactory.fromAnyRef(placement.managementPorts().size()));
     }
     return m.config().atPath("shoal").withFallback(base);
+  }
+
+  /**
+   * {@code c} with a DoT or DoH listener on {@code encryptedPort} presenting {@code certificate}
+   * for a member queried over one; {@code c} unchanged for UDP and TCP, which the DNS port serves.
+   */
+  static Config withEncryptedListener(Config c, Transport transport, int encryptedPort,
+      StudyCertificate certificate) {
+    if (!transport.encrypted()) {
+      return c;
+    }
+    return c
+        .withValue(transport == Transport.DOT ? "shoal.listen.tls" : "shoal.listen.https",
+            ConfigValueFactory.fromAnyRef("127.0.0.1:" + encryptedPort))
+        .withValue("shoal.tls.certificate", ConfigValueFactory.fromAnyRef(certificate.certificate().toString()))
+        .withValue("shoal.tls.private_key", ConfigValueFactory.fromAnyRef(certificate.privateKey().toString()));
   }
 
   /** The {@code shoal} block of {@code c} as the HOCON file the member runs with. */
@@ -385,6 +406,7 @@ public final class ShoalUnderTest extends ServerUnderTest {
         .collect(java.util.stream.Collectors.joining(", "));
     return "shoal, " + c.backend().configName() + " cache of " + c.maxEntries() + " entries ("
         + c.whenFull().configName() + "), " + validated.workers()
-        + " ingress workers, " + validated.fill().configName() + (lists.isEmpty() ? "" : ", domain list " + lists);
+        + " ingress workers, " + validated.fill().configName() + (lists.isEmpty() ? "" : ", domain list " + lists)
+        + (transport().encrypted() ? ", " + transport().configName() + " on its own port" : "");
   }
 }

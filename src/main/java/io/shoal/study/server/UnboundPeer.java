@@ -24,9 +24,9 @@ final class UnboundPeer extends ServerUnderTest {
   static final long MSG_BYTES_PER_ENTRY = 258;
   static final long RRSET_BYTES_PER_ENTRY = 248;
 
-  UnboundPeer(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p, Prerequisites.Tools t)
-      throws IOException {
-    super(m, r, dir, upstream, p, t);
+  UnboundPeer(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p, Prerequisites.Tools t,
+      StudyCertificate certificate) throws IOException {
+    super(m, r, dir, upstream, p, t, certificate);
   }
 
   private Path conf() {
@@ -62,6 +62,7 @@ final class UnboundPeer extends ServerUnderTest {
         "  rrset-cache-size: " + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY),
         "  extended-statistics: yes",
         "  statistics-cumulative: no"));
+    lines.addAll(encryptedListener());
     extraLines().forEach(l -> lines.add("  " + l));
     lines.addAll(List.of(
         "forward-zone:",
@@ -72,6 +73,23 @@ final class UnboundPeer extends ServerUnderTest {
         "  control-interface: \"" + dir.resolve("unbound.ctl") + "\"",
         ""));
     Files.writeString(conf(), String.join("\n", lines));
+  }
+
+  /**
+   * The DoT or DoH listener of a member queried over it: a second interface line on its own port,
+   * which tls-port or https-port marks as TLS (DoH: HTTP/2 over TLS at /dns-query, unbound's default
+   * http-endpoint).
+   */
+  private List<String> encryptedListener() {
+    return switch (member.transport()) {
+      case DOT, DOH -> List.of(
+          "  interface: 127.0.0.1@" + encryptedPort,
+          "  " + (member.transport() == io.shoal.study.scenario.Transport.DOT ? "tls-port: " : "https-port: ")
+              + encryptedPort,
+          "  tls-service-key: \"" + certificate.privateKey() + "\"",
+          "  tls-service-pem: \"" + certificate.certificate() + "\"");
+      case UDP, TCP -> List.of();
+    };
   }
 
   private String topLabel() {
@@ -130,6 +148,7 @@ final class UnboundPeer extends ServerUnderTest {
     return "unbound, " + workers() + (workers() == 1 ? " thread" : " threads") + ", msg-cache-size "
         + setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY) + " B, rrset-cache-size "
         + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY) + " B (about "
-        + recipe.maxEntries() + " answers), iterator only";
+        + recipe.maxEntries() + " answers), iterator only"
+        + (member.transport().encrypted() ? ", " + member.transport().configName() + " on its own port" : "");
   }
 }

@@ -23,6 +23,7 @@ import akka.http.scaladsl.model.EntityStreamSizeException;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.transport.tls.CountedHandshakeEngine;
 import io.shoal.transport.tls.ServerCertificate;
 import io.shoal.wire.AnswerRenderer;
 import io.shoal.wire.Padding;
@@ -75,7 +76,9 @@ public final class DohTransport {
         .adaptSettings(s -> s.withRemoteAddressAttribute(true)
             .withPreviewServerSettings(s.getPreviewServerSettings().withEnableHttp2(true)));
     if (certificate != null) {
-      server = server.enableHttps(ConnectionContext.httpsServer(() -> certificate.serverEngine(null)));
+      // akka-http takes one engine supplier for every connection: each engine counts its own failed handshake
+      server = server.enableHttps(ConnectionContext.httpsServer(() -> new CountedHandshakeEngine(
+          certificate.serverEngine(null), () -> metrics.dropped(ServerMetrics.TLS_HANDSHAKE))));
     }
     return server.bind(handler::handle).thenApply(DohTransport::new);
   }

@@ -40,4 +40,12 @@ class PrerequisitesTest {
     assertEquals("dnsmasq-base", Prerequisites.packageOf("dnsmasq"));
     assertEquals("pdns-recursor", Prerequisites.packageOf("rec_control"));
   }
+
+  @Test
+  void aMemberQueriedOverDotOrDohBringsOpensslForItsCertificate() {
+    Member dot = new Member("d", MemberKind.SHOAL, com.typesafe.config.ConfigFactory.empty(), 1, false, null,
+        io.shoal.study.scenario.Transport.DOT);
+    assertEquals(List.of("dnsperf", "knotd", "knotc", "openssl"), Prerequisites.binariesFor(List.of(dot), false));
+    assertEquals("openssl", Prerequisites.packageOf("openssl"));
+  }
 }

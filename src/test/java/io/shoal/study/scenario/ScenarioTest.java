@@ -119,6 +119,43 @@ class ScenarioTest {
   }
 
   @Test
+  void encryptedComparesShoalAndUnboundOverUdpDotAndDoh() {
+    Scenario s = Scenario.load(CATALOG.resolve("encrypted.conf"));
+    assertEquals("unbound-udp", s.baseline());
+    for (MemberKind kind : List.of(MemberKind.UNBOUND, MemberKind.SHOAL)) {
+      Set<Transport> transports = s.members().stream().filter(m -> m.kind() == kind).map(Member::transport)
+          .collect(Collectors.toSet());
+      assertEquals(EnumSet.of(Transport.UDP, Transport.DOT, Transport.DOH), transports, kind.configName());
+    }
+    // shoal's DoT member keeps its connections as unbound does; the default cap is measured beside it
+    Member dot = s.members().stream().filter(m -> m.name().equals("shoal-dot")).findFirst().orElseThrow();
+    assertEquals(0, dot.config().getInt("listen.tcp_max_queries"));
+    assertTrue(s.recipe().rounds() > 1);
+  }
+
+  @Test
+  void aTransportIsForOneShoalOrUnboundProcessInAPlainScenario() {
+    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
+        + " quick { duration = 1s, warmup = 0s } }\n";
+    Scenario ok = Scenario.from("t", ConfigFactory.parseString(base
+        + "members = [{ name = a, kind = shoal, transport = doh }, { name = b, kind = unbound, transport = tcp },"
+        + " { name = c, kind = knotd }]"));
+    assertEquals(List.of(Transport.DOH, Transport.TCP, Transport.UDP),
+        ok.members().stream().map(Member::transport).toList());
+    for (String[] bad : new String[][] {
+        {"members = [{ name = a, kind = shoal, transport = quic }]", "unknown transport 'quic'"},
+        {"members = [{ name = a, kind = dnsmasq, transport = dot }]", "members[0].transport"},
+        {"members = [{ name = a, kind = shoal, nodes = 3, transport = dot }]", "members[0].transport"}}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(base + bad[0])), bad[0]);
+      assertTrue(e.getMessage().contains(bad[1]), e.getMessage());
+    }
+  }
+
+  @Test
   void clusterScenariosCompareOneNodeThreeIndependentNodesAndAThreeNodeCluster() {
     for (String name : List.of("cluster_churn", "cluster_hit")) {
       Scenario s = Scenario.load(CATALOG.resolve(name + ".conf"));
