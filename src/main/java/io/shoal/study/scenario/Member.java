@@ -12,26 +12,16 @@ import java.util.List;
  * @param nodes how many shoal processes the member runs side by side on loopback (1 for peers)
  * @param cluster true if those processes form one Akka cluster; false for independent nodes
  * @param kill the node-loss test to run instead of the plain measured run, or null
-<<<<<<< HEAD
  * @param policyList the action of the run's generated domain list ({@link PolicyList}) for a shoal
  *     member that loads it, or null
- */
-public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
-    String policyList) {
-=======
  * @param transport how dnsperf sends it queries: UDP unless the scenario says otherwise
  */
 public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
-    Transport transport) {
->>>>>>> encrypted-study
+    String policyList, Transport transport) {
 
   /** A member of one process, not clustered, queried over UDP: every member before cluster studies existed. */
   public Member(String name, MemberKind kind, Config config) {
-<<<<<<< HEAD
-    this(name, kind, config, 1, false, null, null);
-=======
-    this(name, kind, config, 1, false, null, Transport.UDP);
->>>>>>> encrypted-study
+    this(name, kind, config, 1, false, null, null, Transport.UDP);
   }
 
   /**
@@ -52,6 +42,6 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
     }
     Config listed = config.withValue("policy.domain_lists",
         ConfigValueFactory.fromIterable(List.of(file.toAbsolutePath() + " " + policyList)));
-    return new Member(name, kind, listed, nodes, cluster, kill, policyList);
+    return new Member(name, kind, listed, nodes, cluster, kill, policyList, transport);
   }
 }

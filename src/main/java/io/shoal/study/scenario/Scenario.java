@@ -37,14 +37,9 @@ public record Scenario(
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
   private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup");
   private static final Set<String> QUICK = Set.of("duration", "warmup");
-<<<<<<< HEAD
   private static final Set<String> POLICY_LIST = Set.of("names", "quick_names", "seed");
   private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill",
-      "policy_list");
-=======
-  private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill",
-      "transport");
->>>>>>> encrypted-study
+      "policy_list", "transport");
   private static final Set<String> KILL = Set.of("node", "nodes", "after", "quick_after", "query_timeout");
   /** More shoal processes than this on one host measure the host, not shoal. */
   static final int MAX_NODES = 9;
@@ -207,7 +202,6 @@ public record Scenario(
         throw new IllegalArgumentException(at + "kill: only one member of a scenario may run the kill test "
             + "(it writes the run's kill_timeline.csv)");
       }
-<<<<<<< HEAD
       String policyList = null;
       if (m.hasPath("policy_list")) {
         policyList = m.getString("policy_list");
@@ -224,8 +218,6 @@ public record Scenario(
               + "give one or the other");
         }
       }
-      members.add(new Member(memberName, kind, deltas, nodes, cluster, kill, policyList));
-=======
       Transport transport = m.hasPath("transport") ? Transport.named(m.getString("transport")) : Transport.UDP;
       if (transport != Transport.UDP && !kind.servesEveryTransport()) {
         throw new IllegalArgumentException(at + "transport: " + kind.configName() + " members are queried over udp "
@@ -235,8 +227,7 @@ public record Scenario(
         throw new IllegalArgumentException(at + "transport: a member of several nodes or a cluster is queried over "
             + "udp only");
       }
-      members.add(new Member(memberName, kind, deltas, nodes, cluster, kill, transport));
->>>>>>> encrypted-study
+      members.add(new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport));
     }
     if (members.isEmpty()) {
       throw new IllegalArgumentException("members: list at least one member");

@@ -43,7 +43,7 @@ class PrerequisitesTest {
 
   @Test
   void aMemberQueriedOverDotOrDohBringsOpensslForItsCertificate() {
-    Member dot = new Member("d", MemberKind.SHOAL, com.typesafe.config.ConfigFactory.empty(), 1, false, null,
+    Member dot = new Member("d", MemberKind.SHOAL, com.typesafe.config.ConfigFactory.empty(), 1, false, null, null,
         io.shoal.study.scenario.Transport.DOT);
     assertEquals(List.of("dnsperf", "knotd", "knotc", "openssl"), Prerequisites.binariesFor(List.of(dot), false));
     assertEquals("openssl", Prerequisites.packageOf("openssl"));
