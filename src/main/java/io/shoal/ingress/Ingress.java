@@ -7,6 +7,7 @@ import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
+import io.shoal.ratelimit.MissBudget;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
@@ -29,6 +30,9 @@ import java.util.function.LongSupplier;
  * answers, never unbounded memory.
  */
 public final class Ingress {
+  private static final ExtendedError OVER_CLIENT_BUDGET = new ExtendedError(0, "over this client's miss budget");
+  private static final ExtendedError OVER_ZONE_BUDGET = new ExtendedError(0, "over this zone's miss budget");
+
   private final LongSupplier clock;
   private final List<ActorRef<IngressWorker.Command>> workers;
   private final AtomicInteger[] pending;
@@ -132,6 +136,13 @@ public final class Ingress {
     }
     if (!query.recursionDesired()) {
       reply.send(notRecursing(query), client);
+      return;
+    }
+    // A peer's owner lookup carries many clients' misses: the asking node applied their budgets.
+    String over = query.fromPeer() ? null : p.missBudget().overBudget(query.key(), client.getAddress());
+    if (over != null) {
+      metrics.overMissBudget(over);
+      reply.send(query.servfail(over == MissBudget.CLIENT ? OVER_CLIENT_BUDGET : OVER_ZONE_BUDGET), client);
       return;
     }
     int w = partition(query);

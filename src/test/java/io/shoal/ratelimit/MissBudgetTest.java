@@ -1,0 +1,82 @@
+package io.shoal.ratelimit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.shoal.config.MissBudgetSettings;
+import io.shoal.wire.CacheKey;
+import java.net.InetAddress;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class MissBudgetTest {
+  private final AtomicLong nanos = new AtomicLong(5_000_000_000L);
+
+  private MissBudget budget(int perClient, int perZone, boolean loopback) {
+    return new MissBudget(new MissBudgetSettings(perClient, perZone, 24, 56, 2, loopback, 1024), nanos::get);
+  }
+
+  private static CacheKey key(String name) {
+    return CacheKey.of(name, 1, 1, 0);
+  }
+
+  private static InetAddress ip(String a) throws Exception {
+    return InetAddress.getByName(a);
+  }
+
+  @Test
+  void aClientPrefixGetsItsBudgetEachSecondAndOthersTheirOwn() throws Exception {
+    MissBudget b = budget(3, 0, false);
+    for (int i = 0; i < 3; i++) {
+      assertNull(b.overBudget(key("n" + i + ".example.com."), ip("192.0.2." + (10 + i))));
+    }
+    // The same /24: over.
+    assertEquals(MissBudget.CLIENT, b.overBudget(key("n9.example.com."), ip("192.0.2.200")));
+    assertNull(b.overBudget(key("n9.example.com."), ip("198.51.100.1")));
+    nanos.addAndGet(1_000_000_000L);
+    assertNull(b.overBudget(key("n10.example.com."), ip("192.0.2.10")), "a new second, a new budget");
+  }
+
+  @Test
+  void aZoneIsHeldToItsBudgetWhateverTheSourcesAndOtherZonesAreNot() throws Exception {
+    MissBudget b = budget(0, 4, false);
+    for (int i = 0; i < 4; i++) {
+      assertNull(b.overBudget(key("r" + i + ".victim.example."), ip("203.0.113." + i)));
+    }
+    assertEquals(MissBudget.ZONE, b.overBudget(key("deeper.r5.victim.example."), ip("198.51.100.7")));
+    assertNull(b.overBudget(key("www.other.example."), ip("198.51.100.7")));
+  }
+
+  @Test
+  void aMissOverItsClientBudgetDoesNotSpendItsZones() throws Exception {
+    MissBudget b = budget(2, 3, false);
+    assertNull(b.overBudget(key("a.victim.example."), ip("192.0.2.1")));
+    assertNull(b.overBudget(key("b.victim.example."), ip("192.0.2.1")));
+    for (int i = 0; i < 10; i++) {
+      assertEquals(MissBudget.CLIENT, b.overBudget(key("c" + i + ".victim.example."), ip("192.0.2.1")));
+    }
+    assertNull(b.overBudget(key("d.victim.example."), ip("198.51.100.1")), "the zone has one miss left");
+    assertEquals(MissBudget.ZONE, b.overBudget(key("e.victim.example."), ip("203.0.113.1")));
+  }
+
+  @Test
+  void loopbackIsExemptUnlessIncluded() throws Exception {
+    MissBudget exempt = budget(1, 1, false);
+    MissBudget counted = budget(1, 0, true);
+    for (int i = 0; i < 5; i++) {
+      assertNull(exempt.overBudget(key("x" + i + ".example.com."), ip("127.0.0.1")));
+    }
+    assertNull(counted.overBudget(key("y.example.com."), ip("127.0.0.1")));
+    assertEquals(MissBudget.CLIENT, counted.overBudget(key("z.example.com."), ip("127.0.0.1")));
+  }
+
+  @Test
+  void theZoneIsTheLastLabelsCaseInsensitive() {
+    assertEquals(MissBudget.zoneHash(key("a1.Victim.Example."), 2), MissBudget.zoneHash(key("zz.b.victim.example."), 2));
+    assertEquals(MissBudget.zoneHash(key("victim.example."), 2), MissBudget.zoneHash(key("a.victim.example."), 2));
+    assertNotEquals(MissBudget.zoneHash(key("a.victim.example."), 2), MissBudget.zoneHash(key("a.other.example."), 2));
+    assertNotEquals(MissBudget.zoneHash(key("a.b.victim.example."), 3), MissBudget.zoneHash(key("a.c.victim.example."), 3));
+    assertEquals(MissBudget.zoneHash(key("example."), 2), MissBudget.zoneHash(key("example."), 2));
+  }
+}
