@@ -15,7 +15,12 @@ import java.util.function.LongSupplier;
  * cache, and the hits of every other client keep the CPU. Hits never come here.
  *
  * <p>A miss over its client's budget is not counted against its zone: one noisy client cannot use
- * up a zone's budget beyond its own. The zone of a name is its last {@code zone_labels} labels
+ * up a zone's budget beyond its own. And a zone over its budget still takes, from each client, a
+ * slice of {@code per_zone / }{@value #FAIR_SLICES} misses a second (at least one), up to {@code
+ * per_zone} such misses in all: a client that asks the flooded zone now and then still gets its
+ * answers while the flood's sources, however many, are held to about twice the budget. (A flood
+ * from more than that many client prefixes takes the slices up too; then every client waits for
+ * the next second.) The zone of a name is its last {@code zone_labels} labels
  * (shoal forwards, so it does not know the zone cuts): {@code a1b2.victim.example} counts against
  * {@code victim.example} with the default 2.
  */
@@ -30,6 +35,14 @@ public final class MissBudget {
   private final MissBudgetSettings settings;
   private final PerSecondCounts clients;
   private final PerSecondCounts zones;
+  /** Misses per client and zone, counted once the zone is over its budget. */
+  private final PerSecondCounts slices;
+  /** Misses per zone let through by a client's slice. */
+  private final PerSecondCounts sliced;
+  private final int slice;
+
+  /** How many clients' slices a zone's budget is cut into. */
+  static final int FAIR_SLICES = 1024;
 
   public MissBudget(MissBudgetSettings settings) {
     this(settings, System::nanoTime);
@@ -38,7 +51,11 @@ public final class MissBudget {
   MissBudget(MissBudgetSettings settings, LongSupplier nanoClock) {
     this.settings = settings;
     this.clients = new PerSecondCounts(settings.perClient() > 0 ? settings.tableSize() : 0, nanoClock);
-    this.zones = new PerSecondCounts(settings.perZone() > 0 ? settings.tableSize() : 0, nanoClock);
+    int zoneTable = settings.perZone() > 0 ? settings.tableSize() : 0;
+    this.zones = new PerSecondCounts(zoneTable, nanoClock);
+    this.slices = new PerSecondCounts(zoneTable, nanoClock);
+    this.sliced = new PerSecondCounts(zoneTable, nanoClock);
+    this.slice = Math.max(1, settings.perZone() / FAIR_SLICES);
   }
 
   /**
@@ -49,13 +66,16 @@ public final class MissBudget {
     if (!settings.enabled() || (!settings.includeLoopback() && client.isLoopbackAddress())) {
       return null;
     }
-    if (settings.perClient() > 0 && clients.increment(
-        ResponseRateLimiter.prefixOf(client, settings.clientPrefixV4(), settings.clientPrefixV6()))
-        > settings.perClient()) {
+    long prefix = ResponseRateLimiter.prefixOf(client, settings.clientPrefixV4(), settings.clientPrefixV6());
+    if (settings.perClient() > 0 && clients.increment(prefix) > settings.perClient()) {
       return CLIENT;
     }
-    if (settings.perZone() > 0 && zones.increment(zoneHash(key, settings.zoneLabels())) > settings.perZone()) {
-      return ZONE;
+    if (settings.perZone() > 0) {
+      long zone = zoneHash(key, settings.zoneLabels());
+      if (zones.increment(zone) > settings.perZone()
+          && (slices.increment((zone * 31 + prefix) | 1) > slice || sliced.increment(zone) > settings.perZone())) {
+        return ZONE;
+      }
     }
     return null;
   }

@@ -44,8 +44,41 @@ class MissBudgetTest {
     for (int i = 0; i < 4; i++) {
       assertNull(b.overBudget(key("r" + i + ".victim.example."), ip("203.0.113." + i)));
     }
-    assertEquals(MissBudget.ZONE, b.overBudget(key("deeper.r5.victim.example."), ip("198.51.100.7")));
+    // Over the budget: 198.51.100.0/24's slice (one a second) lets its first through, not its second.
+    assertNull(b.overBudget(key("deeper.r5.victim.example."), ip("198.51.100.7")));
+    assertEquals(MissBudget.ZONE, b.overBudget(key("deeper.r6.victim.example."), ip("198.51.100.7")));
     assertNull(b.overBudget(key("www.other.example."), ip("198.51.100.7")));
+  }
+
+  @Test
+  void aFloodedZoneStillTakesAFewMissesOfEachOtherClient() throws Exception {
+    // per_zone 2048: a slice of 2 a second per client, at most 2048 sliced misses in all.
+    MissBudget b = budget(0, 2048, false);
+    int flooded = 0;
+    for (int i = 0; i < 20_000; i++) {
+      if (b.overBudget(key("f" + i + ".victim.example."), ip("203.0." + (113 + i % 4) + ".1")) != null) {
+        flooded++;
+      }
+    }
+    // Four flooding clients: the budget, and two more misses each.
+    assertEquals(20_000 - 2048 - 4 * 2, flooded);
+    assertNull(b.overBudget(key("legit1.victim.example."), ip("198.51.100.9")));
+    assertNull(b.overBudget(key("legit2.victim.example."), ip("198.51.100.9")));
+    assertEquals(MissBudget.ZONE, b.overBudget(key("legit3.victim.example."), ip("198.51.100.9")));
+  }
+
+  @Test
+  void slicesTakeAtMostTheBudgetAgainHoweverManySources() throws Exception {
+    MissBudget b = budget(0, 1024, false);
+    int through = 0;
+    for (int i = 0; i < 10_000; i++) {
+      // 10,000 sources, each a /24 of its own: every one's first miss fits its slice.
+      String source = "10." + (i / 256) + "." + (i % 256) + ".1";
+      if (b.overBudget(key("s" + i + ".victim.example."), ip(source)) == null) {
+        through++;
+      }
+    }
+    assertEquals(2 * 1024, through);
   }
 
   @Test
@@ -57,7 +90,8 @@ class MissBudgetTest {
       assertEquals(MissBudget.CLIENT, b.overBudget(key("c" + i + ".victim.example."), ip("192.0.2.1")));
     }
     assertNull(b.overBudget(key("d.victim.example."), ip("198.51.100.1")), "the zone has one miss left");
-    assertEquals(MissBudget.ZONE, b.overBudget(key("e.victim.example."), ip("203.0.113.1")));
+    assertNull(b.overBudget(key("e.victim.example."), ip("203.0.113.1")), "and then a slice for another client");
+    assertEquals(MissBudget.ZONE, b.overBudget(key("f.victim.example."), ip("203.0.113.1")));
   }
 
   @Test
