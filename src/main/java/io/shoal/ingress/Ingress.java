@@ -6,7 +6,6 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
-import io.shoal.profile.ProfileTable;
 import io.shoal.ratelimit.MissBudget;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
@@ -129,7 +128,8 @@ public final class Ingress {
       }
       return;
     }
-    byte[] hit = answerFromCache(p.profiles(), query, protocol);
+    Profile profile = p.profiles().match(query.key());
+    byte[] hit = answerFromCache(profile, query, protocol);
     if (hit != null) {
       reply.sendCached(hit, client);
       return;
@@ -139,7 +139,8 @@ public final class Ingress {
       return;
     }
     // A peer's owner lookup carries many clients' misses: the asking node applied their budgets.
-    String over = query.fromPeer() ? null : p.missBudget().overBudget(query.key(), client.getAddress());
+    String over = query.fromPeer() ? null
+        : p.missBudget().overBudget(query.key(), client.getAddress(), profile.cache().evictedLately(query.key()));
     if (over != null) {
       metrics.overMissBudget(over);
       reply.send(query.servfail(over == MissBudget.CLIENT ? OVER_CLIENT_BUDGET : OVER_ZONE_BUDGET), client);
@@ -180,8 +181,7 @@ public final class Ingress {
   }
 
   /** The rendered reply when the cache holds the answer, counted as a hit or a miss; else null. */
-  private byte[] answerFromCache(ProfileTable profiles, DnsQuery query, Protocol protocol) {
-    Profile profile = profiles.match(query.key());
+  private byte[] answerFromCache(Profile profile, DnsQuery query, Protocol protocol) {
     long now = clock.getAsLong();
     CachedAnswer hit = profile.cache().get(query.key(), now);
     if (hit == null) {

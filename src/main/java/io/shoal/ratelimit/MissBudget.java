@@ -60,10 +60,12 @@ public final class MissBudget {
 
   /**
    * Counts a miss of {@code key} from {@code client}: null when it may go upstream, else the
-   * budget it is over ({@link #CLIENT} or {@link #ZONE}).
+   * budget it is over ({@link #CLIENT} or {@link #ZONE}). A miss of a name its cache evicted
+   * lately ({@code evicted}) always goes, uncounted: clients ask that name again and again, where
+   * a flood's names are new every time, and an honest hit pushed out by the flood must come back.
    */
-  public String overBudget(CacheKey key, InetAddress client) {
-    if (!settings.enabled() || (!settings.includeLoopback() && client.isLoopbackAddress())) {
+  public String overBudget(CacheKey key, InetAddress client, boolean evicted) {
+    if (evicted || !settings.enabled() || (!settings.includeLoopback() && client.isLoopbackAddress())) {
       return null;
     }
     long prefix = ResponseRateLimiter.prefixOf(client, settings.clientPrefixV4(), settings.clientPrefixV6());

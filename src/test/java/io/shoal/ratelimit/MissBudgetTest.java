@@ -21,6 +21,11 @@ class MissBudgetTest {
     return CacheKey.of(name, 1, 1, 0);
   }
 
+  /** A miss of a name the cache did not evict lately. */
+  private static String over(MissBudget b, CacheKey key, InetAddress client) {
+    return b.overBudget(key, client, false);
+  }
+
   private static InetAddress ip(String a) throws Exception {
     return InetAddress.getByName(a);
   }
@@ -29,25 +34,25 @@ class MissBudgetTest {
   void aClientPrefixGetsItsBudgetEachSecondAndOthersTheirOwn() throws Exception {
     MissBudget b = budget(3, 0, false);
     for (int i = 0; i < 3; i++) {
-      assertNull(b.overBudget(key("n" + i + ".example.com."), ip("192.0.2." + (10 + i))));
+      assertNull(over(b, key("n" + i + ".example.com."), ip("192.0.2." + (10 + i))));
     }
     // The same /24: over.
-    assertEquals(MissBudget.CLIENT, b.overBudget(key("n9.example.com."), ip("192.0.2.200")));
-    assertNull(b.overBudget(key("n9.example.com."), ip("198.51.100.1")));
+    assertEquals(MissBudget.CLIENT, over(b, key("n9.example.com."), ip("192.0.2.200")));
+    assertNull(over(b, key("n9.example.com."), ip("198.51.100.1")));
     nanos.addAndGet(1_000_000_000L);
-    assertNull(b.overBudget(key("n10.example.com."), ip("192.0.2.10")), "a new second, a new budget");
+    assertNull(over(b, key("n10.example.com."), ip("192.0.2.10")), "a new second, a new budget");
   }
 
   @Test
   void aZoneIsHeldToItsBudgetWhateverTheSourcesAndOtherZonesAreNot() throws Exception {
     MissBudget b = budget(0, 4, false);
     for (int i = 0; i < 4; i++) {
-      assertNull(b.overBudget(key("r" + i + ".victim.example."), ip("203.0.113." + i)));
+      assertNull(over(b, key("r" + i + ".victim.example."), ip("203.0.113." + i)));
     }
     // Over the budget: 198.51.100.0/24's slice (one a second) lets its first through, not its second.
-    assertNull(b.overBudget(key("deeper.r5.victim.example."), ip("198.51.100.7")));
-    assertEquals(MissBudget.ZONE, b.overBudget(key("deeper.r6.victim.example."), ip("198.51.100.7")));
-    assertNull(b.overBudget(key("www.other.example."), ip("198.51.100.7")));
+    assertNull(over(b, key("deeper.r5.victim.example."), ip("198.51.100.7")));
+    assertEquals(MissBudget.ZONE, over(b, key("deeper.r6.victim.example."), ip("198.51.100.7")));
+    assertNull(over(b, key("www.other.example."), ip("198.51.100.7")));
   }
 
   @Test
@@ -56,15 +61,15 @@ class MissBudgetTest {
     MissBudget b = budget(0, 2048, false);
     int flooded = 0;
     for (int i = 0; i < 20_000; i++) {
-      if (b.overBudget(key("f" + i + ".victim.example."), ip("203.0." + (113 + i % 4) + ".1")) != null) {
+      if (over(b, key("f" + i + ".victim.example."), ip("203.0." + (113 + i % 4) + ".1")) != null) {
         flooded++;
       }
     }
     // Four flooding clients: the budget, and two more misses each.
     assertEquals(20_000 - 2048 - 4 * 2, flooded);
-    assertNull(b.overBudget(key("legit1.victim.example."), ip("198.51.100.9")));
-    assertNull(b.overBudget(key("legit2.victim.example."), ip("198.51.100.9")));
-    assertEquals(MissBudget.ZONE, b.overBudget(key("legit3.victim.example."), ip("198.51.100.9")));
+    assertNull(over(b, key("legit1.victim.example."), ip("198.51.100.9")));
+    assertNull(over(b, key("legit2.victim.example."), ip("198.51.100.9")));
+    assertEquals(MissBudget.ZONE, over(b, key("legit3.victim.example."), ip("198.51.100.9")));
   }
 
   @Test
@@ -74,7 +79,7 @@ class MissBudgetTest {
     for (int i = 0; i < 10_000; i++) {
       // 10,000 sources, each a /24 of its own: every one's first miss fits its slice.
       String source = "10." + (i / 256) + "." + (i % 256) + ".1";
-      if (b.overBudget(key("s" + i + ".victim.example."), ip(source)) == null) {
+      if (over(b, key("s" + i + ".victim.example."), ip(source)) == null) {
         through++;
       }
     }
@@ -84,14 +89,14 @@ class MissBudgetTest {
   @Test
   void aMissOverItsClientBudgetDoesNotSpendItsZones() throws Exception {
     MissBudget b = budget(2, 3, false);
-    assertNull(b.overBudget(key("a.victim.example."), ip("192.0.2.1")));
-    assertNull(b.overBudget(key("b.victim.example."), ip("192.0.2.1")));
+    assertNull(over(b, key("a.victim.example."), ip("192.0.2.1")));
+    assertNull(over(b, key("b.victim.example."), ip("192.0.2.1")));
     for (int i = 0; i < 10; i++) {
-      assertEquals(MissBudget.CLIENT, b.overBudget(key("c" + i + ".victim.example."), ip("192.0.2.1")));
+      assertEquals(MissBudget.CLIENT, over(b, key("c" + i + ".victim.example."), ip("192.0.2.1")));
     }
-    assertNull(b.overBudget(key("d.victim.example."), ip("198.51.100.1")), "the zone has one miss left");
-    assertNull(b.overBudget(key("e.victim.example."), ip("203.0.113.1")), "and then a slice for another client");
-    assertEquals(MissBudget.ZONE, b.overBudget(key("f.victim.example."), ip("203.0.113.1")));
+    assertNull(over(b, key("d.victim.example."), ip("198.51.100.1")), "the zone has one miss left");
+    assertNull(over(b, key("e.victim.example."), ip("203.0.113.1")), "and then a slice for another client");
+    assertEquals(MissBudget.ZONE, over(b, key("f.victim.example."), ip("203.0.113.1")));
   }
 
   @Test
@@ -99,10 +104,20 @@ class MissBudgetTest {
     MissBudget exempt = budget(1, 1, false);
     MissBudget counted = budget(1, 0, true);
     for (int i = 0; i < 5; i++) {
-      assertNull(exempt.overBudget(key("x" + i + ".example.com."), ip("127.0.0.1")));
+      assertNull(over(exempt, key("x" + i + ".example.com."), ip("127.0.0.1")));
     }
-    assertNull(counted.overBudget(key("y.example.com."), ip("127.0.0.1")));
-    assertEquals(MissBudget.CLIENT, counted.overBudget(key("z.example.com."), ip("127.0.0.1")));
+    assertNull(over(counted, key("y.example.com."), ip("127.0.0.1")));
+    assertEquals(MissBudget.CLIENT, over(counted, key("z.example.com."), ip("127.0.0.1")));
+  }
+
+  @Test
+  void aNameTheCacheEvictedLatelyGoesUpstreamUncounted() throws Exception {
+    MissBudget b = budget(1, 1, false);
+    assertNull(over(b, key("a.victim.example."), ip("192.0.2.1")));
+    for (int i = 0; i < 10; i++) {
+      assertNull(b.overBudget(key("honest.victim.example."), ip("192.0.2.1"), true));
+    }
+    assertEquals(MissBudget.CLIENT, over(b, key("b.victim.example."), ip("192.0.2.1")));
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.shoal.cache.memory;
 
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
+import io.shoal.cache.EvictedKeys;
 import io.shoal.cache.WhenFull;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.wire.CacheKey;
@@ -47,6 +48,7 @@ public final class MemoryAnswerCache implements AnswerCache {
   /** The negative answers of {@code byExpiry} ({@code evict_one}). */
   private final TreeSet<Slot> negativesByExpiry = new TreeSet<>(BY_EXPIRY);
   private final long maxNegatives;
+  private final EvictedKeys evicted = new EvictedKeys();
   private long negatives;
   private final List<Slot> slots = new ArrayList<>();
   private long seq;
@@ -135,6 +137,12 @@ public final class MemoryAnswerCache implements AnswerCache {
     }
     map.remove(victim.key);
     unlink(victim);
+    evicted.add(victim.key);
+  }
+
+  @Override
+  public boolean evictedLately(CacheKey key) {
+    return evicted.contains(key);
   }
 
   private void link(Slot s) {
