@@ -18,6 +18,14 @@ public interface AnswerCache extends AutoCloseable {
   CachedAnswer get(CacheKey key, long nowMillis);
 
   /**
+   * Whether this cache evicted {@code key} lately to make room (so its name is one clients ask
+   * again, not a made-up one); false where the backend does not keep track.
+   */
+  default boolean evictedLately(CacheKey key) {
+    return false;
+  }
+
+  /**
    * Stores or replaces the answer for {@code key}, evicting by the cache's when_full rule. The
    * caller waits on the stage (write-through), so the backend makes the answer durable promptly.
    */

@@ -53,6 +53,12 @@ public record CachedAnswer(
     return render(query, nowMillis, sizeLimit, why);
   }
 
+  /** A negative answer: NXDOMAIN, NODATA (no answer records), or a remembered failure. */
+  public boolean negative() {
+    int rcode = wire[3] & 0x0F;
+    return rcode != Rcode.NOERROR || (wire[6] == 0 && wire[7] == 0);
+  }
+
   /**
    * Whether this answer may be served past its expiry when the upstreams fail (RFC 8767): an
    * answer or an NXDOMAIN; never a remembered failure or a truncated reply.

@@ -18,11 +18,12 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "The running node reads its --config file again and applies upstreams, profiles,",
-      "access_control, rate_limit, chaos, serve_stale, prefetch, local, policy, dnssec and",
-      "log live, and looks at its TLS certificate files. The cache, the sockets and the",
-      "cluster stay; queries in flight are answered. A config that does not validate, or",
-      "that changes any other key (listen, caches, cluster ...), is refused whole: the node",
-      "keeps the one it runs and this command prints why. SIGHUP does the same.",
+      "access_control, rate_limit, miss_budget, chaos, serve_stale, prefetch, local,",
+      "policy, dnssec and log live, and looks at its TLS certificate files. The cache,",
+      "the sockets and the cluster stay; queries in flight are answered. A config that",
+      "does not validate, or that changes any other key (listen, caches, cluster ...), is",
+      "refused whole: the node keeps the one it runs and this command prints why.",
+      "SIGHUP does the same.",
       "",
       "Through the node's admin endpoint (shoal.admin, 127.0.0.1:8559 by default)."
     },

@@ -46,6 +46,7 @@ public record ShoalConfig(
     TcpSettings tcp,
     List<AccessRule> accessControl,
     RateLimitSettings rateLimit,
+    MissBudgetSettings missBudget,
     ReplyPolicy replies,
     ServeStaleSettings serveStale,
     boolean prefetch,
@@ -77,7 +78,7 @@ public record ShoalConfig(
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
         "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "dnssec", "lmdb-dispatcher",
-        "local", "policy", "tls", "log", "reload");
+        "local", "policy", "tls", "log", "reload", "miss_budget");
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
@@ -214,7 +215,8 @@ public record ShoalConfig(
     return new ShoalConfig(
         udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
-        ClusterSettings.from(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit, replies,
+        ClusterSettings.from(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit,
+        MissBudgetSettings.from(shoal.section("miss_budget")), replies,
         serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, local(shoal.section("local")),
         policy(shoal.section("policy")), TlsSettings.from(listen, shoal.section("tls")),
         DnssecSettings.from(shoal.section("dnssec")), QueryLogSettings.from(shoal.section("log")),

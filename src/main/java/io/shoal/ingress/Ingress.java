@@ -6,7 +6,7 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
-import io.shoal.profile.ProfileTable;
+import io.shoal.ratelimit.MissBudget;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
@@ -29,6 +29,9 @@ import java.util.function.LongSupplier;
  * answers, never unbounded memory.
  */
 public final class Ingress {
+  private static final ExtendedError OVER_CLIENT_BUDGET = new ExtendedError(0, "over this client's miss budget");
+  private static final ExtendedError OVER_ZONE_BUDGET = new ExtendedError(0, "over this zone's miss budget");
+
   private final LongSupplier clock;
   private final List<ActorRef<IngressWorker.Command>> workers;
   private final AtomicInteger[] pending;
@@ -125,13 +128,22 @@ public final class Ingress {
       }
       return;
     }
-    byte[] hit = answerFromCache(p.profiles(), query, protocol);
+    Profile profile = p.profiles().match(query.key());
+    byte[] hit = answerFromCache(profile, query, protocol);
     if (hit != null) {
       reply.sendCached(hit, client);
       return;
     }
     if (!query.recursionDesired()) {
       reply.send(notRecursing(query), client);
+      return;
+    }
+    // A peer's owner lookup carries many clients' misses: the asking node applied their budgets.
+    String over = query.fromPeer() ? null
+        : p.missBudget().overBudget(query.key(), client.getAddress(), profile.cache().evictedLately(query.key()));
+    if (over != null) {
+      metrics.overMissBudget(over);
+      reply.send(query.servfail(over == MissBudget.CLIENT ? OVER_CLIENT_BUDGET : OVER_ZONE_BUDGET), client);
       return;
     }
     int w = partition(query);
@@ -169,8 +181,7 @@ public final class Ingress {
   }
 
   /** The rendered reply when the cache holds the answer, counted as a hit or a miss; else null. */
-  private byte[] answerFromCache(ProfileTable profiles, DnsQuery query, Protocol protocol) {
-    Profile profile = profiles.match(query.key());
+  private byte[] answerFromCache(Profile profile, DnsQuery query, Protocol protocol) {
     long now = clock.getAsLong();
     CachedAnswer hit = profile.cache().get(query.key(), now);
     if (hit == null) {

@@ -7,6 +7,7 @@ import io.shoal.loop.LoopDetector;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.ProfileTable;
 import io.shoal.querylog.QueryLog;
+import io.shoal.ratelimit.MissBudget;
 import io.shoal.wire.ReplyPolicy;
 import java.time.Duration;
 
@@ -17,6 +18,7 @@ import java.time.Duration;
  *
  * @param profiles the profiles, with their caches (the same caches in every plan) and upstreams
  * @param access which clients are served
+ * @param missBudget how many misses a second each client prefix and zone may send upstream
  * @param replies the chaos-class answers and the largest UDP reply
  * @param local local data, or null when none is configured
  * @param policy the response policy (blocklists), or null when none is configured
@@ -28,5 +30,5 @@ import java.time.Duration;
  *     longer than any upstream deadline, so it only fires if a worker lost the query
  */
 public record QueryPlan(
-    ProfileTable profiles, AccessControl access, ReplyPolicy replies, LocalData local, ResponsePolicy policy,
+    ProfileTable profiles, AccessControl access, MissBudget missBudget, ReplyPolicy replies, LocalData local, ResponsePolicy policy,
     QueryLog queryLog, LoopDetector loops, ServeStaleSettings serveStale, boolean prefetch, Duration streamGuard) {}

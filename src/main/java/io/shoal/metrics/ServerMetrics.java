@@ -55,6 +55,7 @@ public final class ServerMetrics {
   /** Created on the first owner lookup, so a node outside a cluster exports no such series. */
   private volatile Timer remoteLookupTime;
   private final ConcurrentHashMap<String, Counter> refused = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Counter> overBudget = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Gauge> upstreamUp = new ConcurrentHashMap<>();
   private final Counter slipped;
   private final Gauge tcpConnections;
@@ -111,6 +112,20 @@ public final class ServerMetrics {
           .withTags(base.withTag("reason", r)));
     }
     return c;
+  }
+
+  /**
+   * A miss answered SERVFAIL because its client prefix or zone was over its miss budget:
+   * shoal_miss_budget_exceeded_total{budget}.
+   */
+  public void overMissBudget(String budget) {
+    Counter c = overBudget.get(budget);
+    if (c == null) {
+      c = overBudget.computeIfAbsent(budget, b -> Kamon.counter("shoal.miss.budget.exceeded",
+          "Misses answered SERVFAIL at once because their client prefix or zone was over its miss budget")
+          .withTags(base.withTag("budget", b)));
+    }
+    c.increment();
   }
 
   /** A query answered REFUSED by policy: shoal_refused_total{reason}. */

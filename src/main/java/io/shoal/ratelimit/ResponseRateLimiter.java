@@ -18,7 +18,6 @@ import java.util.function.LongSupplier;
  * honest one. Safe for concurrent senders (striped locks).
  */
 public final class ResponseRateLimiter {
-  private static final int STRIPES = 64;
   private static final long V4_TAG = 1L << 32;
   private static final long V6_TAG = 1L << 62;
 
@@ -26,12 +25,7 @@ public final class ResponseRateLimiter {
   private final int slip;
   private final boolean includeLoopback;
   private final ServerMetrics metrics;
-  private final LongSupplier nanoClock;
-  private final long[] prefixes;
-  private final long[] seconds;
-  private final int[] counts;
-  private final Object[] locks = new Object[STRIPES];
-  private final int shift;
+  private final PerSecondCounts counts;
 
   public ResponseRateLimiter(RateLimitSettings settings, ServerMetrics metrics) {
     this(settings, metrics, System::nanoTime);
@@ -42,15 +36,7 @@ public final class ResponseRateLimiter {
     this.slip = settings.slip();
     this.includeLoopback = settings.includeLoopback();
     this.metrics = metrics;
-    this.nanoClock = nanoClock;
-    int size = Integer.highestOneBit(Math.max(1, settings.tableSize() - 1)) << 1;
-    this.shift = 64 - Integer.numberOfTrailingZeros(size);
-    this.prefixes = new long[settings.enabled() ? size : 0];
-    this.seconds = new long[prefixes.length];
-    this.counts = new int[prefixes.length];
-    for (int i = 0; i < STRIPES; i++) {
-      locks[i] = new Object();
-    }
+    this.counts = new PerSecondCounts(settings.enabled() ? settings.tableSize() : 0, nanoClock);
   }
 
   /**
@@ -63,18 +49,7 @@ public final class ResponseRateLimiter {
     if (limit == 0 || (!includeLoopback && client.isLoopbackAddress())) {
       return reply;
     }
-    long prefix = prefixOf(client);
-    int slot = (int) ((prefix * 0x9E3779B97F4A7C15L) >>> shift);
-    long second = nanoClock.getAsLong() / 1_000_000_000L;
-    int count;
-    synchronized (locks[slot & (STRIPES - 1)]) {
-      if (prefixes[slot] != prefix || seconds[slot] != second) {
-        prefixes[slot] = prefix;
-        seconds[slot] = second;
-        counts[slot] = 0;
-      }
-      count = ++counts[slot];
-    }
+    int count = counts.increment(prefixOf(client, 24, 56));
     if (count <= limit) {
       return reply;
     }
@@ -86,17 +61,24 @@ public final class ResponseRateLimiter {
     return null;
   }
 
-  /** The client's /24 or /56 as a number; the tag bits keep the families apart and never 0. */
-  private static long prefixOf(InetAddress client) {
+  /**
+   * The client's prefix ({@code v4Bits} of an IPv4 address, {@code v6Bits} of an IPv6 one, at
+   * most 64) as a number; the tag bits keep the families apart and never 0.
+   */
+  static long prefixOf(InetAddress client, int v4Bits, int v6Bits) {
     if (client instanceof Inet4Address) {
       // Inet4Address.hashCode() is the address itself: no copy of the bytes per reply.
-      return V4_TAG | (client.hashCode() & 0xFFFFFF00L);
+      long mask = v4Bits == 0 ? 0 : (0xFFFFFFFFL << (32 - v4Bits)) & 0xFFFFFFFFL;
+      return V4_TAG | (client.hashCode() & mask);
     }
     byte[] b = client.getAddress();
     long p = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
       p = p << 8 | (b[i] & 0xFF);
     }
-    return V6_TAG | p;
+    long mask = v6Bits == 0 ? 0 : -1L << (64 - v6Bits);
+    // Mixed into the 62 bits under the tag: two prefixes share a key only by a rare collision,
+    // which lets something through, as a table collision does.
+    return V6_TAG | (((p & mask) * 0x9E3779B97F4A7C15L) >>> 2);
   }
 }

@@ -31,7 +31,7 @@ public final class ConfigReload {
 
   /** The {@code shoal} keys a running node applies. */
   public static final Set<String> LIVE = Set.of(
-      "upstreams", "profiles", "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "local", "policy",
+      "upstreams", "profiles", "access_control", "rate_limit", "miss_budget", "chaos", "serve_stale", "prefetch", "local", "policy",
       "dnssec", "log");
 
   /** The top-level blocks besides {@code shoal} that shoal reads; the others are the JVM's system properties. */

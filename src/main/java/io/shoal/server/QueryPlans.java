@@ -26,6 +26,7 @@ import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.querylog.QueryLog;
+import io.shoal.ratelimit.MissBudget;
 import io.shoal.upstream.DotExchanges;
 import io.shoal.upstream.Upstream;
 import io.shoal.upstream.UpstreamGroup;
@@ -240,7 +241,7 @@ final class QueryPlans {
       }
     }
     QueryPlan plan = new QueryPlan(new ProfileTable(bySuffix), new AccessControl(config.accessControl(), metrics),
-        config.replies(), local, policy, queryLog, loops, config.serveStale(), config.prefetch(),
+        new MissBudget(config.missBudget()), config.replies(), local, policy, queryLog, loops, config.serveStale(), config.prefetch(),
         longest.plus(config.cluster().ownerTimeout()).plusSeconds(1));
     return new Built(config, plan, Map.copyOf(groups));
   }

@@ -2,6 +2,7 @@ package io.shoal.cache.memory;
 
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
+import io.shoal.cache.EvictedKeys;
 import io.shoal.cache.WhenFull;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.wire.CacheKey;
@@ -20,10 +21,19 @@ import java.util.function.BiConsumer;
  * The in-memory answer cache. Reads go straight to a ConcurrentHashMap from any thread; writes
  * take one lock and keep the structure that {@code when_full} needs: an expiry-ordered set for
  * {@code evict_one}, a dense slot array for random sampling in {@code sample}.
+ *
+ * <p>Negative answers (NXDOMAIN, NODATA, remembered failures) hold at most {@link
+ * #NEGATIVE_SHARE} of a full cache: past that, a new one takes the place of another negative
+ * answer, never of a positive one. A flood of made-up names (every one an NXDOMAIN, the
+ * random-subdomain attack) then churns through its own half of the cache, and the answers the
+ * honest clients hit stay, as Unbound keeps its negative cache apart.
  */
 public final class MemoryAnswerCache implements AnswerCache {
   /** Entries looked at per eviction in {@code sample} mode (as Redis's maxmemory-samples). */
   static final int SAMPLES = 5;
+
+  /** The share of a full cache negative answers may hold. */
+  static final double NEGATIVE_SHARE = 0.5;
 
   private static final Comparator<Slot> BY_EXPIRY =
       Comparator.<Slot>comparingLong(s -> s.answer.expiresAtMillis()).thenComparingLong(s -> s.seq);
@@ -35,6 +45,11 @@ public final class MemoryAnswerCache implements AnswerCache {
   private final ConcurrentHashMap<CacheKey, Slot> map = new ConcurrentHashMap<>();
   private final ReentrantLock writeLock = new ReentrantLock();
   private final TreeSet<Slot> byExpiry = new TreeSet<>(BY_EXPIRY);
+  /** The negative answers of {@code byExpiry} ({@code evict_one}). */
+  private final TreeSet<Slot> negativesByExpiry = new TreeSet<>(BY_EXPIRY);
+  private final long maxNegatives;
+  private final EvictedKeys evicted = new EvictedKeys();
+  private long negatives;
   private final List<Slot> slots = new ArrayList<>();
   private long seq;
 
@@ -42,18 +57,21 @@ public final class MemoryAnswerCache implements AnswerCache {
     final CacheKey key;
     final CachedAnswer answer;
     final long seq;
+    final boolean negative;
     int index = -1;
 
     Slot(CacheKey key, CachedAnswer answer, long seq) {
       this.key = key;
       this.answer = answer;
       this.seq = seq;
+      this.negative = answer.negative();
     }
   }
 
   public MemoryAnswerCache(String name, long maxEntries, WhenFull whenFull, CacheMetrics metrics) {
     this.name = name;
     this.maxEntries = maxEntries;
+    this.maxNegatives = Math.max(1, (long) (maxEntries * NEGATIVE_SHARE));
     this.whenFull = whenFull;
     this.metrics = metrics;
     metrics.entries(0, 0);
@@ -79,14 +97,14 @@ public final class MemoryAnswerCache implements AnswerCache {
     writeLock.lock();
     try {
       Slot old = map.get(key);
+      Slot slot = new Slot(key, answer, seq++);
       if (old != null) {
         unlink(old);
       } else if (map.size() >= maxEntries) {
         long evictStart = System.nanoTime();
-        evictOne();
+        evictOne(slot.negative && negatives >= maxNegatives);
         metrics.evictionNanos(System.nanoTime() - evictStart);
       }
-      Slot slot = new Slot(key, answer, seq++);
       map.put(key, slot);
       link(slot);
       metrics.entries(0, map.size());
@@ -97,27 +115,45 @@ public final class MemoryAnswerCache implements AnswerCache {
     return CompletableFuture.completedFuture(Boolean.TRUE);
   }
 
-  private void evictOne() {
+  /** Makes room for one answer; {@code negativeOnly}: a negative answer over its share takes another's place. */
+  private void evictOne(boolean negativeOnly) {
     Slot victim;
     if (whenFull == WhenFull.EVICT_ONE) {
-      victim = byExpiry.first();
+      victim = negativeOnly ? negativesByExpiry.first() : byExpiry.first();
     } else {
       ThreadLocalRandom rnd = ThreadLocalRandom.current();
       victim = null;
-      for (int i = 0; i < SAMPLES; i++) {
+      // Negatives hold half the slots or more here: four times the samples all but always find one.
+      int samples = negativeOnly ? 4 * SAMPLES : SAMPLES;
+      for (int i = 0; i < samples; i++) {
         Slot candidate = slots.get(rnd.nextInt(slots.size()));
-        if (victim == null || BY_EXPIRY.compare(candidate, victim) < 0) {
+        if ((!negativeOnly || candidate.negative) && (victim == null || BY_EXPIRY.compare(candidate, victim) < 0)) {
           victim = candidate;
         }
+      }
+      if (victim == null) {
+        victim = slots.get(rnd.nextInt(slots.size()));
       }
     }
     map.remove(victim.key);
     unlink(victim);
+    evicted.add(victim.key);
+  }
+
+  @Override
+  public boolean evictedLately(CacheKey key) {
+    return evicted.contains(key);
   }
 
   private void link(Slot s) {
+    if (s.negative) {
+      negatives++;
+    }
     if (whenFull == WhenFull.EVICT_ONE) {
       byExpiry.add(s);
+      if (s.negative) {
+        negativesByExpiry.add(s);
+      }
     } else {
       s.index = slots.size();
       slots.add(s);
@@ -125,8 +161,14 @@ public final class MemoryAnswerCache implements AnswerCache {
   }
 
   private void unlink(Slot s) {
+    if (s.negative) {
+      negatives--;
+    }
     if (whenFull == WhenFull.EVICT_ONE) {
       byExpiry.remove(s);
+      if (s.negative) {
+        negativesByExpiry.remove(s);
+      }
     } else {
       Slot last = slots.remove(slots.size() - 1);
       if (last != s) {

@@ -200,6 +200,8 @@ public final class AttackPhases {
       case TCP_HOLDERS -> TcpSiege.hold(target, plan.holderEmptyConnections(), plan.holderIdleConnections(), limit);
       case MISS_FLOOD -> UdpFlood.start("unique-name queries", target, missRate(baselineQps), limit,
           () -> packets.uniqueQuery(zone));
+      case MISS_FLOOD_SPREAD -> UdpFlood.spread("unique-name queries from " + UdpFlood.SPREAD_NETWORKS + " networks",
+          target, missRate(baselineQps), limit, () -> packets.uniqueQuery(zone));
       case HOSTILE_UPSTREAM -> UdpFlood.start("queries for " + plan.hostileZone(), target, plan.hostilePerSecond(),
           limit, () -> packets.hostileQuery(plan.hostileZone()));
     };

@@ -20,6 +20,8 @@ import java.util.function.Supplier;
 final class UdpFlood extends AttackThread {
   /** Source sockets the packets take turns on. */
   private static final int SOURCES = 8;
+  /** Source networks of a spread flood: 127.1.N.1 for N below this, each a /24 of its own. */
+  static final int SPREAD_NETWORKS = 256;
 
   private final String what;
   private final InetSocketAddress target;
@@ -33,7 +35,8 @@ final class UdpFlood extends AttackThread {
   private volatile long startNanos;
   private volatile long endNanos;
 
-  private UdpFlood(String what, InetSocketAddress target, int perSecond, Duration limit, Supplier<byte[]> packets)
+  private UdpFlood(
+      String what, InetSocketAddress target, int perSecond, Duration limit, Supplier<byte[]> packets, boolean spread)
       throws IOException {
     super("study-flood");
     if (!target.getAddress().isLoopbackAddress()) {
@@ -44,10 +47,12 @@ final class UdpFlood extends AttackThread {
     this.perSecond = perSecond;
     this.limit = limit;
     this.packets = packets;
-    for (int i = 0; i < SOURCES; i++) {
+    int count = spread ? SPREAD_NETWORKS : SOURCES;
+    for (int i = 0; i < count; i++) {
       DatagramChannel c = DatagramChannel.open(StandardProtocolFamily.INET);
-      c.bind(new InetSocketAddress("127.0.0.1", 0));
       sources.add(c);
+      // Linux answers for all of 127.0.0.0/8 on lo: any of its addresses can be a source.
+      c.bind(new InetSocketAddress(spread ? "127.1." + i + ".1" : "127.0.0.1", 0));
     }
     this.max = (long) perSecond * Math.max(1, limit.toSeconds());
   }
@@ -55,7 +60,15 @@ final class UdpFlood extends AttackThread {
   /** Starts sending {@code perSecond} packets from {@code packets} to {@code target} for at most {@code limit}. */
   static UdpFlood start(String what, InetSocketAddress target, int perSecond, Duration limit,
       Supplier<byte[]> packets) throws IOException {
-    UdpFlood f = new UdpFlood(what, target, perSecond, limit, packets);
+    UdpFlood f = new UdpFlood(what, target, perSecond, limit, packets, false);
+    f.begin();
+    return f;
+  }
+
+  /** As {@link #start}, the packets taking turns over {@link #SPREAD_NETWORKS} source networks. */
+  static UdpFlood spread(String what, InetSocketAddress target, int perSecond, Duration limit,
+      Supplier<byte[]> packets) throws IOException {
+    UdpFlood f = new UdpFlood(what, target, perSecond, limit, packets, true);
     f.begin();
     return f;
   }
@@ -76,7 +89,7 @@ final class UdpFlood extends AttackThread {
         long due = Math.min(max, (now - startNanos) * perSecond / 1_000_000_000L + 1);
         while (n < due && !stopped) {
           try {
-            sources.get((int) (n % SOURCES)).send(ByteBuffer.wrap(packets.get()), target);
+            sources.get((int) (n % sources.size())).send(ByteBuffer.wrap(packets.get()), target);
           } catch (IOException e) {
             errors++; // a full socket buffer or an ICMP error from an earlier packet; keep going
           }

@@ -104,6 +104,8 @@ public final class RobustnessSummary {
     md.append("- miss_flood: queries for unique names under the zone at ").append(p.missTimesBaseline())
         .append(" times the baseline's honest QPS (at most ").append(p.missMaxPerSecond())
         .append("/s), sent without waiting for answers: every one misses the cache and goes to knotd\n");
+    md.append("- miss_flood_spread: the same flood from 256 source networks (127.1.N.1, each its own /24), so a ")
+        .append("budget per client does not hold it; a budget per zone does\n");
     md.append("- hostile_upstream: ").append(p.hostilePerSecond()).append(" queries/s for new names under `")
         .append(p.hostileZone()).append("`, whose profile forwards to a server in the study process that answers ")
         .append("in turn with random bytes, a record owned by a self-pointing compression pointer, an answer ")

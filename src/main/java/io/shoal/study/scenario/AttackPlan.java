@@ -36,6 +36,9 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     MALFORMED_UDP("malformed_udp", "random and mutated UDP packets"),
     TCP_DRIP_IDLE("tcp_drip_idle", "drip TCP (one byte a second) and idle TCP connections"),
     MISS_FLOOD("miss_flood", "unique names under the zone, every one a cache miss"),
+    /** The miss flood again, from many source networks at once: what a client budget alone cannot stop. */
+    MISS_FLOOD_SPREAD("miss_flood_spread", "unique names under the zone from 256 source networks, every one a "
+        + "cache miss"),
     HOSTILE_UPSTREAM("hostile_upstream", "queries for a profile whose upstream answers garbage or nothing");
 
     private final String configName;

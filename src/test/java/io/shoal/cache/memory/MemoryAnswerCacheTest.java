@@ -35,6 +35,20 @@ class MemoryAnswerCacheTest {
     return new CachedAnswer(new byte[12], new int[0], -1, -1, NOW, expiresAt);
   }
 
+  /** An answer with one answer record (ANCOUNT 1): positive. */
+  private static CachedAnswer positive(long expiresAt) {
+    byte[] wire = new byte[12];
+    wire[7] = 1;
+    return new CachedAnswer(wire, new int[0], -1, -1, NOW, expiresAt);
+  }
+
+  /** An NXDOMAIN. */
+  private static CachedAnswer nxdomain(long expiresAt) {
+    byte[] wire = new byte[12];
+    wire[3] = 3;
+    return new CachedAnswer(wire, new int[0], -1, -1, NOW, expiresAt);
+  }
+
   private static void fill(MemoryAnswerCache c, CacheKey k, CachedAnswer a) {
     assertTrue(c.fill(k, a).toCompletableFuture().join());
   }
@@ -226,6 +240,34 @@ class MemoryAnswerCacheTest {
 
     assertEquals(0, c.flushName("nothere.example.", 0).toCompletableFuture().join());
     assertEquals(1, c.size());
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(WhenFull.class)
+  void aFloodOfNegativeAnswersTakesHalfAFullCacheAndNoPositiveAnswer(WhenFull whenFull) {
+    MemoryAnswerCache c = cache(100, whenFull);
+    // The honest answers were stored first and expire first: by expiry alone they would go first.
+    for (int i = 0; i < 50; i++) {
+      fill(c, key("h" + i + ".example."), positive(NOW + 60_000 + i));
+    }
+    for (int i = 0; i < 5_000; i++) {
+      fill(c, key("r" + i + ".victim.example."), nxdomain(NOW + 3_600_000 + i));
+    }
+    assertEquals(100, c.size());
+    assertEquals(50, countPresent(c, 50), "every positive answer is still cached");
+  }
+
+  @Test
+  void positiveAnswersStillTakeTheSoonestExpiringPlaceNegativeOrNot() {
+    MemoryAnswerCache c = cache(4, WhenFull.EVICT_ONE);
+    fill(c, key("n0.example."), nxdomain(NOW + 1_000));
+    fill(c, key("p0.example."), positive(NOW + 2_000));
+    fill(c, key("p1.example."), positive(NOW + 3_000));
+    fill(c, key("p2.example."), positive(NOW + 4_000));
+    fill(c, key("p3.example."), positive(NOW + 5_000));
+    assertEquals(null, c.get(key("n0.example."), NOW));
+    fill(c, key("p4.example."), positive(NOW + 6_000));
+    assertEquals(null, c.get(key("p0.example."), NOW));
   }
 
   private static int countPresent(MemoryAnswerCache c, int hosts) {
