@@ -152,6 +152,7 @@ public class StudySpec extends JUnitSuite {
 
     List<PhaseRow> rows = StudyCsv.ROBUSTNESS.read(out.resolve("robustness.csv"));
     assertEquals(List.of("baseline", "tcp_baseline", "tcp_holders", "malformed_udp", "tcp_drip_idle", "miss_flood",
+        "miss_flood_spread",
         "hostile_upstream"),
         rows.stream().map(PhaseRow::phase).toList());
     for (PhaseRow r : rows) {
