@@ -360,7 +360,7 @@ class ShoalConfigTest {
   @Test
   void hardeningDefaults() {
     ShoalConfig c = ShoalConfig.from(config(""));
-    assertEquals(new TcpSettings(TcpSettings.AUTO, Duration.ofSeconds(10), 1000, 1024), c.tcp());
+    assertEquals(new TcpSettings(TcpSettings.AUTO, Duration.ofSeconds(10), 0, 1024), c.tcp());
     assertEquals(1024, c.tcp().connectionCap(4096), "auto is a quarter of the file limit");
     assertEquals(16384, c.tcp().connectionCap(1 << 20), "and at most 16384");
     assertEquals(8, c.accessControl().size());
