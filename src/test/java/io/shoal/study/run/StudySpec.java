@@ -187,7 +187,7 @@ public class StudySpec extends JUnitSuite {
       assertTrue("idle holders evicted at the cap: " + holders.droppedWords(),
           holders.droppedByReason().getOrDefault("tcp_idle_evicted", 0L) > 0);
     }
-    PhaseRow hostile = rows.get(6);
+    PhaseRow hostile = rows.stream().filter(r -> r.phase().equals("hostile_upstream")).findFirst().orElseThrow();
     assertTrue("hostile answers refused: " + hostile.droppedWords(),
         hostile.droppedByReason().getOrDefault("bad_upstream_answer", 0L) > 0
             && hostile.droppedByReason().getOrDefault("upstream_mismatch", 0L) > 0);
