@@ -60,6 +60,13 @@ public class PartitionSpec extends JUnitSuite {
           "akka.remote.artery.advanced.test-mode = on")));
     }
     awaitRing(nodes, NODES, 120);
+    // Every node has also taken in that it is a member and caught up on the cluster's flushes:
+    // the ring forms a moment before that, and on a slow host the partition must not come first
+    // (a node cut off before it knew itself Up is held out of service until join_wait).
+    Await.until(Duration.ofSeconds(60), () -> nodes.stream().allMatch(n -> n.server.ready()));
+    for (TestNode n : nodes) {
+      assertTrue("every node ready before the partition", n.server.ready());
+    }
   }
 
   @AfterClass
