@@ -65,6 +65,15 @@ public record ShoalConfig(
     return from(root, Path.of("/etc/resolv.conf"));
   }
 
+  /**
+   * {@link #from(Config)} for a node that runs already, as a reload reads its config: the LMDB
+   * maps are not checked against the address space left, since the node's own maps (which a reload
+   * cannot change) are already counted as used there.
+   */
+  public static ShoalConfig forRunningNode(Config root) {
+    return from(root, Path.of("/etc/resolv.conf"), AddressSpace.UNKNOWN);
+  }
+
   static ShoalConfig from(Config root, Path resolvConf) {
     return from(root, resolvConf, AddressSpace.left());
   }

@@ -80,7 +80,7 @@ public final class ConfigReload {
   public synchronized Outcome reload(String trigger, Config candidate) {
     ShoalConfig next;
     try {
-      next = ShoalConfig.from(candidate);
+      next = ShoalConfig.forRunningNode(candidate);
     } catch (InvalidConfigException e) {
       return refused(trigger, e.getMessage());
     }
