@@ -19,14 +19,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
- * The front door shared by every transport (UDP sockets, TCP, TLS and HTTPS streams), run on the thread that read the
- * query: turns away clients that access control does not serve, validates the query, answers bad
- * ones (FORMERR, NOTIMP, REFUSED) or drops them, answers from local data or the response policy
- * (blocklists) when either has the name, answers a cache hit right there (and has a hit
- * near its expiry prefetched; in a cluster, a hit in the near cache of copies too), refuses a miss that did not ask for recursion (RD=0), and hands
- * any other miss to the worker that owns its cache key. Each worker holds at
- * most {@code maxPending} misses; beyond that a query is dropped and counted, so overload costs
- * answers, never unbounded memory.
+ * The front door shared by every transport (UDP sockets, TCP, TLS and HTTPS streams), run on the
+ * thread that read the query: turns away clients that access control does not serve, validates
+ * the query, answers bad ones (FORMERR, NOTIMP, REFUSED) or drops them, answers from local data or
+ * the response policy (blocklists) when either has the name, answers a cache hit right there (and
+ * has a hit near its expiry prefetched; in a cluster, a hit in the near cache of copies too),
+ * refuses a miss that did not ask for recursion (RD=0), answers SERVFAIL to a miss over its
+ * client's or zone's miss budget, and hands any other miss to the worker that owns its cache key.
+ * Each worker holds at most {@code maxPending} misses; beyond that a query is dropped and counted,
+ * so overload costs answers, never unbounded memory. What a reload changes comes in one {@link
+ * QueryPlan}, read once per query.
  */
 public final class Ingress {
   private static final ExtendedError OVER_CLIENT_BUDGET = new ExtendedError(0, "over this client's miss budget");
