@@ -128,7 +128,8 @@ final class QueryPlans {
    * {@link #activate}. Files are read and opened here.
    *
    * @throws InvalidConfigException naming the key whose value or file cannot be used; nothing was
-   *     changed then (a query log opened for the new plan is closed again)
+   *     changed then (a new query log, the one part that writes, is started after every file was
+   *     read)
    */
   Built build(ShoalConfig config) {
     Built previous = current;
