@@ -125,7 +125,7 @@ public final class ConfigReload {
   static List<String> restartKeys(Config before, Config after) {
     List<String> keys = new ArrayList<>();
     for (String block : OTHER_BLOCKS) {
-      if (!Objects.equals(value(before.root(), block), value(after.root(), block))) {
+      if (!Objects.equals(before.root().get(block), after.root().get(block))) {
         keys.add(block);
       }
     }
@@ -154,10 +154,6 @@ public final class ConfigReload {
 
   private static ConfigObject shoal(Config c) {
     return c.getObject("shoal");
-  }
-
-  private static Object value(ConfigObject root, String key) {
-    return root.get(key);
   }
 
   private static Set<String> union(ConfigObject a, ConfigObject b) {

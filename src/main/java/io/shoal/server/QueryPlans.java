@@ -120,6 +120,14 @@ final class QueryPlans {
     }
     Built built = assemble(config, null, local, policy, queryLog, loops);
     current = built;
+    // Files loaded at start (a bad line stopped it before any bind); from here on they are
+    // watched, as a reload's new ones are from activate.
+    if (local != null) {
+      local.watch(system);
+    }
+    if (policy != null) {
+      policy.watch(system);
+    }
     return built;
   }
 

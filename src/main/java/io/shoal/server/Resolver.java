@@ -90,13 +90,6 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
           "ingress-" + i));
     }
     Ingress ingress = new Ingress(plan, clock, workers, pending, config.maxPendingPerWorker(), metrics, prefetch, owners);
-    // Files loaded at start (a bad line stopped it before any bind); from here on they are watched.
-    if (local != null) {
-      local.watch(ctx.getSystem());
-    }
-    if (responsePolicy != null) {
-      responsePolicy.watch(ctx.getSystem());
-    }
     return new Resolver(ingress, List.copyOf(cacheList), owners, plans);
   }
 
