@@ -6,6 +6,7 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
+import io.shoal.config.ServeStaleSettings;
 import io.shoal.ratelimit.MissBudget;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
@@ -145,7 +146,9 @@ public final class Ingress {
         : p.missBudget().overBudget(query.key(), client.getAddress(), profile.cache().evictedLately(query.key()));
     if (over != null) {
       metrics.overMissBudget(over);
-      reply.send(query.servfail(over == MissBudget.CLIENT ? OVER_CLIENT_BUDGET : OVER_ZONE_BUDGET), client);
+      byte[] stale = staleOverBudget(p.serveStale(), profile, query, protocol);
+      reply.send(stale != null ? stale
+          : query.servfail(over == MissBudget.CLIENT ? OVER_CLIENT_BUDGET : OVER_ZONE_BUDGET), client);
       return;
     }
     int w = partition(query);
@@ -180,6 +183,19 @@ public final class Ingress {
     StreamReply reply = new StreamReply();
     offer(packet, client, protocol, reply);
     return reply.future();
+  }
+
+  /**
+   * The stale answer (RFC 8767) a miss over its budget gets instead of a SERVFAIL, when serve-stale
+   * is on and the cache still holds the name expired less than max_stale ago; else null. It is
+   * what the client would get if the upstreams failed, and it costs them nothing.
+   */
+  private byte[] staleOverBudget(ServeStaleSettings serveStale, Profile profile, DnsQuery query, Protocol protocol) {
+    if (!serveStale.enabled()) {
+      return null;
+    }
+    CachedAnswer old = profile.cache().get(query.key(), clock.getAsLong() - serveStale.maxStale().toMillis());
+    return old != null && old.servableStale() ? old.renderStale(query, protocol.sizeLimit(query)) : null;
   }
 
   /** The rendered reply when the cache holds the answer, counted as a hit or a miss; else null. */
