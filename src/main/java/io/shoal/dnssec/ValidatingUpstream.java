@@ -156,6 +156,7 @@ public final class ValidatingUpstream implements Upstream {
         ExtendedErrorCodeOption why = extendedError(validated);
         int code = why == null ? ExtendedErrorCodeOption.DNSSEC_BOGUS : why.getErrorCode();
         String text = why == null || why.getText() == null ? "" : why.getText();
+        code = DsMismatch.refine(code, text);
         if (code == ExtendedErrorCodeOption.DNSSEC_BOGUS) {
           code = SignatureWindow.refine(raw.wire(), clock.instant(), code);
         }

@@ -83,12 +83,14 @@ public class KnotdValidationSpec extends JUnitSuite {
             "ns A 127.0.0.1", "www A 192.0.2.1", "*.wild A 192.0.2.8", "alias CNAME www",
             "n3 NS ns.n3", "ns.n3 A 127.0.0.1",
             "insecure NS ns.insecure", "ns.insecure A 127.0.0.1",
-            "nokey NS ns.nokey", "ns.nokey A 127.0.0.1")
+            "nokey NS ns.nokey", "ns.nokey A 127.0.0.1",
+            "baddigest NS ns.baddigest", "ns.baddigest A 127.0.0.1")
         .zone("n3.sec.test.", Signing.NSEC3, "ns A 127.0.0.1", "www A 192.0.2.3", "*.wild A 192.0.2.9",
             "a.ent A 192.0.2.10", "plain NS ns.plain", "ns.plain A 127.0.0.1")
         .zone("plain.n3.sec.test.", Signing.OFF, "ns A 127.0.0.1", "www A 192.0.2.11")
         .zone("insecure.sec.test.", Signing.OFF, "ns A 127.0.0.1", "www A 192.0.2.5")
         .zone("nokey.sec.test.", Signing.NSEC, "ns A 127.0.0.1", "www A 192.0.2.6", "cd A 192.0.2.6")
+        .zone("baddigest.sec.test.", Signing.NSEC, "ns A 127.0.0.1", "www A 192.0.2.12")
         .zone("forged.test.", Signing.NSEC, "ns A 127.0.0.1", "www A 192.0.2.4", "cd A 192.0.2.4",
             "good A 192.0.2.7")
         .start(dir.resolve("signer"));
@@ -99,6 +101,13 @@ public class KnotdValidationSpec extends JUnitSuite {
       ds.add(r.toString());
     }
     ds.add(foreignDs("nokey.sec.test.").toString());
+    // For baddigest, the DS of its real key with one digest byte changed: key tag and algorithm match.
+    for (DSRecord r : signer.ds("baddigest.sec.test.")) {
+      byte[] digest = r.getDigest().clone();
+      digest[digest.length - 1] ^= 0x01;
+      ds.add(new DSRecord(r.getName(), r.getDClass(), r.getTTL(), r.getFootprint(), r.getAlgorithm(), r.getDigestID(),
+          digest).toString());
+    }
     signer.add("sec.test.", ds);
     Message delegated = Await.value(Duration.ofSeconds(10), () -> signer.ask(Name.fromString("n3.sec.test."), Type.DS),
         m -> m != null && m.getSection(Section.ANSWER).stream().anyMatch(r -> r.getType() == Type.RRSIG));
@@ -234,8 +243,9 @@ public class KnotdValidationSpec extends JUnitSuite {
     Message fromShoal = send(at(s), q);
     Message fromUnbound = send(u.address(), q);
     String what = q.getQuestion().getName() + " " + Type.string(q.getQuestion().getType());
-    assertEquals("shoal, " + what + ":\n" + fromShoal, expected, Seen.of(fromShoal));
-    assertEquals("unbound, " + what + ":\n" + fromUnbound, expected, Seen.of(fromUnbound));
+    String both = what + ": shoal " + Seen.of(fromShoal) + ", unbound " + Seen.of(fromUnbound);
+    assertEquals("shoal, " + both + "\n" + fromShoal, expected, Seen.of(fromShoal));
+    assertEquals("unbound, " + both + "\n" + fromUnbound, expected, Seen.of(fromUnbound));
     return fromShoal;
   }
 
@@ -343,6 +353,12 @@ public class KnotdValidationSpec extends JUnitSuite {
     // With checking disabled both hand the answer over, unvalidated.
     assertEquals("192.0.2.6", address(both(shoal, unbound, query("cd.nokey.sec.test.", Type.A, true, false, true),
         expect(Rcode.NOERROR, false, null))));
+  }
+
+  @Test
+  public void aDsWhoseDigestMatchesNoKeyIsServfailWithDnskeyMissing() throws Exception {
+    both(shoal, unbound, query("www.baddigest.sec.test.", Type.A, true, false, false),
+        expect(Rcode.SERVFAIL, false, ExtendedErrorCodeOption.DNSKEY_MISSING));
   }
 
   @Test
