@@ -124,6 +124,7 @@ public final class ValidatingUpstream implements Upstream {
       try {
         Message ask = Message.newQuery(Record.newRecord(name, query.qtype(), query.qclass()));
         return validator.sendAsync(ask, executor)
+            .thenCompose(validated -> KeysetWindow.refine(validated, head, clock, executor))
             .handle((validated, failure) -> verdict(query, name, answered, validated, failure));
       } catch (RuntimeException e) {
         // The stage must never fail (Upstream's contract), whatever dnsjava makes of the question.
@@ -183,7 +184,7 @@ public final class ValidatingUpstream implements Upstream {
     }
   }
 
-  private static ExtendedErrorCodeOption extendedError(Message m) {
+  static ExtendedErrorCodeOption extendedError(Message m) {
     OPTRecord opt = m.getOPT();
     if (opt == null) {
       return null;

@@ -314,6 +314,18 @@ public class KnotdValidationSpec extends JUnitSuite {
   }
 
   @Test
+  public void keysAndMixedCaseNamesValidate() throws Exception {
+    both(shoal, unbound, query("sec.test.", Type.DNSKEY, true, false, false), expect(Rcode.NOERROR, true, null));
+    both(shoal, unbound, query("n3.sec.test.", Type.DNSKEY, true, false, false), expect(Rcode.NOERROR, true, null));
+    // Signatures are over the canonical (lower-case) form, whatever case the client wrote.
+    assertEquals("192.0.2.3", address(both(shoal, unbound, query("WwW.N3.sEc.TeSt.", Type.A, true, false, false),
+        expect(Rcode.NOERROR, true, null))));
+    both(shoal, unbound, query("NoPe.Sec.TEST.", Type.A, true, false, false), expect(Rcode.NXDOMAIN, true, null));
+    // NODATA for a DS below a zone's apex, proven by NSEC3.
+    both(shoal, unbound, query("www.n3.sec.test.", Type.DS, true, false, false), expect(Rcode.NOERROR, true, null));
+  }
+
+  @Test
   public void delegationsAreProvenFromTheParent() throws Exception {
     // The DS set itself, and the proof that an unsigned child has none (NSEC, then NSEC3).
     both(shoal, unbound, query("n3.sec.test.", Type.DS, true, false, false), expect(Rcode.NOERROR, true, null));
@@ -339,11 +351,19 @@ public class KnotdValidationSpec extends JUnitSuite {
   public void signaturesPastTheirExpirationAreServfailWithSignatureExpired() throws Exception {
     both(shoalLate, unboundLate, query("www.sec.test.", Type.A, true, false, false),
         expect(Rcode.SERVFAIL, false, ExtendedErrorCodeOption.SIGNATURE_EXPIRED));
+    // A proof of non-existence (no RRSIG in the answer section), the zone's keys now known bad: it is
+    // the DNSKEY RRset's signatures that are expired.
+    both(shoalLate, unboundLate, query("nope.sec.test.", Type.A, true, false, false),
+        expect(Rcode.SERVFAIL, false, ExtendedErrorCodeOption.SIGNATURE_EXPIRED));
+    both(shoalLate, unboundLate, query("sec.test.", Type.DNSKEY, true, false, false),
+        expect(Rcode.SERVFAIL, false, ExtendedErrorCodeOption.SIGNATURE_EXPIRED));
   }
 
   @Test
   public void aDsWithoutItsDnskeyInTheChildIsServfailWithDnskeyMissing() throws Exception {
     both(shoal, unbound, query("www.nokey.sec.test.", Type.A, true, false, false),
+        expect(Rcode.SERVFAIL, false, ExtendedErrorCodeOption.DNSKEY_MISSING));
+    both(shoal, unbound, query("nokey.sec.test.", Type.DNSKEY, true, false, false),
         expect(Rcode.SERVFAIL, false, ExtendedErrorCodeOption.DNSKEY_MISSING));
     // Another name in the zone, its keys now remembered as bad: shoal still says why; Unbound then
     // says 6 "a previous validation failure" (a documented difference).
