@@ -99,7 +99,7 @@ public class KnotdValidationSpec extends JUnitSuite {
         .zone("insecure.sec.test.", Signing.OFF, "ns A 127.0.0.1", "www A 192.0.2.5")
         .zone("nokey.sec.test.", Signing.NSEC, "ns A 127.0.0.1", "www A 192.0.2.6", "cd A 192.0.2.6")
         .zone("baddigest.sec.test.", Signing.NSEC, "ns A 127.0.0.1", "www A 192.0.2.12")
-        .zone("forged.test.", Signing.NSEC, "ns A 127.0.0.1", "www A 192.0.2.4", "cd A 192.0.2.4",
+        .zone("forged.test.", Signing.NSEC, "ns A 127.0.0.1", "www A 192.0.2.4", "cd A 192.0.2.4", "plain A 192.0.2.4",
             "good A 192.0.2.7")
         .start(dir.resolve("signer"));
 
@@ -125,13 +125,13 @@ public class KnotdValidationSpec extends JUnitSuite {
     Path secAnchor = signer.writeAnchor("sec.test.", dir.resolve("sec.test.ds"));
     Path forgedAnchor = signer.writeAnchor("forged.test.", dir.resolve("forged.test.ds"));
 
-    // A copy of the signed forged.test. with two addresses changed after signing, served as it is. Two
-    // names, so the checking-disabled case does not ask the name the bogus case asks: what a
-    // validator says of a name it has cached as bogus is another matter (Unbound then says 6 without reason).
+    // A copy of the signed forged.test. with three addresses changed after signing, served as it is.
+    // One name per case, so no case asks a name another asked: what a validator says of a name it has
+    // cached as bogus is another matter (Unbound then says 6 without reason).
     String signed = signer.signedZoneText("forged.test.");
     java.util.regex.Pattern record = java.util.regex.Pattern.compile(
-        "(?m)^((?:www|cd)\\.forged\\.test\\.\\s+\\d+\\s+(?:IN\\s+)?A\\s+)192\\.0\\.2\\.4[ \\t]*$");
-    assertEquals("www and cd.forged.test. A 192.0.2.4 to edit in the signed zone file:\n" + signed, 2,
+        "(?m)^((?:www|cd|plain)\\.forged\\.test\\.\\s+\\d+\\s+(?:IN\\s+)?A\\s+)192\\.0\\.2\\.4[ \\t]*$");
+    assertEquals("www, cd and plain.forged.test. A 192.0.2.4 to edit in the signed zone file:\n" + signed, 3,
         record.matcher(signed).results().count());
     String edited = record.matcher(signed).replaceAll("$1192.0.2.66");
     Files.createDirectories(dir.resolve("forged-copy"));
@@ -387,6 +387,24 @@ public class KnotdValidationSpec extends JUnitSuite {
   public void aDsWhoseDigestMatchesNoKeyIsServfailWithDnskeyMissing() throws Exception {
     both(shoal, unbound, query("www.baddigest.sec.test.", Type.A, true, false, false),
         expect(Rcode.SERVFAIL, false, ExtendedErrorCodeOption.DNSKEY_MISSING));
+  }
+
+  @Test
+  public void aClientWithoutEdnsGetsServfailWithoutOpt() throws Exception {
+    Message m = both(shoal, unbound, query("plain.forged.test.", Type.A, false, false, false),
+        expect(Rcode.SERVFAIL, false, null));
+    assertEquals("no EDNS asked, none given", null, m.getOPT());
+  }
+
+  @Test
+  public void aSignedAnswerTooBigForTheClientIsTruncatedAndWholeOverTcp() throws Exception {
+    Message small = DnsClient.query(ids.incrementAndGet(), "nope3.n3.sec.test.", Type.A, null);
+    small.addRecord(new OPTRecord(512, 0, 0, ExtendedFlags.DO), Section.ADDITIONAL);
+    Message m = both(shoal, unbound, small, expect(Rcode.NXDOMAIN, true, null));
+    assertTrue("TC: the NSEC3 proof does not fit in 512 bytes", m.getHeader().getFlag(Flags.TC));
+    Message overTcp = DnsClient.tcp(new InetSocketAddress("127.0.0.1", shoal.tcp().getPort()), small);
+    assertEquals(expect(Rcode.NXDOMAIN, true, null), Seen.of(overTcp));
+    assertTrue("the whole proof over TCP", has(overTcp, Section.AUTHORITY, Type.NSEC3));
   }
 
   @Test
