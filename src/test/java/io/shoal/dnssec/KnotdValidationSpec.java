@@ -3,6 +3,7 @@ package io.shoal.dnssec;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
+import io.shoal.study.host.Prerequisites;
 import io.shoal.testing.Await;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.KnotdZones;
@@ -25,9 +26,11 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.AfterClass;
+import org.junit.Assume;
 import org.junit.BeforeClass;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
@@ -77,11 +80,11 @@ public class KnotdValidationSpec extends JUnitSuite {
   @BeforeClass
   public static void start() throws Exception {
     for (String tool : List.of("knotd", "knotc", "keymgr", "unbound")) {
-      if (io.shoal.study.host.Prerequisites.find(tool).isEmpty()) {
+      if (Prerequisites.find(tool).isEmpty()) {
         String msg = "KnotdValidationSpec CANCELED: " + tool + " is not installed. Install it with: "
             + "apt-get install -y knot unbound (.ci/run does this)";
         System.err.println("\n*** " + msg + " ***\n");
-        org.junit.Assume.assumeTrue(msg, false);
+        Assume.assumeTrue(msg, false);
       }
     }
     dir = Files.createTempDirectory("shoal-knotd-dnssec");
@@ -129,7 +132,7 @@ public class KnotdValidationSpec extends JUnitSuite {
     // One name per case, so no case asks a name another asked: what a validator says of a name it has
     // cached as bogus is another matter (Unbound then says 6 without reason).
     String signed = signer.signedZoneText("forged.test.");
-    java.util.regex.Pattern record = java.util.regex.Pattern.compile(
+    Pattern record = Pattern.compile(
         "(?m)^((?:www|cd|plain)\\.forged\\.test\\.\\s+\\d+\\s+(?:IN\\s+)?A\\s+)192\\.0\\.2\\.4[ \\t]*$");
     assertEquals("www, cd and plain.forged.test. A 192.0.2.4 to edit in the signed zone file:\n" + signed, 3,
         record.matcher(signed).results().count());

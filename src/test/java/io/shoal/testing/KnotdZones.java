@@ -2,12 +2,15 @@ package io.shoal.testing;
 
 import io.shoal.study.host.LogTail;
 import io.shoal.study.host.LoopbackPort;
+import io.shoal.study.host.NetworkIsolation;
 import io.shoal.study.host.Prerequisites;
 import io.shoal.study.host.StartedProcesses;
 import io.shoal.study.host.StudyException;
 import io.shoal.study.server.KnotUpstream;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -118,7 +121,7 @@ public final class KnotdZones implements AutoCloseable {
           "    tcp-workers: 1",
           "    background-workers: 1",
           // knotd drops to the 'knot' user by default, which cannot write a directory we made.
-          io.shoal.study.host.NetworkIsolation.root() ? "    user: root:root" : "",
+          NetworkIsolation.root() ? "    user: root:root" : "",
           "control:",
           "    listen: \"" + absolute.resolve("knot.sock") + "\"",
           "database:",
@@ -312,8 +315,7 @@ public final class KnotdZones implements AutoCloseable {
 
   private static List<Record> records(String text, Name origin) throws IOException {
     List<Record> out = new ArrayList<>();
-    try (Master m = new Master(new java.io.ByteArrayInputStream(text.getBytes(java.nio.charset.StandardCharsets.US_ASCII)),
-        origin, 300)) {
+    try (Master m = new Master(new ByteArrayInputStream(text.getBytes(StandardCharsets.US_ASCII)), origin, 300)) {
       Record r;
       while ((r = m.nextRecord()) != null) {
         out.add(r);
