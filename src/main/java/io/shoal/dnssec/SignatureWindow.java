@@ -2,6 +2,8 @@ package io.shoal.dnssec;
 
 import java.io.IOException;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import org.xbill.DNS.ExtendedErrorCodeOption;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.RRSIGRecord;
@@ -20,19 +22,28 @@ final class SignatureWindow {
 
   /** {@code code}, or Signature Expired / Not Yet Valid when every answer RRSIG is outside its window. */
   static int refine(byte[] upstreamAnswer, Instant now, int code) {
-    boolean any = false;
-    boolean allExpired = true;
-    boolean allEarly = true;
+    List<RRSIGRecord> sigs = new ArrayList<>();
     try {
       for (Record r : new Message(upstreamAnswer).getSection(Section.ANSWER)) {
         if (r instanceof RRSIGRecord sig) {
-          any = true;
-          allExpired &= sig.getExpire().isBefore(now);
-          allEarly &= sig.getTimeSigned().isAfter(now);
+          sigs.add(sig);
         }
       }
     } catch (IOException e) {
       return code;
+    }
+    return refine(sigs, now, code);
+  }
+
+  /** {@code code}, or Signature Expired / Not Yet Valid when every one of {@code sigs} is outside its window. */
+  static int refine(List<RRSIGRecord> sigs, Instant now, int code) {
+    boolean any = false;
+    boolean allExpired = true;
+    boolean allEarly = true;
+    for (RRSIGRecord sig : sigs) {
+      any = true;
+      allExpired &= sig.getExpire().isBefore(now);
+      allEarly &= sig.getTimeSigned().isAfter(now);
     }
     if (!any) {
       return code;

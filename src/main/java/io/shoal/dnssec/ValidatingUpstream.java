@@ -124,6 +124,7 @@ public final class ValidatingUpstream implements Upstream {
       try {
         Message ask = Message.newQuery(Record.newRecord(name, query.qtype(), query.qclass()));
         return validator.sendAsync(ask, executor)
+            .thenCompose(validated -> KeysetWindow.refine(validated, head, clock, executor))
             .handle((validated, failure) -> verdict(query, name, answered, validated, failure));
       } catch (RuntimeException e) {
         // The stage must never fail (Upstream's contract), whatever dnsjava makes of the question.
@@ -156,6 +157,7 @@ public final class ValidatingUpstream implements Upstream {
         ExtendedErrorCodeOption why = extendedError(validated);
         int code = why == null ? ExtendedErrorCodeOption.DNSSEC_BOGUS : why.getErrorCode();
         String text = why == null || why.getText() == null ? "" : why.getText();
+        code = DsMismatch.refine(code, text);
         if (code == ExtendedErrorCodeOption.DNSSEC_BOGUS) {
           code = SignatureWindow.refine(raw.wire(), clock.instant(), code);
         }
@@ -182,7 +184,7 @@ public final class ValidatingUpstream implements Upstream {
     }
   }
 
-  private static ExtendedErrorCodeOption extendedError(Message m) {
+  static ExtendedErrorCodeOption extendedError(Message m) {
     OPTRecord opt = m.getOPT();
     if (opt == null) {
       return null;
