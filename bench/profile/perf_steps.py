@@ -33,7 +33,8 @@ for block in out.split("\n\n"):
     n += 1
     if "C2 Compiler" in lines[0] or "C1 Compiler" in lines[0]: c = "JIT compiler threads"
     elif "G1 " in lines[0] or "GC Thread" in lines[0] or "VM Thread" in lines[0]: c = "GC / VM threads"
-    elif "udp-reader" not in lines[0] and "shoal-shoal-udp" not in lines[0]: c = "other threads: " + lines[0].strip()[:18]
+    # perf keeps 15 characters of a thread's name: "shoal-udp-reade"
+    elif "udp-reade" not in lines[0] and "shoal-shoal-udp" not in lines[0]: c = "other threads: " + lines[0].strip()[:18]
     else:
         c = next((name for name, keys in RULES if any(k in stack for k in keys)), "other on reader thread")
     cats[c] += 1
