@@ -130,7 +130,8 @@ final class UdpSocket implements ReplyPath {
       readable.selectedKeys().clear();
     } catch (ClosedChannelException | ClosedSelectorException e) {
       reading = false;
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
+      // Anything else is logged, and the socket read on: the loop must not end while the node serves.
       if (!channel.isOpen()) {
         reading = false;
       } else {
