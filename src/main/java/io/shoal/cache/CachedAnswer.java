@@ -40,6 +40,29 @@ public record CachedAnswer(
     return render(query, nowMillis, sizeLimit, ExtendedError.CACHED_ERROR);
   }
 
+  /** The largest reply {@link #renderInto} writes: the stored answer and shoal's OPT with an extended error. */
+  public int renderSize() {
+    return wire.length + 64;
+  }
+
+  /**
+   * {@link #render(DnsQuery, long, int)} written into {@code out} (at least {@link #renderSize}
+   * bytes) instead of a new array; returns the reply's length.
+   */
+  public int renderInto(DnsQuery query, long nowMillis, int sizeLimit, byte[] out) {
+    if (optStart >= 0) {
+      // An answer stored with its upstream OPT: rare, rendered the long way.
+      byte[] r = render(query, nowMillis, sizeLimit);
+      System.arraycopy(r, 0, out, 0, r.length);
+      return r.length;
+    }
+    long elapsed = Math.max(0, (nowMillis - storedAtMillis) / 1000);
+    long cap = ScannedAnswer.positive(wire)
+        ? Long.MAX_VALUE : Math.max(0, (expiresAtMillis - storedAtMillis) / 1000);
+    ExtendedError ede = (wire[3] & 0x0F) == Rcode.SERVFAIL ? ExtendedError.CACHED_ERROR : null;
+    return AnswerRenderer.renderInto(wire, ttlOffsets, query, elapsed, cap, sizeLimit, ede, out);
+  }
+
   /**
    * The reply to {@code query} right after this answer came from upstream: as {@link #render},
    * but a SERVFAIL says that the upstream failed, not that it was remembered.

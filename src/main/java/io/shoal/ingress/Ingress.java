@@ -132,9 +132,7 @@ public final class Ingress {
       return;
     }
     Profile profile = p.profiles().match(query.key());
-    byte[] hit = answerFromCache(profile, query, protocol);
-    if (hit != null) {
-      reply.sendCached(hit, client);
+    if (answerFromCache(profile, query, protocol, client, reply)) {
       return;
     }
     if (!query.recursionDesired()) {
@@ -198,8 +196,12 @@ public final class Ingress {
     return old != null && old.servableStale() ? old.renderStale(query, protocol.sizeLimit(query)) : null;
   }
 
-  /** The rendered reply when the cache holds the answer, counted as a hit or a miss; else null. */
-  private byte[] answerFromCache(Profile profile, DnsQuery query, Protocol protocol) {
+  /**
+   * Sends the reply from the cache when it holds the answer (counted as a hit, else as a miss);
+   * false when it does not.
+   */
+  private boolean answerFromCache(
+      Profile profile, DnsQuery query, Protocol protocol, InetSocketAddress client, ReplyPath reply) {
     long now = clock.getAsLong();
     CachedAnswer hit = profile.cache().get(query.key(), now);
     if (hit == null) {
@@ -208,14 +210,19 @@ public final class Ingress {
       // lookup (fromPeer) is this node's to resolve, never answered from a copy.
       CachedAnswer copy = query.fromPeer() || owners.ownerOf(query.key()) == null
           ? null : owners.nearCopy(query.key(), now);
-      return copy == null ? null : copy.render(query, now, protocol.sizeLimit(query));
+      if (copy == null) {
+        return false;
+      }
+      reply.sendCached(copy.render(query, now, protocol.sizeLimit(query)), client);
+      return true;
     }
     profile.cacheMetrics().hit();
     // Not for RD=0: probing the cache must not cost the upstreams anything.
     if (query.recursionDesired() && prefetch.claim(query.key(), hit, now)) {
       workers.get(partition(query)).tell(new IngressWorker.Refresh(query));
     }
-    return hit.render(query, now, protocol.sizeLimit(query));
+    reply.sendHit(hit, query, now, protocol.sizeLimit(query), client);
+    return true;
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.shoal.ingress;
 
+import io.shoal.cache.CachedAnswer;
 import io.shoal.wire.DnsQuery;
 import java.net.InetSocketAddress;
 
@@ -14,6 +15,15 @@ public interface ReplyPath {
   /** {@link #send} of an answer from the cache: the same, except to a path that logs hits apart. */
   default void sendCached(byte[] wire, InetSocketAddress client) {
     send(wire, client);
+  }
+
+  /**
+   * Sends {@code hit}, rendered for {@code query} at {@code nowMillis} within {@code sizeLimit}:
+   * the same as {@link #sendCached} of {@link CachedAnswer#render}, which is what it does unless a
+   * path can render into a buffer of its own (a UDP socket's reading thread).
+   */
+  default void sendHit(CachedAnswer hit, DnsQuery query, long nowMillis, int sizeLimit, InetSocketAddress client) {
+    sendCached(hit.render(query, nowMillis, sizeLimit), client);
   }
 
   /** The query gets no reply. A datagram socket has nothing to do; a stream frees the query's slot. */

@@ -48,7 +48,7 @@ public final class ServerMetrics {
   public static final String DROPPED_DESCRIPTION = "Packets dropped unanswered";
 
   /** Per transport, one counter per 4-bit rcode: the reply path looks one up without allocating. */
-  private final ConcurrentHashMap<String, AtomicReferenceArray<Counter>> queries = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Replies> queries = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> dropped = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> remoteLookups = new ConcurrentHashMap<>();
@@ -88,17 +88,38 @@ public final class ServerMetrics {
 
   /** One reply sent: shoal_queries_total{transport,rcode}; {@code rcode} as {@link io.shoal.wire.AnswerRenderer#rcode}. */
   public void answered(String transport, int rcode) {
-    AtomicReferenceArray<Counter> byRcode = queries.computeIfAbsent(transport, t -> new AtomicReferenceArray<>(17));
+    replies(transport).answered(rcode);
+  }
+
+  /**
+   * The reply counters of one transport, for a caller that counts every reply it sends (a UDP
+   * socket): resolved once, so a reply costs one counter increment and no map look-up.
+   */
+  public Replies replies(String transport) {
+    return queries.computeIfAbsent(transport, Replies::new);
+  }
+
+  /** shoal_queries_total{transport,rcode} of one transport, by rcode. */
+  public final class Replies {
+    private final String transport;
     // The 16 header rcodes, and BADVERS, the one extended rcode shoal sends.
-    int slot = rcode == Rcode.BADVERS ? 16 : rcode & 0x0F;
-    Counter c = byRcode.get(slot);
-    if (c == null) {
-      c = Kamon.counter("shoal.queries", "Replies sent")
-          .withTags(base.withTag("transport", transport).withTag("rcode", Rcode.name(slot == 16 ? Rcode.BADVERS : slot)));
-      // Kamon returns the same instrument for the same tags, so a lost race is harmless.
-      byRcode.compareAndSet(slot, null, c);
+    private final AtomicReferenceArray<Counter> byRcode = new AtomicReferenceArray<>(17);
+
+    private Replies(String transport) {
+      this.transport = transport;
     }
-    c.increment();
+
+    public void answered(int rcode) {
+      int slot = rcode == Rcode.BADVERS ? 16 : rcode & 0x0F;
+      Counter c = byRcode.get(slot);
+      if (c == null) {
+        c = Kamon.counter("shoal.queries", "Replies sent")
+            .withTags(base.withTag("transport", transport).withTag("rcode", Rcode.name(slot == 16 ? Rcode.BADVERS : slot)));
+        // Kamon returns the same instrument for the same tags, so a lost race is harmless.
+        byRcode.compareAndSet(slot, null, c);
+      }
+      c.increment();
+    }
   }
 
   public void dropped(String reason) {

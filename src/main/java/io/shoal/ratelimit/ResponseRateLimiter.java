@@ -39,6 +39,9 @@ public final class ResponseRateLimiter {
     this.counts = new PerSecondCounts(settings.enabled() ? settings.tableSize() : 0, nanoClock);
   }
 
+  /** What the limit makes of one reply: sent as it is, sent truncated (a slip), or dropped. */
+  public enum Verdict { SEND, SLIP, DROP }
+
   /**
    * Applies the limit to one reply about to be sent to {@code client}.
    *
@@ -46,19 +49,36 @@ public final class ResponseRateLimiter {
    *     when it is dropped (counted as shoal_dropped_total{reason="rate_limited"})
    */
   public byte[] limit(byte[] reply, InetAddress client) {
+    return switch (verdict(client)) {
+      case SEND -> reply;
+      case SLIP -> TruncatedReply.of(reply);
+      case DROP -> null;
+    };
+  }
+
+  /**
+   * {@link #limit} without the reply: counts one reply to {@code client} and says what to do with
+   * it; a slip and a drop are counted here. The caller sends a slip as {@link #truncated}.
+   */
+  public Verdict verdict(InetAddress client) {
     if (limit == 0 || (!includeLoopback && client.isLoopbackAddress())) {
-      return reply;
+      return Verdict.SEND;
     }
     int count = counts.increment(prefixOf(client, 24, 56));
     if (count <= limit) {
-      return reply;
+      return Verdict.SEND;
     }
     if (slip > 0 && (count - limit) % slip == 0) {
       metrics.slipped();
-      return TruncatedReply.of(reply);
+      return Verdict.SLIP;
     }
     metrics.dropped(ServerMetrics.RATE_LIMITED);
-    return null;
+    return Verdict.DROP;
+  }
+
+  /** A slipped reply: header and question with TC=1, and the OPT when {@code reply} has one. */
+  public static byte[] truncated(byte[] reply) {
+    return TruncatedReply.of(reply);
   }
 
   /**

@@ -100,9 +100,7 @@ public final class ShoalServer {
       Config raw, ShoalConfig config, LongSupplier clock, CacheShard.Opener lmdbStores, ConfigSource source) {
     ClusterSettings cluster = config.cluster();
     SelfUpstreamCheck.refuse(config);
-    Config akkaConfig = OrderlyShutdown.phases(config)
-        .withFallback(UdpTransport.readerDispatcher(config.udpSockets()))
-        .withFallback(raw);
+    Config akkaConfig = OrderlyShutdown.phases(config).withFallback(raw);
     String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
     String node = cluster.enabled() ? cluster.nodeLabel() : null;
@@ -154,7 +152,7 @@ public final class ShoalServer {
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
       step = "listen for DNS over TLS or HTTPS";
       encrypted.bind(system, config, resolver.ingress(), metrics);
-      udp.serve(system, resolver.ingress());
+      udp.serve(resolver.ingress());
       status.socketsBound(true);
       resolver.ingress().plan().loops().start(upstreamSockets, system);
       if (cluster.enabled()) {

@@ -1,11 +1,7 @@
 package io.shoal.transport;
 
 import akka.Done;
-import akka.actor.typed.ActorSystem;
-import akka.stream.ActorAttributes;
-import akka.stream.javadsl.Keep;
-import akka.stream.javadsl.Sink;
-import akka.stream.javadsl.Source;
+import io.shoal.cache.CachedAnswer;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Protocol;
 import io.shoal.ingress.ReplyPath;
@@ -13,103 +9,132 @@ import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.wire.AnswerRenderer;
+import io.shoal.wire.DnsQuery;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import kamon.metric.Counter;
 import org.slf4j.LoggerFactory;
 
 /**
- * One listening UDP socket and the Akka Streams flow that reads it. The read, the parse, the
- * cache lookup and the reply to a hit are fused into that one flow, so a hit never leaves the
- * thread that read it; a miss goes to its worker, which sends the reply through this socket too
- * ({@link ReplyPath}). Replies pass the response rate limiter; one that cannot be sent is counted
+ * One listening UDP socket and the thread that reads it. The read, the parse, the cache lookup
+ * and the reply to a hit all run on that thread, one datagram after another, so a hit never
+ * leaves it; a miss goes to its worker, which sends the reply through this socket too ({@link
+ * ReplyPath}). Replies pass the response rate limiter; one that cannot be sent is counted
  * (shoal_dropped_total{reason="udp_send_failed"}) and logged once per interval.
  */
 final class UdpSocket implements ReplyPath {
-  /** The dispatcher the readers run on: a thread per socket (see UdpTransport.readerDispatcher). */
-  static final String READER_DISPATCHER = "shoal-udp-readers";
   private static final int RECEIVE_POLL_MS = 200;
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(UdpSocket.class), 10);
 
+  private final int index;
   private final DatagramChannel channel;
   private final Selector readable;
   private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65535);
+  /** The reading thread's replies (hits) go out from here: no wrapper and no JDK temporary buffer per reply. */
+  private final ByteBuffer sendBuffer = ByteBuffer.allocateDirect(65535 + 64);
+  /** Where the reading thread renders a hit before it goes into {@link #sendBuffer}. */
+  private final byte[] render = new byte[65535 + 64];
   private final ServerMetrics metrics;
+  private final ServerMetrics.Replies replies;
   private final Counter received;
   private volatile ResponseRateLimiter rateLimiter;
-  private volatile CompletionStage<Done> inbound = CompletableFuture.completedFuture(Done.getInstance());
+  private final CompletableFuture<Done> inbound = new CompletableFuture<>();
+  private volatile Thread reader;
   private volatile boolean reading = true;
 
-  /**
-   * The channel is non-blocking: a reader under load takes datagram after datagram with one
-   * recvfrom each and waits in the selector only when the socket is empty (a blocking socket with
-   * a timeout costs a poll and two fcntl calls per datagram), and a worker's send never blocks.
-   */
   /** Replies from now on are limited by {@code next} (a reload's rate limit). */
   void rateLimit(ResponseRateLimiter next) {
     rateLimiter = next;
   }
 
+  /**
+   * The channel is non-blocking: the reader takes datagram after datagram with one recvfrom each
+   * and waits in the selector only when the socket is empty (a blocking socket with a timeout
+   * costs a poll and two fcntl calls per datagram), and a worker's send never blocks.
+   */
   UdpSocket(int index, DatagramChannel channel, ServerMetrics metrics, ResponseRateLimiter rateLimiter)
       throws IOException {
+    this.index = index;
     this.rateLimiter = rateLimiter;
     this.channel = channel;
     this.metrics = metrics;
+    this.replies = metrics.replies("udp");
     this.received = metrics.udpSocketReceived(index);
     channel.configureBlocking(false);
     this.readable = Selector.open();
     channel.register(readable, SelectionKey.OP_READ);
   }
 
-  private record Datagram(byte[] bytes, InetSocketAddress client) {}
+  /**
+   * Starts the socket's reader: a thread of its own (a daemon, so a node that never stops its
+   * listeners cannot keep the process alive). A plain loop rather than an Akka Streams flow: the
+   * flow cost a pull, a push and an interpreter pass per datagram, for nothing a socket needs.
+   */
+  void serve(Ingress ingress) {
+    Thread t = new Thread(() -> read(ingress), "shoal-udp-reader-" + index);
+    t.setDaemon(true);
+    reader = t;
+    t.start();
+  }
 
-  void serve(ActorSystem<?> system, Ingress ingress) {
-    // One fused island on the reader dispatcher: read, parse, lookup and a hit's reply run on
-    // the thread that read the datagram; only misses leave it (to their worker).
-    inbound = Source.fromGraph(new DatagramSource<>(this::receive))
-        .toMat(Sink.foreach(d -> answer(ingress, d)), Keep.right())
-        .withAttributes(ActorAttributes.dispatcher(READER_DISPATCHER))
-        .run(system);
+  private void read(Ingress ingress) {
+    try {
+      while (reading) {
+        InetSocketAddress client = receive();
+        if (client != null) {
+          answer(ingress, client);
+        }
+      }
+    } finally {
+      inbound.complete(Done.getInstance());
+    }
   }
 
   /**
    * One query, on the reading thread. Whatever goes wrong with it is counted and logged here: an
-   * exception out of the flow would end the flow, and the socket would stop being read.
+   * exception out of the loop would end it, and the socket would stop being read.
    */
-  private void answer(Ingress ingress, Datagram d) {
+  private void answer(Ingress ingress, InetSocketAddress client) {
+    byte[] packet = new byte[receiveBuffer.flip().remaining()];
+    receiveBuffer.get(packet);
     try {
-      ingress.offer(d.bytes(), d.client(), Protocol.UDP, this);
+      ingress.offer(packet, client, Protocol.UDP, this);
     } catch (RuntimeException e) {
       metrics.dropped(ServerMetrics.WORKER_FAILURE);
-      failures.warn("query from " + d.client() + " failed", e);
+      failures.warn("query from " + client + " failed", e);
     }
   }
 
-  /** The next datagram, blocking until one comes; null once reading has stopped. */
-  private Datagram receive() {
-    while (reading) {
-      try {
-        receiveBuffer.clear();
-        InetSocketAddress client = (InetSocketAddress) channel.receive(receiveBuffer);
-        if (client != null) {
-          received.increment();
-          byte[] packet = new byte[receiveBuffer.flip().remaining()];
-          receiveBuffer.get(packet);
-          return new Datagram(packet, client);
-        }
-        // Empty: wait, but wake up within RECEIVE_POLL_MS so a shutdown is noticed.
-        readable.select(RECEIVE_POLL_MS);
-        readable.selectedKeys().clear();
-      } catch (IOException e) {
-        if (!channel.isOpen()) {
-          return null;
-        }
+  /**
+   * The sender of the next datagram, now in {@code receiveBuffer}; null when the socket is empty
+   * (after waiting up to {@link #RECEIVE_POLL_MS} for one, so a stop is noticed) or closed.
+   */
+  private InetSocketAddress receive() {
+    try {
+      receiveBuffer.clear();
+      InetSocketAddress client = (InetSocketAddress) channel.receive(receiveBuffer);
+      if (client != null) {
+        received.increment();
+        return client;
+      }
+      readable.select(RECEIVE_POLL_MS);
+      readable.selectedKeys().clear();
+    } catch (ClosedChannelException | ClosedSelectorException e) {
+      reading = false;
+    } catch (IOException | RuntimeException e) {
+      // Anything else is logged, and the socket read on: the loop must not end while the node serves.
+      if (!channel.isOpen()) {
+        reading = false;
+      } else {
         failures.warn("UDP receive", e);
       }
     }
@@ -123,11 +148,44 @@ final class UdpSocket implements ReplyPath {
     if (wire == null) {
       return;
     }
+    if (Thread.currentThread() == reader) {
+      transmit(sendBuffer.clear().put(wire).flip(), wire, wire.length, client);
+    } else {
+      transmit(ByteBuffer.wrap(wire), wire, wire.length, client);
+    }
+  }
+
+  /**
+   * A hit on the reading thread is rendered straight into {@link #render} and sent from {@link
+   * #sendBuffer}: no array for the reply, no copy into a temporary buffer. Elsewhere (and for a
+   * slip) as {@link #send}.
+   */
+  @Override
+  public void sendHit(CachedAnswer hit, DnsQuery query, long nowMillis, int sizeLimit, InetSocketAddress client) {
+    if (Thread.currentThread() != reader || hit.renderSize() > render.length) {
+      ReplyPath.super.sendHit(hit, query, nowMillis, sizeLimit, client);
+      return;
+    }
+    ResponseRateLimiter.Verdict verdict = rateLimiter.verdict(client.getAddress());
+    if (verdict == ResponseRateLimiter.Verdict.DROP) {
+      return;
+    }
+    int length = hit.renderInto(query, nowMillis, sizeLimit, render);
+    if (verdict == ResponseRateLimiter.Verdict.SLIP) {
+      byte[] slip = ResponseRateLimiter.truncated(Arrays.copyOf(render, length));
+      transmit(sendBuffer.clear().put(slip).flip(), slip, slip.length, client);
+    } else {
+      transmit(sendBuffer.clear().put(render, 0, length).flip(), render, length, client);
+    }
+  }
+
+  /** Sends {@code out}, which holds the reply in the first {@code length} bytes of {@code wire}, and counts it. */
+  private void transmit(ByteBuffer out, byte[] wire, int length, InetSocketAddress client) {
     try {
-      if (channel.send(ByteBuffer.wrap(wire), client) == 0) {
+      if (channel.send(out, client) == 0) {
         throw new IOException("no room in the socket's send buffer");
       }
-      metrics.answered("udp", AnswerRenderer.rcode(wire));
+      replies.answered(AnswerRenderer.rcode(wire, length));
     } catch (IOException | RuntimeException e) {
       metrics.dropped(ServerMetrics.UDP_SEND_FAILED);
       failures.warn("UDP send to " + client, e);
@@ -142,8 +200,12 @@ final class UdpSocket implements ReplyPath {
     }
   }
 
+  /** Completes once the reader has stopped: at once if it never started. */
   CompletionStage<Done> stopReading() {
     reading = false;
+    if (reader == null) {
+      inbound.complete(Done.getInstance());
+    }
     return inbound;
   }
 

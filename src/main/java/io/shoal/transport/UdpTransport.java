@@ -1,9 +1,6 @@
 package io.shoal.transport;
 
 import akka.Done;
-import akka.actor.typed.ActorSystem;
-import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import io.shoal.ingress.Ingress;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.ratelimit.ResponseRateLimiter;
@@ -16,13 +13,12 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.DatagramChannel;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
  * DNS over UDP on several sockets bound to one address with SO_REUSEPORT, so the kernel spreads
- * clients over them and each socket is read by a thread (and an Akka Streams flow) of its own.
+ * clients over them and each socket is read by a thread of its own.
  * The sockets are bound first, before the node reports itself up; they are served once the rest
  * of the node is wired ({@link #serve}).
  */
@@ -74,22 +70,10 @@ public final class UdpTransport {
     return new UdpTransport(List.copyOf(sockets));
   }
 
-  /**
-   * The Akka dispatcher the socket readers run on: a thread for each, kept by its flow (a reader
-   * yields its thread only when its socket is empty), so a busy socket never waits for a thread.
-   */
-  public static Config readerDispatcher(int sockets) {
-    return ConfigFactory.parseMap(Map.of(
-        UdpSocket.READER_DISPATCHER + ".type", "Dispatcher",
-        UdpSocket.READER_DISPATCHER + ".executor", "thread-pool-executor",
-        UdpSocket.READER_DISPATCHER + ".thread-pool-executor.fixed-pool-size", sockets,
-        UdpSocket.READER_DISPATCHER + ".throughput", 1000));
-  }
-
-  /** Starts reading every socket, each in a flow of its own, into {@code ingress}. */
-  public void serve(ActorSystem<?> system, Ingress ingress) {
+  /** Starts reading every socket, each on a thread of its own, into {@code ingress}. */
+  public void serve(Ingress ingress) {
     for (UdpSocket s : sockets) {
-      s.serve(system, ingress);
+      s.serve(ingress);
     }
   }
 

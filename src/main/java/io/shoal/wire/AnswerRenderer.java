@@ -24,15 +24,32 @@ public final class AnswerRenderer {
   public static byte[] render(
       byte[] wire, int[] ttlOffsets, DnsQuery query, long elapsedSeconds, long capSeconds, int sizeLimit,
       ExtendedError ede) {
-    byte[] out;
+    byte[] out = new byte[size(wire, query, ede)];
+    int length = renderInto(wire, ttlOffsets, query, elapsedSeconds, capSeconds, sizeLimit, ede, out);
+    return length == out.length ? out : java.util.Arrays.copyOf(out, length);
+  }
+
+  /** The size of the full (untruncated) reply {@link #renderInto} writes. */
+  public static int size(byte[] wire, DnsQuery query, ExtendedError ede) {
+    return wire.length + (query.edns() ? ErrorReply.optLength(ede) : 0);
+  }
+
+  /**
+   * As {@link #render}, written into {@code out} (at least {@link #size} bytes) instead of a new
+   * array, so a reader that sends from a buffer of its own allocates nothing for the reply.
+   *
+   * @return the reply's length in {@code out}
+   */
+  public static int renderInto(
+      byte[] wire, int[] ttlOffsets, DnsQuery query, long elapsedSeconds, long capSeconds, int sizeLimit,
+      ExtendedError ede, byte[] out) {
+    System.arraycopy(wire, 0, out, 0, wire.length);
+    int length = wire.length;
     if (query.edns()) {
       // RFC 6891 section 7: an OPT in every reply to a query with one; ours, with the client's DO.
-      out = new byte[wire.length + ErrorReply.optLength(ede)];
-      System.arraycopy(wire, 0, out, 0, wire.length);
       ErrorReply.writeOpt(out, wire.length, query.dnssecOk(), 0, ede);
       Wire.put16(out, 10, Wire.u16(out, 10) + 1);
-    } else {
-      out = wire.clone();
+      length += ErrorReply.optLength(ede);
     }
     byte[] packet = query.packet();
     out[0] = packet[0];
@@ -54,26 +71,27 @@ public final class AnswerRenderer {
       long ttl = Math.min(stored > 0x7FFFFFFFL ? 0 : stored, capSeconds) - elapsedSeconds;
       Wire.put32(out, off, Math.max(0, ttl));
     }
-    if (out.length > sizeLimit) {
-      return truncated(out, query);
+    if (length > sizeLimit) {
+      return truncate(out, query);
     }
-    return out;
+    return length;
   }
 
-  /** Header and question with TC=1, and OPT for an EDNS client: "ask again over TCP". */
-  private static byte[] truncated(byte[] full, DnsQuery query) {
+  /**
+   * Cuts the reply in {@code out} down to header and question with TC=1, and OPT for an EDNS
+   * client ("ask again over TCP"), in place; returns the new length.
+   */
+  private static int truncate(byte[] out, DnsQuery query) {
     int qEnd = query.questionEnd();
-    int optLen = query.edns() ? ErrorReply.OPT_LENGTH : 0;
-    byte[] r = new byte[qEnd + optLen];
-    System.arraycopy(full, 0, r, 0, qEnd);
-    r[2] |= 0x02;
-    Wire.put16(r, 6, 0);
-    Wire.put16(r, 8, 0);
-    Wire.put16(r, 10, query.edns() ? 1 : 0);
+    out[2] |= 0x02;
+    Wire.put16(out, 6, 0);
+    Wire.put16(out, 8, 0);
+    Wire.put16(out, 10, query.edns() ? 1 : 0);
     if (query.edns()) {
-      ErrorReply.writeOpt(r, qEnd, query.dnssecOk());
+      ErrorReply.writeOpt(out, qEnd, query.dnssecOk());
+      return qEnd + ErrorReply.OPT_LENGTH;
     }
-    return r;
+    return qEnd;
   }
 
   /**
@@ -81,11 +99,15 @@ public final class AnswerRenderer {
    * error (no records but shoal's 11-byte OPT, whose extended rcode is 1).
    */
   public static int rcode(byte[] reply) {
-    if (reply.length < Wire.HEADER) {
+    return rcode(reply, reply.length);
+  }
+
+  /** {@link #rcode(byte[])} of the reply in the first {@code n} bytes of {@code reply}. */
+  public static int rcode(byte[] reply, int n) {
+    if (n < Wire.HEADER) {
       return Rcode.SERVFAIL;
     }
     int rcode = reply[3] & 0x0F;
-    int n = reply.length;
     if (Wire.u16(reply, 6) == 0 && Wire.u16(reply, 8) == 0 && Wire.u16(reply, 10) == 1
         && n >= Wire.HEADER + ErrorReply.OPT_LENGTH && reply[n - 11] == 0 && Wire.u16(reply, n - 10) == Wire.TYPE_OPT
         && Wire.u16(reply, n - 2) == 0) {

@@ -419,4 +419,33 @@ class CachedAnswerTest {
     DnsQuery q = client(Messages.query(0x0F0F, "www.EXAMPLE.com.", Type.A));
     assertArrayEquals(answer.render(q, STORED + 12_345, 512), back.render(q, STORED + 12_345, 512));
   }
+
+  @Test
+  void renderingIntoABufferGivesTheSameReplyAsRenderingANewOne() throws Exception {
+    Message adQuery = Messages.query(0x5151, "www.example.com.", Type.A);
+    adQuery.getHeader().setFlag(Flags.AD);
+    Message servfail = Messages.response(UPSTREAM_ID, "www.example.com.", Type.A, Rcode.SERVFAIL);
+    List<CachedAnswer> answers = List.of(
+        cached(upstream(false)), cached(upstream(true)), cached(servfail),
+        // stored before OPT records were removed on the way in: rendered the long way
+        new CachedAnswer(wire(upstream(true)), new int[0], 0, 0, STORED, STORED + 60_000));
+    List<DnsQuery> queries = List.of(
+        client(Messages.query(0x1234, "WWW.example.com.", Type.A)),
+        client(Messages.ednsQuery(0x4321, "www.Example.com.", Type.A, 1232, true)),
+        client(Messages.ednsQuery(0x4321, "www.example.COM.", Type.A, 1232, false)),
+        client(adQuery));
+    for (CachedAnswer answer : answers) {
+      for (DnsQuery q : queries) {
+        for (int limit : new int[] {NO_LIMIT, 512, 40}) {
+          byte[] out = new byte[answer.renderSize() + 100];
+          Arrays.fill(out, (byte) 0x5A);
+
+          int n = answer.renderInto(q, STORED + 7_500, limit, out);
+
+          assertArrayEquals(answer.render(q, STORED + 7_500, limit), Arrays.copyOf(out, n),
+              "query " + q.id() + ", limit " + limit);
+        }
+      }
+    }
+  }
 }

@@ -99,6 +99,20 @@ class ScenarioTest {
   }
 
   @Test
+  void queryPathHitIsQueryPathsRecipeWithUnboundAndTheMemoryCacheInTwoRounds() {
+    Recipe full = Scenario.load(CATALOG.resolve("query_path.conf")).recipe();
+    Scenario hit = Scenario.load(CATALOG.resolve("query_path_hit.conf"));
+    assertEquals(2, hit.recipe().rounds());
+    // Everything but the rounds as in query_path, so its rows compare with query_path's.
+    assertEquals(new Recipe(full.zone(), full.stubTtl(), full.queries(), full.ingressWorkers(), full.fill(),
+        full.maxEntries(), full.whenFull(), full.shardCount(), full.mapSizeBytes(), full.syncInterval(),
+        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList()), hit.recipe());
+    assertEquals("unbound", hit.baseline());
+    assertEquals(List.of("unbound", "shoal-memory"), hit.members().stream().map(Member::name).toList());
+    assertEquals(1, hit.members().get(0).config().getInt("threads"));
+  }
+
+  @Test
   void typosAreRejectedWithTheKey() {
     String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
         + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
