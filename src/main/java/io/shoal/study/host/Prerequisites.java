@@ -40,6 +40,8 @@ public final class Prerequisites {
     PACKAGE_OF.put("dnsperf", "dnsperf");
     PACKAGE_OF.put("knotd", "knot");
     PACKAGE_OF.put("knotc", "knot");
+    PACKAGE_OF.put("keymgr", "knot");
+    PACKAGE_OF.put("kdig", "knot-dnsutils");
     PACKAGE_OF.put("unshare", "util-linux");
     PACKAGE_OF.put("ip", "iproute2");
     PACKAGE_OF.put("openssl", "openssl");
@@ -55,9 +57,20 @@ public final class Prerequisites {
 
   private Prerequisites() {}
 
-  /** The programs a run of these members calls. */
+  /** The programs a run of these members calls over an unsigned zone. */
   public static List<String> binariesFor(List<Member> members, boolean isolate) {
+    return binariesFor(members, isolate, false);
+  }
+
+  /**
+   * The programs a run of these members calls; over a {@code signed} zone also keymgr (the zone's
+   * trust anchor) and kdig (the check of each member's sample answer).
+   */
+  public static List<String> binariesFor(List<Member> members, boolean isolate, boolean signed) {
     Set<String> names = new LinkedHashSet<>(List.of("dnsperf", "knotd", "knotc"));
+    if (signed) {
+      names.addAll(List.of("keymgr", "kdig"));
+    }
     for (Member m : members) {
       names.addAll(m.kind().binaries());
       if (m.transport().encrypted()) {

@@ -21,10 +21,18 @@ public final class Dnsperf {
 
   private final String binary;
   private final StartedProcesses processes;
+  /** -D on every query (DO set): a signed recipe's answers come signed, and validated where the member validates. */
+  private final List<String> dnssecOk;
 
   public Dnsperf(Prerequisites.Tools tools, StartedProcesses processes) {
+    this(tools, processes, false);
+  }
+
+  /** dnsperf that sets DO on every query ({@code -D}) when {@code dnssecOk}. */
+  public Dnsperf(Prerequisites.Tools tools, StartedProcesses processes, boolean dnssecOk) {
     this.binary = tools.path("dnsperf");
     this.processes = processes;
+    this.dnssecOk = dnssecOk ? List.of("-D") : List.of();
   }
 
   /** The command of a timed run with the load's window; {@code extra} flags go last. */
@@ -32,6 +40,7 @@ public final class Dnsperf {
     List<String> cmd = new ArrayList<>(List.of(binary, "-s", "127.0.0.1", "-p", Integer.toString(port),
         "-d", queries.toString(), "-c", Integer.toString(load.clients()), "-q", Integer.toString(load.outstanding()),
         "-T", Integer.toString(load.threads()), "-l", Long.toString(Math.max(1, duration.toSeconds()))));
+    cmd.addAll(dnssecOk);
     cmd.addAll(extra);
     return cmd;
   }
@@ -104,8 +113,9 @@ public final class Dnsperf {
    * queries on an otherwise idle server.
    */
   public DnsperfReport onePass(int port, Path queries, Path output) throws StudyException {
-    List<String> cmd = List.of(binary, "-s", "127.0.0.1", "-p", Integer.toString(port), "-d", queries.toString(),
-        "-c", "1", "-q", "1", "-T", "1", "-n", "1");
+    List<String> cmd = new ArrayList<>(List.of(binary, "-s", "127.0.0.1", "-p", Integer.toString(port),
+        "-d", queries.toString(), "-c", "1", "-q", "1", "-T", "1", "-n", "1"));
+    cmd.addAll(dnssecOk);
     return DnsperfReport.parse(check(processes.run(cmd, output, SLACK)));
   }
 
@@ -114,8 +124,9 @@ public final class Dnsperf {
    * spreads the answers' arrival, and so their expiry, over the pass.
    */
   public DnsperfReport paced(int port, Path queries, int qps, Duration expected, Path output) throws StudyException {
-    List<String> cmd = List.of(binary, "-s", "127.0.0.1", "-p", Integer.toString(port), "-d", queries.toString(),
-        "-c", "1", "-q", "10", "-T", "1", "-n", "1", "-Q", Integer.toString(qps));
+    List<String> cmd = new ArrayList<>(List.of(binary, "-s", "127.0.0.1", "-p", Integer.toString(port),
+        "-d", queries.toString(), "-c", "1", "-q", "10", "-T", "1", "-n", "1", "-Q", Integer.toString(qps)));
+    cmd.addAll(dnssecOk);
     return DnsperfReport.parse(check(processes.run(cmd, output, expected.plus(SLACK))));
   }
 

@@ -100,6 +100,12 @@ public final class StudySummary {
     md.append("\n## Held constant\n\n");
     md.append("- upstream: knotd, zone `").append(r.zone()).append("` with a wildcard A record, TTL ")
         .append(r.stubTtl().toSeconds()).append(" s, UDP workers: ").append(r.upstreamWorkers()).append('\n');
+    if (r.signed()) {
+      md.append("- DNSSEC: knotd signs the zone (").append(r.signing().algorithm()).append(", NSEC, keys made at ")
+          .append("start); validating members take its DS records (`keymgr ZONE ds`) as their trust anchor; every ")
+          .append("dnsperf query sets DO (-D); each member's answer for n0 is checked with kdig +dnssec at its ")
+          .append("start (a miss, then a hit) and after its measured run: signed, AD set exactly when it validates\n");
+    }
     md.append("- queries: ").append(r.queries().lines()).append(" lines drawn uniformly with replacement from ")
         .append(r.queries().names()).append(" names, seed ").append(r.queries().seed()).append('\n');
     md.append("- cache: max_entries ").append(r.maxEntries()).append(", when_full ").append(r.whenFull())

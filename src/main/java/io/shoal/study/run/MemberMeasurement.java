@@ -20,6 +20,7 @@ import io.shoal.study.scenario.LoadSettings;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.MemberKind;
 import io.shoal.study.scenario.Scenario;
+import io.shoal.study.server.DnssecAnswerCheck;
 import io.shoal.study.server.KnotUpstream;
 import io.shoal.study.server.ServerUnderTest;
 import io.shoal.study.server.ShoalUnderTest;
@@ -104,6 +105,25 @@ final class MemberMeasurement {
     }
   }
 
+  /**
+   * In a signed recipe, asks the member for one name of the query file twice with DO (a miss, then
+   * a hit, at the start; the name again after the measured run) and fails unless each answer is
+   * signed and carries AD exactly when the member validates ({@link DnssecAnswerCheck}).
+   */
+  private void checkDnssec(Member m, ServerUnderTest server, String when) throws StudyException {
+    if (!scenario.recipe().signed()) {
+      return;
+    }
+    String name = "n0." + KnotUpstream.apex(scenario.recipe());
+    int asks = when.equals("start") ? 2 : 1;
+    for (int i = 1; i <= asks; i++) {
+      DnssecAnswerCheck.require(server, m.validates(), name, tools, processes,
+          server.directory().resolve("dnssec-check-" + when + "-" + i + ".txt"));
+    }
+    out.println("study: " + server.label() + " answers " + name + " with DO signed"
+        + (m.validates() ? " and with AD (validated)" : " and without AD (not validated)") + " at the " + when);
+  }
+
   /** Measures member {@code m} in {@code dir} against {@code knot}; its setup note goes to {@code setups}. */
   Measured measure(Member m, Path dir, KnotUpstream knot, Map<String, String> setups)
       throws IOException, StudyException {
@@ -150,6 +170,7 @@ final class MemberMeasurement {
           + "; CPU time read from " + server.servingProcesses());
       server.start();
       confirmPolicyList(m, server);
+      checkDnssec(m, server, "start");
       LoadSettings load = load();
       if (!load.warmup().isZero()) {
         dnsperf.run(server.transport(), server.queryPort(), queries, load, load.warmup(),
@@ -168,6 +189,7 @@ final class MemberMeasurement {
       CacheCounters window = server.counters(dir.resolve("stats-after.txt")).minus(before);
       long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
       Files.writeString(dir.resolve("upstream-queries.txt"), upstream + "\n");
+      checkDnssec(m, server, "end");
       int status = server.stop();
       if (m.kind() == MemberKind.SHOAL && status != 0) {
         out.println("study: note: " + m.name() + " exited with status " + status + " on SIGTERM (expected 0)");

@@ -10,6 +10,7 @@ import io.shoal.study.scenario.MemberKind;
 import io.shoal.study.scenario.PolicyList;
 import io.shoal.study.scenario.QueryFile;
 import io.shoal.study.scenario.Scenario;
+import io.shoal.study.server.KnotUpstream;
 import io.shoal.study.server.ShoalUnderTest;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -40,10 +41,11 @@ public final class StudyRun {
   public StudyRun(Scenario scenario, Path runDir, boolean quick, Path shoalJar, Prerequisites.Tools tools,
       boolean root, Map<String, String> skipped, PrintStream out, StartedProcesses processes) {
     // Members that take the generated domain list find it in the run directory, written by run().
-    Scenario resolved = scenario.usesPolicyList() ? scenario.withPolicyListAt(runDir.resolve(PolicyList.FILE))
-        : scenario;
+    // Validating members of a signed recipe find the zone's trust anchor where knotd's start writes it.
+    Scenario resolved = (scenario.usesPolicyList() ? scenario.withPolicyListAt(runDir.resolve(PolicyList.FILE))
+        : scenario).withTrustAnchorAt(runDir.resolve("knotd").resolve(KnotUpstream.TRUST_ANCHOR));
     this.run = new RunSettings(resolved, runDir, quick, shoalJar, tools, root, skipped, out, processes);
-    this.dnsperf = new Dnsperf(tools, processes);
+    this.dnsperf = new Dnsperf(tools, processes, resolved.recipe().signed());
     this.estimate = new RunEstimate(run);
   }
 

@@ -18,6 +18,16 @@ import java.util.List;
  */
 public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
     String policyList, Transport transport) {
+  /** A shoal member's validation mode, under its config block. */
+  static final String SHOAL_VALIDATION = "dnssec.validation";
+  /** A shoal member's trust anchor files, under its config block. */
+  static final String SHOAL_ANCHORS = "dnssec.trust_anchors";
+  /** shoal's validation modes; off is what a study runs without saying (ShoalUnderTest). */
+  static final java.util.List<String> SHOAL_MODES = List.of("on", "permissive", "off");
+  /** An unbound member's switch for its validator module. */
+  public static final String UNBOUND_VALIDATOR = "validator";
+  /** Where the run put the zone's trust anchor, for an unbound member that validates; set by the run only. */
+  public static final String UNBOUND_ANCHOR = "trust_anchor_file";
 
   /** A member of one process, not clustered, queried over UDP: every member before cluster studies existed. */
   public Member(String name, MemberKind kind, Config config) {
@@ -30,6 +40,31 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
    */
   public boolean isNodeGroup() {
     return nodes > 1 || cluster;
+  }
+
+  /**
+   * True if the member validates DNSSEC: a shoal with {@code dnssec.validation} on or permissive,
+   * an unbound with {@code validator = true}. (shoal members of a study run with validation off
+   * unless they say otherwise.)
+   */
+  public boolean validates() {
+    return switch (kind) {
+      case SHOAL -> config.hasPath(SHOAL_VALIDATION) && !config.getString(SHOAL_VALIDATION).equals("off");
+      case UNBOUND -> config.hasPath(UNBOUND_VALIDATOR) && config.getBoolean(UNBOUND_VALIDATOR);
+      default -> false;
+    };
+  }
+
+  /** This member, if it validates, with {@code file} as its trust anchor; the member itself otherwise. */
+  public Member withTrustAnchorAt(Path file) {
+    if (!validates()) {
+      return this;
+    }
+    String path = file.toAbsolutePath().toString();
+    Config anchored = kind == MemberKind.SHOAL
+        ? config.withValue(SHOAL_ANCHORS, ConfigValueFactory.fromIterable(List.of(path)))
+        : config.withValue(UNBOUND_ANCHOR, ConfigValueFactory.fromAnyRef(path));
+    return new Member(name, kind, anchored, nodes, cluster, kill, policyList, transport);
   }
 
   /**

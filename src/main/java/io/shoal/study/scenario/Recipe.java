@@ -14,6 +14,7 @@ import java.util.List;
  * @param rounds how many times every member is measured, members taking turns (a --quick run
  *     measures once); results.csv holds each member's median round
  * @param policyList the domain list the run writes for members with {@code policy_list}, or null
+ * @param signing how knotd signs the zone, or null for an unsigned zone (the studies before DNSSEC)
  */
 public record Recipe(
     String zone,
@@ -31,4 +32,11 @@ public record Recipe(
     LoadSettings load,
     LoadSettings quick,
     int rounds,
-    PolicyList policyList) {}
+    PolicyList policyList,
+    Signing signing) {
+
+  /** True if knotd signs the zone, dnsperf sets DO, and validating members get its trust anchor. */
+  public boolean signed() {
+    return signing != null;
+  }
+}

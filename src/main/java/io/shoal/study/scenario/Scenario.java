@@ -31,7 +31,8 @@ public record Scenario(
       "description", "baseline", "recipe", "members", "attacks", "outage");
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
-      "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds", "policy_list");
+      "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds", "policy_list",
+      "dnssec");
   /** Rounds a scenario may ask for: each one runs every member again. */
   static final int MAX_ROUNDS = 9;
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
@@ -162,7 +163,8 @@ public record Scenario(
         load,
         load.shortened(quick.getDuration("duration"), quick.getDuration("warmup")),
         rounds,
-        r.hasPath("policy_list") ? policyList(r.getConfig("policy_list")) : null);
+        r.hasPath("policy_list") ? policyList(r.getConfig("policy_list")) : null,
+        r.hasPath("dnssec") ? Signing.from(r.getConfig("dnssec")) : null);
 
     List<Member> members = new ArrayList<>();
     Set<String> seen = new HashSet<>();
@@ -227,7 +229,9 @@ public record Scenario(
         throw new IllegalArgumentException(at + "transport: a member of several nodes or a cluster is queried over "
             + "udp only");
       }
-      members.add(new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport));
+      Member member = new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport);
+      checkDnssec(member, at, recipe);
+      members.add(member);
     }
     if (members.isEmpty()) {
       throw new IllegalArgumentException("members: list at least one member");
@@ -266,11 +270,59 @@ public record Scenario(
         throw new IllegalArgumentException("outage: the outage test runs once; recipe.rounds must be 1");
       }
     }
+    if (recipe.signed() && (attacks != null || outage != null)) {
+      throw new IllegalArgumentException("recipe.dnssec: a signed zone is for plain studies; the "
+          + (attacks != null ? "robustness phases" : "outage test") + " do not check answers for AD");
+    }
     if (attacks != null && outage != null) {
       throw new IllegalArgumentException("outage: a scenario runs either the robustness phases (attacks) or the "
           + "outage test, not both");
     }
     return new Scenario(name, description, baseline, recipe, List.copyOf(members), source, attacks, outage);
+  }
+
+  /**
+   * A member validates only over a signed zone, from the anchor the run takes from knotd; and in a
+   * signed recipe every member is one server, whose sample answer the run checks for AD.
+   */
+  private static void checkDnssec(Member m, String at, Recipe recipe) {
+    if (m.kind() == MemberKind.SHOAL && m.config().hasPath(Member.SHOAL_VALIDATION)) {
+      String mode = m.config().getString(Member.SHOAL_VALIDATION);
+      if (!Member.SHOAL_MODES.contains(mode)) {
+        throw new IllegalArgumentException(at + "config." + Member.SHOAL_VALIDATION + ": one of "
+            + String.join(", ", Member.SHOAL_MODES) + "; is " + mode);
+      }
+    }
+    if (m.validates() && !recipe.signed()) {
+      throw new IllegalArgumentException(at + "config: the member validates DNSSEC, but the zone is unsigned; "
+          + "add recipe.dnssec so knotd signs it (validation over an unsigned zone measures nothing)");
+    }
+    if (recipe.signed()) {
+      if (m.kind() == MemberKind.SHOAL && m.config().hasPath(Member.SHOAL_ANCHORS)) {
+        throw new IllegalArgumentException(at + "config." + Member.SHOAL_ANCHORS + ": the run gives validating "
+            + "members the anchor of the zone knotd signed; leave it out");
+      }
+      if (m.kind() != MemberKind.SHOAL && m.kind() != MemberKind.UNBOUND && m.kind() != MemberKind.KNOTD) {
+        throw new IllegalArgumentException(at + "kind: with recipe.dnssec the members are shoal, unbound or knotd, "
+            + "whose validation the run knows how to set up; is " + m.kind().configName());
+      }
+      if (m.isNodeGroup()) {
+        throw new IllegalArgumentException(at + "nodes: with recipe.dnssec every member is one server (the run "
+            + "checks its sample answer for AD)");
+      }
+    }
+  }
+
+  /**
+   * This scenario with the trust anchor file the run writes at {@code file} (the DS records of the
+   * zone knotd signed) given to every validating member; the scenario itself for an unsigned zone.
+   */
+  public Scenario withTrustAnchorAt(Path file) {
+    if (!recipe.signed()) {
+      return this;
+    }
+    return new Scenario(name, description, baseline, recipe, members.stream().map(m -> m.withTrustAnchorAt(file))
+        .toList(), source, attacks, outage);
   }
 
   private static PolicyList policyList(Config p) {

@@ -25,6 +25,11 @@ public final class KnotUpstream implements AutoCloseable {
   private static final Pattern QUERIES = Pattern.compile("mod-stats\\.server-operation\\[query\\]\\s*=\\s*(\\d+)");
   private static final Duration READY_LIMIT = Duration.ofSeconds(30);
   private static final Duration KNOTC_LIMIT = Duration.ofSeconds(30);
+  /**
+   * The file in knotd's directory that holds the DS records of the zone knotd signed (a signed
+   * recipe only), in zone-file syntax: the trust anchor validating members are given.
+   */
+  public static final String TRUST_ANCHOR = "trust-anchor.ds";
 
   private final Path dir;
   private final Path conf;
@@ -55,11 +60,43 @@ public final class KnotUpstream implements AutoCloseable {
     KnotUpstream knot = new KnotUpstream(dir, conf, port, p, processes, tools);
     try {
       DnsProbe.awaitAnswer("knotd", knot.address(), apex(recipe), Type.SOA, READY_LIMIT, p, log);
-    } catch (StudyException e) {
+      if (recipe.signed()) {
+        knot.writeTrustAnchor(apex(recipe));
+      }
+    } catch (StudyException | IOException e) {
       knot.close();
       throw e;
     }
     return knot;
+  }
+
+  /**
+   * Writes the signed zone's DS records, as {@code keymgr ZONE ds} prints them from the keys knotd
+   * generated at start, to {@link #TRUST_ANCHOR}; fails if there are none (the zone is not signed).
+   */
+  private void writeTrustAnchor(String zone) throws StudyException, IOException {
+    Path audit = dir.resolve("keymgr-ds.txt");
+    StartedProcesses.Completed c = processes.run(
+        List.of(tools.path("keymgr"), "-c", conf.toString(), zone, "ds"), audit, KNOTC_LIMIT);
+    List<String> ds = trustAnchorLines(c.output(), zone);
+    if (c.exitCode() != 0 || ds.isEmpty()) {
+      throw new StudyException("keymgr " + zone + " ds gave no DS record (status " + c.exitCode() + "): "
+          + c.output().strip());
+    }
+    Files.writeString(dir.resolve(TRUST_ANCHOR), String.join("\n", ds) + "\n");
+  }
+
+  /** The DS lines of {@code zone} in keymgr's output ("bench.test. DS 20261 13 2 2533..."). */
+  public static List<String> trustAnchorLines(String keymgrDs, String zone) {
+    return keymgrDs.lines().map(String::strip)
+        .filter(l -> l.toLowerCase(java.util.Locale.ROOT).startsWith(zone.toLowerCase(java.util.Locale.ROOT) + " ")
+            && l.split("\\s+").length >= 6 && l.split("\\s+")[1].equals("DS"))
+        .toList();
+  }
+
+  /** The trust anchor file of a signed recipe's knotd, once started; its DS records are in it. */
+  public Path trustAnchor() {
+    return dir.resolve(TRUST_ANCHOR);
   }
 
   /** The recipe's zone as an absolute name, with its trailing dot. */
@@ -70,7 +107,9 @@ public final class KnotUpstream implements AutoCloseable {
   /**
    * Writes a knotd that serves the recipe's zone on 127.0.0.1:{@code port} into {@code dir}: the
    * zone (SOA, NS and a wildcard A record at the recipe's TTL), a database directory and
-   * knot.conf with mod-stats counting queries. The upstream of every study and the knotd member
+   * knot.conf with mod-stats counting queries. A signed recipe's zone is signed by knotd itself
+   * (keys generated at start under a policy of the recipe's algorithm, NSEC, no automatic KSK
+   * submission). The upstream of every study and the knotd member
    * (knotd answering the load itself) are the same server, so the ceiling serves what the
    * upstream serves. Returns knot.conf's path.
    */
@@ -107,6 +146,11 @@ public final class KnotUpstream implements AutoCloseable {
         "    any: notice",
         "mod-stats:",
         "  - id: counts",
+        recipe.signed() ? String.join("\n",
+            "policy:",
+            "  - id: study",
+            "    algorithm: " + recipe.signing().algorithm(),
+            "    nsec3: off") : "",
         "template:",
         "  - id: default",
         "    storage: \"" + absolute + "\"",
@@ -114,6 +158,8 @@ public final class KnotUpstream implements AutoCloseable {
         "zone:",
         "  - domain: " + zone,
         "    file: zone.db",
+        // the signed zone stays in knotd's journal: zone.db remains the file written above
+        recipe.signed() ? "    dnssec-signing: on\n    dnssec-policy: study\n    zonefile-sync: -1" : "",
         ""));
     return conf;
   }

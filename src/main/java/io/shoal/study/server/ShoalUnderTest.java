@@ -90,7 +90,8 @@ public final class ShoalUnderTest extends ServerUnderTest {
     Config base = ConfigFactory.empty()
         .withValue("shoal.listen.udp", ConfigValueFactory.fromAnyRef(addr))
         .withValue("shoal.listen.tcp", ConfigValueFactory.fromAnyRef(addr))
-        .withValue("shoal.dnssec.validation", ConfigValueFactory.fromAnyRef("off")) // knotd's zone is unsigned
+        // off unless the member says otherwise: most recipes' zone is unsigned (see Member.validates)
+        .withValue("shoal.dnssec.validation", ConfigValueFactory.fromAnyRef("off"))
         .withValue("shoal.ingress.workers", ConfigValueFactory.fromAnyRef(r.ingressWorkers()))
         .withValue("shoal.ingress.fill", ConfigValueFactory.fromAnyRef(r.fill()))
         .withValue("shoal.upstreams.default.servers", ConfigValueFactory.fromIterable(
@@ -407,6 +408,8 @@ public final class ShoalUnderTest extends ServerUnderTest {
     return "shoal, " + c.backend().configName() + " cache of " + c.maxEntries() + " entries ("
         + c.whenFull().configName() + "), " + validated.workers()
         + " ingress workers, " + validated.fill().configName() + (lists.isEmpty() ? "" : ", domain list " + lists)
+        + (recipe.signed() ? ", DNSSEC validation " + validated.dnssec().mode().configName()
+            + (member.validates() ? " (trust anchor: the zone's DS)" : "") : "")
         + (transport().encrypted() ? ", " + transport().configName() + " on its own port" : "");
   }
 }

@@ -51,8 +51,8 @@ final class UnboundPeer extends ServerUnderTest {
         "  use-syslog: no",
         "  logfile: \"\"",
         "  num-threads: " + workers(),
-        // no DNSSEC validator: the study zone is unsigned and the other members do not validate either
-        "  module-config: \"iterator\"",
+        // no DNSSEC validator unless the member validates (a signed recipe): see validatorLines
+        "  module-config: \"" + (member.validates() ? "validator iterator" : "iterator") + "\"",
         // unbound refuses to forward to loopback and blocks test. (RFC 6761) unless told otherwise
         "  do-not-query-localhost: no",
         "  local-zone: \"" + topLabel() + ".\" nodefault",
@@ -62,6 +62,7 @@ final class UnboundPeer extends ServerUnderTest {
         "  rrset-cache-size: " + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY),
         "  extended-statistics: yes",
         "  statistics-cumulative: no"));
+    lines.addAll(validatorLines());
     lines.addAll(encryptedListener());
     extraLines().forEach(l -> lines.add("  " + l));
     lines.addAll(List.of(
@@ -73,6 +74,26 @@ final class UnboundPeer extends ServerUnderTest {
         "  control-interface: \"" + dir.resolve("unbound.ctl") + "\"",
         ""));
     Files.writeString(conf(), String.join("\n", lines));
+  }
+
+  /**
+   * A validating member's anchor (the DS records of the zone knotd signed, which the run wrote)
+   * and two settings that keep it answering what the other members answer: no aggressive use of
+   * cached NSEC (RFC 8198, on by default since 1.15: under the wildcard zone it would synthesise
+   * misses without asking knotd, which no other member does), and no trust-anchor signalling
+   * query to knotd (RFC 8145).
+   */
+  private List<String> validatorLines() {
+    if (!member.validates()) {
+      return List.of();
+    }
+    if (!member.config().hasPath(Member.UNBOUND_ANCHOR)) {
+      throw new IllegalStateException(member.name() + ": a validating unbound without the run's trust anchor");
+    }
+    return List.of(
+        "  trust-anchor-file: \"" + member.config().getString(Member.UNBOUND_ANCHOR) + "\"",
+        "  aggressive-nsec: no",
+        "  trust-anchor-signaling: no");
   }
 
   /**
@@ -148,7 +169,8 @@ final class UnboundPeer extends ServerUnderTest {
     return "unbound, " + workers() + (workers() == 1 ? " thread" : " threads") + ", msg-cache-size "
         + setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY) + " B, rrset-cache-size "
         + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY) + " B (about "
-        + recipe.maxEntries() + " answers), iterator only"
+        + recipe.maxEntries() + " answers), "
+        + (member.validates() ? "validator and iterator, trust anchor: the zone's DS, aggressive-nsec off" : "iterator only")
         + (member.transport().encrypted() ? ", " + member.transport().configName() + " on its own port" : "");
   }
 }

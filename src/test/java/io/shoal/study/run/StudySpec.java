@@ -104,6 +104,44 @@ public class StudySpec extends JUnitSuite {
   }
 
   /**
+   * A signed study end to end: knotd signs the zone, the run takes its DS as the validating
+   * member's anchor, dnsperf sets DO, and each member's sample answer was checked with kdig: AD
+   * through the validating shoal, none through the others, an RRSIG through all.
+   */
+  @Test
+  public void aQuickSignedRunValidatesThroughTheValidatingMemberOnly() throws IOException, URISyntaxException {
+    for (String tool : List.of("keymgr", "kdig")) {
+      Assume.assumeTrue(tool + " is not installed (apt-get install -y knot knot-dnsutils)",
+          Prerequisites.find(tool).isPresent());
+    }
+    Path out = quickRun("dnssec_tiny");
+
+    List<ResultRow> all = StudyCsv.RESULTS.read(out.resolve("results.csv"));
+    assertEquals(List.of("validating", "unvalidated", "ceiling"), all.stream().map(ResultRow::member).toList());
+    for (ResultRow r : all) {
+      assertTrue(r.member() + " completed " + r.completed(), r.completed() > 0);
+    }
+    String anchor = Files.readString(out.resolve("knotd/trust-anchor.ds"));
+    assertTrue(anchor, anchor.startsWith("bench.test. DS ") && anchor.contains(" 13 2 "));
+    String conf = Files.readString(out.resolve("members/validating/shoal.conf"));
+    assertTrue(conf, conf.contains("trust-anchor.ds") && conf.contains("validation=on"));
+    for (String member : List.of("validating", "unvalidated", "ceiling")) {
+      for (String when : List.of("start-1", "start-2", "end-1")) {
+        String kdig = Files.readString(out.resolve("members").resolve(member).resolve("dnssec-check-" + when + ".txt"));
+        assertTrue(member + " " + when + ": " + kdig, kdig.contains("status: NOERROR") && kdig.contains("RRSIG"));
+        boolean ad = kdig.lines().anyMatch(l -> l.startsWith(";; Flags:") && l.matches(".*\\bad\\b.*"));
+        assertEquals(member + " " + when + " AD: " + kdig, member.equals("validating"), ad);
+      }
+    }
+    String dnsperf = Files.readString(out.resolve("members/validating/dnsperf.txt"));
+    assertTrue(dnsperf, dnsperf.contains(" -D"));
+    String metrics = Files.readString(out.resolve("members/validating/stats-after.txt"));
+    assertTrue(metrics, metrics.matches("(?s).*shoal_dnssec_answers_total\\{status=\"secure\"\\} [1-9].*"));
+    String summary = Files.readString(out.resolve("summary.md"));
+    assertTrue(summary, summary.contains("knotd signs the zone (ecdsap256sha256"));
+  }
+
+  /**
    * The outage test end to end: knotd stopped for 5 s while every answer of a 4 s TTL expires.
    * With serve-stale the expired answers go out stale; without it the same queries fail.
    */
