@@ -167,9 +167,6 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       flights.reply(r, found.render(r.query(), now, r.protocol().sizeLimit(r.query())));
       return;
     }
-    if (answerDenied(r, profile, now)) {
-      return;
-    }
     // (The near cache of copies was looked at where the query was read.)
     OwnerDirectory.Owner owner = owners.ownerOf(r.query());
     Flight flight = flights.get(key);
@@ -202,27 +199,6 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       return;
     }
     askUpstream(key, profile, r.query());
-  }
-
-  /**
-   * Answers {@code r} from a denial its upstream proved before (RFC 8198), when one covers it:
-   * before the owner hop and the flight, so a flood of random names under a signed zone stays on
-   * the node it reached. Not cached: the proof answers the next such name just as fast, and a
-   * flood's names would only push real answers out of the cache.
-   */
-  private boolean answerDenied(Resolve r, Profile profile, long now) {
-    Upstream.Denial denial = profile.upstream().denial(r.query(), now);
-    if (denial == null) {
-      return false;
-    }
-    try {
-      CachedAnswer answer = CachedAnswer.of(ScannedAnswer.fromUpstream(denial.wire()), now, denial.expiresAtMillis());
-      flights.reply(r, answer.render(r.query(), now, r.protocol().sizeLimit(r.query())));
-      return true;
-    } catch (WireException e) {
-      failures.warn("a denial made for " + r.query().key() + " does not scan; asking upstream", e);
-      return false;
-    }
   }
 
   private Behavior<Command> onReplan(Replan replan) {

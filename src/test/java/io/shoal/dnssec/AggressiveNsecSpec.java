@@ -197,6 +197,22 @@ public class AggressiveNsecSpec extends JUnitSuite {
   }
 
   @Test
+  public void deniedMissesCostNoMissBudget() throws Exception {
+    try (TestNode n = TestNode.start(zone.hostPort(), "shoal.dnssec.validation = on\nshoal.dnssec.trust_anchors = [\""
+        + dir.resolve("nsec/anchor.key") + "\"]\nshoal.miss_budget { per_zone = 1, include_loopback = on }")) {
+      assertEquals(Rcode.NXDOMAIN, ask(n, "t.agg.test.").getRcode());
+      int upstream = zone.queries();
+      // Far over a budget of one miss a second for the zone: each is denied from the range.
+      for (int i = 0; i < 20; i++) {
+        Message m = ask(n, "t" + i + ".agg.test.");
+        assertEquals("t" + i + " denied, not SERVFAIL over the budget", Rcode.NXDOMAIN, m.getRcode());
+        assertTrue(m.getHeader().getFlag(Flags.AD));
+      }
+      assertEquals("no query upstream", upstream, zone.queries());
+    }
+  }
+
+  @Test
   public void offAsksUpstreamForEveryName() throws Exception {
     assertEquals(Rcode.NXDOMAIN, ask(off, "p.agg.test.").getRcode());
     int upstream = zone.queries();
