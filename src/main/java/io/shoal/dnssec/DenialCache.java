@@ -102,6 +102,18 @@ public final class DenialCache {
   /** Every kept range, the one kept longest ago first. */
   private final LinkedHashMap<Place, Range> kept = new LinkedHashMap<>();
   private long bytes;
+  private final int maxRanges;
+  private final long maxBytes;
+
+  /** A store with the bounds above. */
+  public DenialCache() {
+    this(MAX_RANGES, MAX_BYTES);
+  }
+
+  DenialCache(int maxRanges, long maxBytes) {
+    this.maxRanges = maxRanges;
+    this.maxBytes = maxBytes;
+  }
 
   /**
    * Keeps the NSEC and NSEC3 ranges among {@code authority}, the authority section of a denial
@@ -304,13 +316,16 @@ public final class DenialCache {
     return wfloor.getValue() == at ? List.of(at) : List.of(at, wfloor.getValue());
   }
 
-  /** Whether NSEC {@code range} proves {@code name} absent: strictly inside it, and not below a cut at its owner. */
+  /**
+   * Whether NSEC {@code range} proves {@code name} absent: strictly inside it, not below a cut at
+   * its owner, and not above its next name (then {@code name} is an empty non-terminal: it exists).
+   */
   private static boolean covers(Range range, Name name) {
     Name owner = range.record.getName();
     Name next = ((NSECRecord) range.record).getNext();
     boolean last = next.compareTo(owner) <= 0; // the chain's last record points back to the apex
     boolean inside = owner.compareTo(name) < 0 && (last || name.compareTo(next) < 0);
-    return inside && !(name.subdomain(owner) && range.cutsBelow());
+    return inside && !(name.subdomain(owner) && range.cutsBelow()) && !(!last && next.subdomain(name));
   }
 
   /**
@@ -482,7 +497,7 @@ public final class DenialCache {
   /** Drops the ranges kept longest ago while over a bound, and zones left with nothing. */
   private void evict(long now) {
     Iterator<Range> oldest = kept.values().iterator();
-    while ((kept.size() > MAX_RANGES || bytes > MAX_BYTES) && oldest.hasNext()) {
+    while ((kept.size() > maxRanges || bytes > maxBytes) && oldest.hasNext()) {
       Range r = oldest.next();
       oldest.remove();
       bytes -= r.bytes;

@@ -26,7 +26,8 @@ class DenialCacheTest {
   @BeforeAll
   static void start() throws Exception {
     zone = new SignedZoneServer("unit.test.");
-    for (String owner : new String[] {"a", "c", "e", "sub"}) {
+    // d.unit.test. exists only as the parent of y.d.unit.test.: an empty non-terminal.
+    for (String owner : new String[] {"a", "c", "e", "sub", "y.d"}) {
       zone.addA(owner + ".unit.test.", "192.0.2.1");
     }
     zone.add(new org.xbill.DNS.NSRecord(Name.fromString("sub.unit.test."), org.xbill.DNS.DClass.IN, 300,
@@ -60,7 +61,7 @@ class DenialCacheTest {
     assertEquals(Rcode.NXDOMAIN, m.getRcode());
     assertTrue(m.getSection(Section.AUTHORITY).stream().anyMatch(r -> r.getType() == Type.NSEC));
     assertNull(cache.synthesize(Name.fromString("bb.unit.test."), Type.A, true, NOW + 60_000), "expired");
-    assertNull(cache.synthesize(Name.fromString("d.unit.test."), Type.A, true, NOW + 1000), "outside");
+    assertNull(cache.synthesize(Name.fromString("f.unit.test."), Type.A, true, NOW + 1000), "outside");
     assertNull(cache.synthesize(Name.fromString("a.unit.test."), Type.A, true, NOW + 1000), "exists");
   }
 
@@ -72,6 +73,54 @@ class DenialCacheTest {
     assertEquals(false, cache.learn(m.getSection(Section.AUTHORITY), NOW + 1000));
     assertEquals(2, cache.ranges());
     assertTrue(cache.bytes() > 0);
+  }
+
+  @Test
+  void anEmptyNonTerminalIsNotDeniedThoughARangeSpansIt() throws Exception {
+    DenialCache cache = new DenialCache();
+    // NSEC c.unit.test. -> y.d.unit.test. spans d.unit.test., which exists (below it is y.d).
+    assertTrue(cache.learn(upstream("x.d.unit.test.", Type.A).getSection(Section.AUTHORITY), NOW));
+    assertNull(cache.synthesize(Name.fromString("d.unit.test."), Type.A, true, NOW + 1000));
+    DenialCache.Synthesized below = cache.synthesize(Name.fromString("w.d.unit.test."), Type.A, true, NOW + 1000);
+    assertNotNull(below, "a name below it in the range is denied");
+    assertTrue(below.nxdomain());
+  }
+
+  @Test
+  void aCaseOrWildcardVariantOfAnOwnerIsNotDenied() throws Exception {
+    DenialCache cache = new DenialCache();
+    cache.learn(upstream("b.unit.test.", Type.A).getSection(Section.AUTHORITY), NOW);
+    assertNull(cache.synthesize(Name.fromString("A.UNIT.TEST."), Type.A, true, NOW + 1000), "an owner, any case");
+    assertNull(cache.synthesize(Name.fromString("b.unit.test."), Type.DS, true, NOW + 1000), "DS is the parent's");
+  }
+
+  @Test
+  void aNodataProofDeniesOtherMissingTypesOnly() throws Exception {
+    DenialCache cache = new DenialCache();
+    cache.learn(upstream("a.unit.test.", Type.AAAA).getSection(Section.AUTHORITY), NOW);
+    DenialCache.Synthesized txt = cache.synthesize(Name.fromString("a.unit.test."), Type.TXT, false, NOW + 1000);
+    assertNotNull(txt);
+    assertEquals(false, txt.nxdomain());
+    Message m = new Message(txt.wire());
+    assertEquals(Rcode.NOERROR, m.getRcode());
+    assertEquals(1, m.getSection(Section.AUTHORITY).size(), "the SOA only, for a client without DO");
+    assertNull(cache.synthesize(Name.fromString("a.unit.test."), Type.A, true, NOW + 1000), "A exists");
+  }
+
+  @Test
+  void pastItsBoundTheRangeKeptLongestAgoGoesFirst() throws Exception {
+    DenialCache cache = new DenialCache(2, DenialCache.MAX_BYTES);
+    // b's proof: a -> c (covers b) and the apex's range (covers the wildcard); f's adds e -> sub.
+    cache.learn(upstream("b.unit.test.", Type.A).getSection(Section.AUTHORITY), NOW);
+    assertNotNull(cache.synthesize(Name.fromString("bb.unit.test."), Type.A, true, NOW + 1000));
+    cache.learn(upstream("f.unit.test.", Type.A).getSection(Section.AUTHORITY), NOW);
+    assertEquals(2, cache.ranges());
+    assertNull(cache.synthesize(Name.fromString("bb.unit.test."), Type.A, true, NOW + 1000), "a -> c evicted");
+    assertNotNull(cache.synthesize(Name.fromString("ff.unit.test."), Type.A, true, NOW + 1000));
+    DenialCache small = new DenialCache(100, 1);
+    small.learn(upstream("b.unit.test.", Type.A).getSection(Section.AUTHORITY), NOW);
+    assertEquals(0, small.ranges(), "nothing fits in one byte");
+    assertEquals(0, small.bytes());
   }
 
   @Test
