@@ -104,6 +104,8 @@ public final class DenialCache {
   private long bytes;
   private final int maxRanges;
   private final long maxBytes;
+  /** Whether any range is kept: a miss with none to look at does not parse its name. */
+  private volatile boolean holding;
 
   /** A store with the bounds above. */
   public DenialCache() {
@@ -214,6 +216,7 @@ public final class DenialCache {
         learned = true;
       }
       evict(now);
+      holding = !kept.isEmpty();
     } finally {
       lock.writeLock().unlock();
     }
@@ -250,6 +253,11 @@ public final class DenialCache {
     } finally {
       lock.readLock().unlock();
     }
+  }
+
+  /** Whether any range is kept (read without the lock). */
+  public boolean holdsAny() {
+    return holding;
   }
 
   /** Ranges kept now (expired ones stay until evicted or replaced). */

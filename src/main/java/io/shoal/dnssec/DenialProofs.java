@@ -96,6 +96,12 @@ public final class DenialProofs {
     }
   }
 
+  /** Whether {@code upstream}'s store keeps any range: when not, a miss need not be looked at further. */
+  boolean holdsAny(String upstream) {
+    DenialCache cache = byGroup.get(upstream);
+    return cache != null && cache.holdsAny();
+  }
+
   /** The denial of {@code qname} that {@code upstream}'s kept proofs make at {@code now}, or null. */
   DenialCache.Synthesized synthesize(String upstream, Name qname, int qtype, boolean dnssecOk, long now) {
     DenialCache cache = byGroup.get(upstream);

@@ -116,7 +116,7 @@ public final class ValidatingUpstream implements Upstream {
    */
   @Override
   public Denial denial(DnsQuery query, long nowMillis) {
-    if (proofs == null || query.checkingDisabled() || query.qclass() != DClass.IN) {
+    if (proofs == null || query.checkingDisabled() || query.qclass() != DClass.IN || !proofs.holdsAny(group)) {
       return null;
     }
     Name name;
