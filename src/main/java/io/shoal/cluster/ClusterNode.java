@@ -12,6 +12,7 @@ import akka.http.javadsl.model.HttpResponse;
 import akka.japi.function.Function;
 import com.typesafe.config.Config;
 import io.shoal.cache.AnswerCache;
+import io.shoal.dnssec.DenialProofs;
 import io.shoal.metrics.ClusterMetrics;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -40,6 +41,7 @@ public final class ClusterNode {
    * What the cluster side needs from the node it belongs to.
    *
    * @param dnsUdp, dnsTcp where the node answers DNS: other nodes ask it there for the keys it owns
+   * @param denials the node's kept DNSSEC denials, shared with the other nodes
    */
   public record Services(
       InetSocketAddress dnsUdp,
@@ -48,7 +50,8 @@ public final class ClusterNode {
       OwnerDirectory owners,
       NodeStatus status,
       String nodeLabel,
-      Duration flushRetention) {}
+      Duration flushRetention,
+      DenialProofs denials) {}
 
   /** One incarnation: its actor system, the flush record in it, and its Akka Management routes. */
   private record Incarnation(
@@ -121,6 +124,7 @@ public final class ClusterNode {
               "flush-record"));
           ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp()), "owner");
           ctx.spawn(Membership.create(services.owners(), metrics), "membership");
+          ctx.spawn(DenialSharing.create(services.denials()), "denial-sharing");
           return Behaviors.empty();
         }),
         "shoal",

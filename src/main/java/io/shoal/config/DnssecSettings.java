@@ -19,8 +19,10 @@ import org.xbill.DNS.Type;
  * @param trustAnchors the DS and DNSKEY records validation starts from, read from {@code
  *     trust_anchors} (or the root anchor shipped in the jar)
  * @param negativeTrustAnchors names at and below which answers are passed on unvalidated (RFC 7646)
+ * @param aggressiveNsec whether a miss covered by a cached secure NSEC/NSEC3 denial is answered
+ *     from it without asking upstream (RFC 8198); only when {@code mode} is {@link Mode#ON}
  */
-public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> negativeTrustAnchors) {
+public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> negativeTrustAnchors, boolean aggressiveNsec) {
 
   /** {@code dnssec.validation}. */
   public enum Mode {
@@ -37,20 +39,21 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
   }
 
   /** Validation off. */
-  public static final DnssecSettings OFF = new DnssecSettings(Mode.OFF, List.of(), List.of());
+  public static final DnssecSettings OFF = new DnssecSettings(Mode.OFF, List.of(), List.of(), false);
 
   /**
    * {@code shoal.dnssec}: the mode, and the trust anchors read and parsed here, so a missing or
    * unreadable anchor file stops the start naming the key and the file.
    */
   static DnssecSettings from(Section d) {
-    d.allowOnly("validation", "trust_anchors", "negative_trust_anchors");
+    d.allowOnly("validation", "trust_anchors", "negative_trust_anchors", "aggressive_nsec");
     DnssecSettings.Mode mode = d.choice("validation", DnssecSettings.Mode.class, DnssecSettings.Mode::configName);
     List<Name> ntas = new ArrayList<>();
     for (String nta : d.strings("negative_trust_anchors")) {
       ntas.add(Name.fromConstantString(ShoalConfig.canonicalSuffix(nta, d.key("negative_trust_anchors"))));
     }
     List<String> files = d.strings("trust_anchors");
+    boolean aggressive = d.bool("aggressive_nsec");
     if (mode == DnssecSettings.Mode.OFF) {
       return DnssecSettings.OFF;
     }
@@ -69,7 +72,9 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
         throw new InvalidConfigException(d.key("trust_anchors"), "cannot read " + file + ": " + e);
       }
     }
-    return new DnssecSettings(mode, List.copyOf(anchors), List.copyOf(ntas));
+    // Denials are only synthesized from proofs validated as secure, and permissive mode serves
+    // what failed validation too: it keeps no proofs.
+    return new DnssecSettings(mode, List.copyOf(anchors), List.copyOf(ntas), aggressive && mode == Mode.ON);
   }
 
   /** The DS and DNSKEY records of one anchor file (zone-file syntax); at least one. */

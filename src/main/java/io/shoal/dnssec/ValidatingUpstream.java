@@ -23,6 +23,7 @@ import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.xbill.DNS.DClass;
 import org.xbill.DNS.DNSInput;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.ExtendedErrorCodeOption;
@@ -64,8 +65,13 @@ public final class ValidatingUpstream implements Upstream {
   private final Executor executor;
   private final ClockSkewLog skew;
   private final Clock clock;
+  /** The upstream group's name: whose kept denials these are. */
+  private final String group;
+  /** The node's kept denials; null when aggressive use of them is off. */
+  private final DenialProofs proofs;
 
-  ValidatingUpstream(DnssecSettings settings, Upstream inner, Clock clock, DnssecMetrics metrics, Executor executor) {
+  ValidatingUpstream(DnssecSettings settings, Upstream inner, Clock clock, DnssecMetrics metrics, Executor executor,
+      String group, DenialProofs proofs) {
     this.inner = inner;
     this.head = new UpstreamResolver(inner, executor);
     this.validator = new ValidatingResolver(head, clock);
@@ -83,27 +89,64 @@ public final class ValidatingUpstream implements Upstream {
     this.executor = executor;
     this.clock = clock;
     this.skew = new ClockSkewLog(log);
+    this.group = group;
+    this.proofs = settings.aggressiveNsec() ? proofs : null;
   }
 
   /**
    * {@code upstream} validated as {@code settings} say ({@code upstream} itself when validation
    * is off), checking signature times against {@code clock} (epoch milliseconds, shoal's clock).
+   * Secure denials of upstream group {@code group} are kept in {@code proofs} and answer the
+   * misses they cover when {@code settings} turn aggressive use on (RFC 8198).
    */
-  public static Upstream wrap(DnssecSettings settings, Upstream upstream, LongSupplier clock, DnssecMetrics metrics) {
+  public static Upstream wrap(DnssecSettings settings, Upstream upstream, LongSupplier clock, DnssecMetrics metrics,
+      String group, DenialProofs proofs) {
     if (settings.mode() == DnssecSettings.Mode.OFF) {
       return upstream;
     }
     // Signature checks run on the common pool, off the upstream's socket threads and the actors'.
-    return new ValidatingUpstream(settings, upstream, new EpochClock(clock), metrics, ForkJoinPool.commonPool());
+    return new ValidatingUpstream(settings, upstream, new EpochClock(clock), metrics, ForkJoinPool.commonPool(),
+        group, proofs);
+  }
+
+  /**
+   * NXDOMAIN or NODATA for {@code query} from a kept secure denial (RFC 8198), or null: never for
+   * a client that set CD (it asked for what the upstream says), nor under a negative trust anchor,
+   * nor when aggressive use is off or validation permissive.
+   */
+  @Override
+  public Denial denial(DnsQuery query, long nowMillis) {
+    if (proofs == null || query.checkingDisabled() || query.qclass() != DClass.IN || !proofs.holdsAny(group)) {
+      return null;
+    }
+    Name name;
+    try {
+      name = questionName(query);
+    } catch (IOException e) {
+      return null;
+    }
+    if (underNegativeAnchor(name)) {
+      return null;
+    }
+    DenialCache.Synthesized s = proofs.synthesize(group, name, query.qtype(), query.dnssecOk(), nowMillis);
+    if (s == null) {
+      return null;
+    }
+    metrics.synthesized(s.nxdomain() ? DnssecMetrics.NXDOMAIN : DnssecMetrics.NODATA);
+    return new Denial(s.wire(), s.expiresAtMillis());
+  }
+
+  private static Name questionName(DnsQuery query) throws IOException {
+    DNSInput in = new DNSInput(query.packet());
+    in.jump(12);
+    return new Name(in);
   }
 
   @Override
   public CompletionStage<Outcome> forward(DnsQuery query) {
     Name name;
     try {
-      DNSInput in = new DNSInput(query.packet());
-      in.jump(12);
-      name = new Name(in);
+      name = questionName(query);
     } catch (IOException e) {
       return CompletableFuture.completedFuture(new Failed("question name: " + e.getMessage()));
     }
@@ -177,11 +220,20 @@ public final class ValidatingUpstream implements Upstream {
       }
       boolean secure = validated.getHeader().getFlag(Flags.AD);
       metrics.answer(secure ? DnssecMetrics.SECURE : DnssecMetrics.INSECURE);
+      if (secure && proofs != null && denial(validated)) {
+        // Before the clientWire below strips the proof for a client without DO.
+        proofs.learned(group, validated, clock.millis());
+      }
       return new Answered(clientWire(validated, query), raw.server());
     } catch (IOException | RuntimeException e) {
       metrics.answer(DnssecMetrics.INDETERMINATE);
       return new Failed("DNSSEC validation of " + name + ": " + e);
     }
+  }
+
+  /** NXDOMAIN (at the end of a CNAME chain too: the proof is the target's), or NODATA: no answer records. */
+  private static boolean denial(Message m) {
+    return m.getRcode() == Rcode.NXDOMAIN || (m.getRcode() == Rcode.NOERROR && m.getSection(Section.ANSWER).isEmpty());
   }
 
   static ExtendedErrorCodeOption extendedError(Message m) {

@@ -8,9 +8,12 @@ import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.config.ServeStaleSettings;
 import io.shoal.ratelimit.MissBudget;
+import io.shoal.upstream.Upstream;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
+import io.shoal.wire.ScannedAnswer;
+import io.shoal.wire.WireException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -25,7 +28,8 @@ import java.util.function.LongSupplier;
  * the query, answers bad ones (FORMERR, NOTIMP, REFUSED) or drops them, answers from local data or
  * the response policy (blocklists) when either has the name, answers a cache hit right there (and
  * has a hit near its expiry prefetched; in a cluster, a hit in the near cache of copies too),
- * refuses a miss that did not ask for recursion (RD=0), answers SERVFAIL to a miss over its
+ * refuses a miss that did not ask for recursion (RD=0), denies a miss that a kept DNSSEC denial
+ * covers (RFC 8198), answers SERVFAIL to a miss over its
  * client's or zone's miss budget, and hands any other miss to the worker that owns its cache key.
  * Each worker holds at most {@code maxPending} misses; beyond that a query is dropped and counted,
  * so overload costs answers, never unbounded memory. What a reload changes comes in one {@link
@@ -139,6 +143,11 @@ public final class Ingress {
       reply.send(notRecursing(query), client);
       return;
     }
+    byte[] denied = answerDenied(profile, query, protocol);
+    if (denied != null) {
+      reply.send(denied, client);
+      return;
+    }
     // A peer's owner lookup carries many clients' misses: the asking node applied their budgets.
     String over = query.fromPeer() ? null
         : p.missBudget().overBudget(query.key(), client.getAddress(), profile.cache().evictedLately(query.key()));
@@ -223,6 +232,27 @@ public final class Ingress {
     }
     reply.sendHit(hit, query, now, protocol.sizeLimit(query), client);
     return true;
+  }
+
+  /**
+   * The reply to a miss that a denial its upstream proved before covers (RFC 8198), else null.
+   * On the thread that read the miss, before its miss budget, its worker and any owner node: a
+   * flood of random names under a signed zone is answered where it arrived, costs no upstream
+   * query and no budget, and never queues behind real misses. Not cached: the proof answers the
+   * next such name as fast, and a flood's names would only push real answers out.
+   */
+  private byte[] answerDenied(Profile profile, DnsQuery query, Protocol protocol) {
+    long now = clock.getAsLong();
+    Upstream.Denial denial = profile.upstream().denial(query, now);
+    if (denial == null) {
+      return null;
+    }
+    try {
+      CachedAnswer answer = CachedAnswer.of(ScannedAnswer.fromUpstream(denial.wire()), now, denial.expiresAtMillis());
+      return answer.render(query, now, protocol.sizeLimit(query));
+    } catch (WireException e) {
+      return null; // not a denial we can send: the miss goes its usual way
+    }
   }
 
   /**

@@ -12,6 +12,7 @@ import io.shoal.config.ProfileSettings;
 import io.shoal.config.QueryLogSettings;
 import io.shoal.config.ShoalConfig;
 import io.shoal.config.UpstreamGroupSettings;
+import io.shoal.dnssec.DenialProofs;
 import io.shoal.dnssec.ValidatingUpstream;
 import io.shoal.ingress.QueryPlan;
 import io.shoal.local.LocalData;
@@ -39,6 +40,7 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -63,6 +65,7 @@ final class QueryPlans {
   private final UpstreamSelector sockets;
   private final DotExchanges dot;
   private final DnssecMetrics dnssecMetrics;
+  private final DenialProofs denials;
   private final PolicyMetrics policyMetrics;
   private final QueryLogMetrics queryLogMetrics;
   private volatile Built current;
@@ -87,6 +90,7 @@ final class QueryPlans {
     this.sockets = sockets;
     this.dot = dot;
     this.dnssecMetrics = new DnssecMetrics(node);
+    this.denials = new DenialProofs(dnssecMetrics, clock);
     this.policyMetrics = new PolicyMetrics(node);
     this.queryLogMetrics = new QueryLogMetrics(node);
     // One task for whichever query logs are open when the node stops, after its last reply.
@@ -100,6 +104,11 @@ final class QueryPlans {
           return CompletableFuture.allOf(open.stream().map(l -> l.stop().toCompletableFuture())
               .toArray(CompletableFuture[]::new)).thenApply(v -> Done.getInstance());
         });
+  }
+
+  /** The node's kept DNSSEC denials, which the cluster shares. */
+  DenialProofs denials() {
+    return denials;
   }
 
   /** The plan queries are answered by. */
@@ -227,8 +236,13 @@ final class QueryPlans {
     Map<UpstreamGroupSettings, UpstreamGroup> groups = new HashMap<>();
     Map<String, Upstream> upstreams = new HashMap<>();
     Duration longest = Duration.ZERO;
+    // Kept denials stay with a group whose servers and DNSSEC settings a reload keeps.
+    Set<String> keepDenials = new HashSet<>();
     for (UpstreamGroupSettings group : config.upstreams().values()) {
       UpstreamGroup exchanges = previous == null ? null : previous.groups().get(group);
+      if (exchanges != null && previous.config().dnssec().equals(config.dnssec())) {
+        keepDenials.add(group.name());
+      }
       if (exchanges == null) {
         exchanges = new UpstreamGroup(group, sockets, dot, metrics);
       }
@@ -237,8 +251,11 @@ final class QueryPlans {
       // The forwarder log sees the exchanges themselves, DNSSEC key fetches included.
       Upstream logged = queryLog == null ? exchanges : queryLog.forwarder(exchanges);
       upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
-          loops.guard(group.name(), logged), clock, dnssecMetrics));
+          loops.guard(group.name(), logged), clock, dnssecMetrics, group.name(), denials));
       longest = group.deadline().compareTo(longest) > 0 ? group.deadline() : longest;
+    }
+    if (previous != null) {
+      denials.retainOnly(keepDenials);
     }
     Map<String, Profile> bySuffix = new HashMap<>();
     for (ProfileSettings p : config.profiles()) {

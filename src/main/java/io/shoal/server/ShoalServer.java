@@ -160,7 +160,7 @@ public final class ShoalServer {
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
         clusterNode = ClusterNode.start(system, raw, cluster,
             new ClusterNode.Services(udp.localAddress(), tcp.localAddress(), resolver.caches(), resolver.owners(), status, node,
-                longestMaxTtl(config)));
+                longestMaxTtl(config), resolver.plans().denials()));
       }
       Resolver live = resolver;
       ConfigReload reload = new ConfigReload(source, raw,

@@ -26,6 +26,21 @@ public interface Upstream {
   record Failed(String reason) implements Outcome {}
 
   /**
+   * A denial answered without asking upstream: its wire (records with the TTLs they were signed
+   * with) and until when it holds, which caps every TTL in the reply.
+   */
+  record Denial(byte[] wire, long expiresAtMillis) {}
+
+  /**
+   * The answer to {@code query} that what this upstream proved before makes certain, so it need
+   * not be asked (RFC 8198: a cached DNSSEC denial covering the name); null when there is none.
+   * Read on a miss only, before the miss goes to an owner node or upstream.
+   */
+  default Denial denial(DnsQuery query, long nowMillis) {
+    return null;
+  }
+
+  /**
    * Resolves {@code query}'s question upstream. The stage always completes, never exceptionally,
    * and no later than the query's one deadline.
    */

@@ -28,6 +28,8 @@ import org.xbill.DNS.DSRecord;
 import org.xbill.DNS.ExtendedFlags;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
+import org.xbill.DNS.NSEC3PARAMRecord;
+import org.xbill.DNS.NSEC3Record;
 import org.xbill.DNS.NSECRecord;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.OPTRecord;
@@ -38,12 +40,15 @@ import org.xbill.DNS.Record;
 import org.xbill.DNS.SOARecord;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
+import org.xbill.DNS.utils.base32;
 
 /**
  * A small DNSSEC-signed authoritative server over UDP for one zone, signed here with dnsjava: an
- * ECDSA P-256 key (algorithm 13) as KSK and ZSK, an RRSIG on every RRset, an NSEC chain proving
+ * ECDSA P-256 key (algorithm 13) as KSK and ZSK, an RRSIG on every RRset, an NSEC chain (or, with
+ * {@link #nsec3()}, an NSEC3 chain: SHA-1, no salt, no extra iterations, no opt-out) proving
  * NXDOMAIN and NODATA. Signatures go out only to queries with DO, as a real server does. A test
- * can give one RRset its own signature window (expired) or change a record after signing.
+ * can give one RRset its own signature window (expired) or change a record after signing, and
+ * count the queries it got.
  */
 public final class SignedZoneServer implements AutoCloseable {
   private static final long TTL = 300;
@@ -55,6 +60,10 @@ public final class SignedZoneServer implements AutoCloseable {
   private final TreeMap<Name, Map<Integer, RRset>> names = new TreeMap<>();
   private final Map<String, Instant[]> windows = new HashMap<>();
   private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
+  private final AtomicInteger total = new AtomicInteger();
+  /** The NSEC3 chain by hashed owner name (empty: the zone is signed with NSEC). */
+  private final TreeMap<Name, RRset> nsec3 = new TreeMap<>();
+  private NSEC3PARAMRecord nsec3Param;
   private final DatagramSocket udp;
   private final Thread thread;
   private volatile boolean signed;
@@ -92,8 +101,17 @@ public final class SignedZoneServer implements AutoCloseable {
     return this;
   }
 
-  /** Adds the NSEC chain and signs every RRset: valid from an hour ago for a week, unless windowed. */
+  /** Signs with an NSEC3 chain instead of NSEC; call before {@link #sign()}. */
+  public SignedZoneServer nsec3() {
+    nsec3Param = new NSEC3PARAMRecord(zone, DClass.IN, 0, NSEC3Record.SHA1_DIGEST_ID, 0, 0, new byte[0]);
+    return add(nsec3Param);
+  }
+
+  /** Adds the NSEC (or NSEC3) chain and signs every RRset: valid from an hour ago for a week, unless windowed. */
   public SignedZoneServer sign() throws Exception {
+    if (nsec3Param != null) {
+      return signNsec3();
+    }
     List<Name> owners = new ArrayList<>(names.keySet());
     for (int i = 0; i < owners.size(); i++) {
       Name owner = owners.get(i);
@@ -105,13 +123,43 @@ public final class SignedZoneServer implements AutoCloseable {
       node.put(Type.NSEC, new RRset(new NSECRecord(owner, DClass.IN, 60, next,
           types.stream().mapToInt(Integer::intValue).toArray())));
     }
+    return signAll();
+  }
+
+  /** The NSEC3 chain over every owner (the zone has no empty non-terminals: names are one label below). */
+  private SignedZoneServer signNsec3() throws Exception {
+    TreeMap<String, Name> byHash = new TreeMap<>();
+    for (Name owner : names.keySet()) {
+      byHash.put(hashLabel(owner), owner);
+    }
+    List<String> hashes = new ArrayList<>(byHash.keySet());
+    for (int i = 0; i < hashes.size(); i++) {
+      Map<Integer, RRset> node = names.get(byHash.get(hashes.get(i)));
+      List<Integer> types = new ArrayList<>(node.keySet());
+      types.add(Type.RRSIG);
+      byte[] next = HEX32.fromString(hashes.get((i + 1) % hashes.size()).toUpperCase());
+      Name owner = new Name(hashes.get(i), zone);
+      nsec3.put(owner, new RRset(new NSEC3Record(owner, DClass.IN, 60, NSEC3Record.SHA1_DIGEST_ID, 0, 0, new byte[0],
+          next, types.stream().mapToInt(Integer::intValue).toArray())));
+    }
+    return signAll();
+  }
+
+  private static final base32 HEX32 = new base32(base32.Alphabet.BASE32HEX, false, true);
+
+  /** The NSEC3 owner label of {@code name}: base32hex of its hash, lower case. */
+  private String hashLabel(Name name) throws Exception {
+    return HEX32.toString(nsec3Param.hashName(name));
+  }
+
+  private SignedZoneServer signAll() throws Exception {
     Instant now = Instant.now();
-    for (Map<Integer, RRset> node : names.values()) {
-      for (RRset set : node.values()) {
-        Instant[] w = windows.getOrDefault(key(set.getName(), set.getType()),
-            new Instant[] {now.minus(Duration.ofHours(1)), now.plus(Duration.ofDays(7))});
-        set.addRR(DNSSEC.sign(set, dnskey, keys.getPrivate(), w[0], w[1]));
-      }
+    List<RRset> sets = new ArrayList<>(nsec3.values());
+    names.values().forEach(node -> sets.addAll(node.values()));
+    for (RRset set : sets) {
+      Instant[] w = windows.getOrDefault(key(set.getName(), set.getType()),
+          new Instant[] {now.minus(Duration.ofHours(1)), now.plus(Duration.ofDays(7))});
+      set.addRR(DNSSEC.sign(set, dnskey, keys.getPrivate(), w[0], w[1]));
     }
     signed = true;
     return this;
@@ -149,6 +197,11 @@ public final class SignedZoneServer implements AutoCloseable {
     return c == null ? 0 : c.get();
   }
 
+  /** Queries received, all names and types. */
+  public int queries() {
+    return total.get();
+  }
+
   private static String key(Name n, int type) {
     return n.toString().toLowerCase() + "/" + Type.string(type);
   }
@@ -164,15 +217,16 @@ public final class SignedZoneServer implements AutoCloseable {
         udp.send(new DatagramPacket(reply, reply.length, p.getSocketAddress()));
       } catch (SocketException e) {
         return;
-      } catch (IOException | RuntimeException e) {
+      } catch (Exception e) {
         // A query we cannot read goes unanswered, as with any server.
       }
     }
   }
 
-  Message answer(Message query) {
+  Message answer(Message query) throws Exception {
     Record q = query.getQuestion();
     counts.computeIfAbsent(key(q.getName(), q.getType()), k -> new AtomicInteger()).incrementAndGet();
+    total.incrementAndGet();
     boolean dnssecOk = query.getOPT() != null && (query.getOPT().getFlags() & ExtendedFlags.DO) != 0;
     Message r = new Message(query.getHeader().getID());
     r.getHeader().setFlag(Flags.QR);
@@ -197,7 +251,23 @@ public final class SignedZoneServer implements AutoCloseable {
     if (node == null) {
       r.getHeader().setRcode(Rcode.NXDOMAIN);
       add(r, apex.get(Type.SOA), Section.AUTHORITY, dnssecOk);
-      if (dnssecOk) {
+      if (dnssecOk && !nsec3.isEmpty()) {
+        // Closest encloser proof: its own NSEC3, the one covering the next closer name, and the
+        // one covering the wildcard at the encloser.
+        Name encloser = new Name(qname, 1);
+        Name nextCloser = qname;
+        while (!names.containsKey(encloser)) {
+          nextCloser = encloser;
+          encloser = new Name(encloser, 1);
+        }
+        List<RRset> proof = new ArrayList<>(List.of(nsec3.get(new Name(hashLabel(encloser), zone)),
+            nsec3Covering(nextCloser), nsec3Covering(Name.fromConstantString("*." + encloser))));
+        for (int i = 0; i < proof.size(); i++) {
+          if (proof.subList(0, i).stream().noneMatch(proof.get(i)::equals)) {
+            add(r, proof.get(i), Section.AUTHORITY, true);
+          }
+        }
+      } else if (dnssecOk) {
         // The NSEC covering the name, and the one covering the wildcard at its closest encloser.
         RRset covering = covering(qname);
         add(r, covering, Section.AUTHORITY, true);
@@ -215,10 +285,17 @@ public final class SignedZoneServer implements AutoCloseable {
     } else {
       add(r, apex.get(Type.SOA), Section.AUTHORITY, dnssecOk);
       if (dnssecOk) {
-        add(r, node.get(Type.NSEC), Section.AUTHORITY, true);
+        add(r, nsec3.isEmpty() ? node.get(Type.NSEC) : nsec3.get(new Name(hashLabel(qname), zone)), Section.AUTHORITY, true);
       }
     }
     return r;
+  }
+
+  /** The NSEC3 RRset whose range covers {@code name}'s hash (the chain wraps). */
+  private RRset nsec3Covering(Name name) throws Exception {
+    Name hashed = new Name(hashLabel(name), zone);
+    Map.Entry<Name, RRset> before = nsec3.lowerEntry(hashed);
+    return (before != null ? before : nsec3.lastEntry()).getValue();
   }
 
   /** The NSEC RRset of the last owner before {@code name} in canonical order (the chain wraps). */

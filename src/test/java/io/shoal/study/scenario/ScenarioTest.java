@@ -106,7 +106,7 @@ class ScenarioTest {
     // Everything but the rounds as in query_path, so its rows compare with query_path's.
     assertEquals(new Recipe(full.zone(), full.stubTtl(), full.queries(), full.ingressWorkers(), full.fill(),
         full.maxEntries(), full.whenFull(), full.shardCount(), full.mapSizeBytes(), full.syncInterval(),
-        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList()), hit.recipe());
+        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing()), hit.recipe());
     assertEquals("unbound", hit.baseline());
     assertEquals(List.of("unbound", "shoal-memory"), hit.members().stream().map(Member::name).toList());
     assertEquals(1, hit.members().get(0).config().getInt("threads"));
