@@ -12,13 +12,17 @@ import akka.http.javadsl.model.HttpResponse;
 import akka.japi.function.Function;
 import com.typesafe.config.Config;
 import io.shoal.cache.AnswerCache;
+import io.shoal.config.WarmJoinSettings;
 import io.shoal.metrics.ClusterMetrics;
+import io.shoal.profile.ProfileTable;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +44,9 @@ public final class ClusterNode {
    * What the cluster side needs from the node it belongs to.
    *
    * @param dnsUdp, dnsTcp where the node answers DNS: other nodes ask it there for the keys it owns
+   * @param caches every cache of the node, near copies included
+   * @param profiles the profiles now, which say which cache an answer warm join brings goes to
+   * @param clock epoch milliseconds, as the caches count them
    */
   public record Services(
       InetSocketAddress dnsUdp,
@@ -48,7 +55,9 @@ public final class ClusterNode {
       OwnerDirectory owners,
       NodeStatus status,
       String nodeLabel,
-      Duration flushRetention) {}
+      Duration flushRetention,
+      Supplier<ProfileTable> profiles,
+      LongSupplier clock) {}
 
   /** One incarnation: its actor system, the flush record in it, and its Akka Management routes. */
   private record Incarnation(
@@ -61,13 +70,15 @@ public final class ClusterNode {
   private ServerBinding managementPort;
   private final Services services;
   private final Duration joinWait;
+  private final WarmJoinSettings warmJoin;
   private final ClusterMetrics metrics;
   private volatile Incarnation current;
   private volatile boolean leaving;
   private Duration nextRetry = FIRST_RETRY;
 
-  private ClusterNode(Services services, Duration joinWait, ClusterMetrics metrics) {
+  private ClusterNode(Services services, Duration joinWait, WarmJoinSettings warmJoin, ClusterMetrics metrics) {
     this.joinWait = joinWait;
+    this.warmJoin = warmJoin;
     this.services = services;
     this.metrics = metrics;
   }
@@ -82,7 +93,7 @@ public final class ClusterNode {
     if (settings.discovery() == io.shoal.config.ClusterSettings.Discovery.KUBERNETES_API) {
       ClusterBoot.requireServiceAccount(ClusterBoot.akkaConfig(settings, settings.managementPort()).withFallback(raw));
     }
-    ClusterNode node = new ClusterNode(services, settings.joinWait(), new ClusterMetrics(services.nodeLabel()));
+    ClusterNode node = new ClusterNode(services, settings.joinWait(), settings.warmJoin(), new ClusterMetrics(services.nodeLabel()));
     try {
       node.managementPort = ManagementPort.bind(nodeSystem, settings.managementHost(), settings.managementPort(),
           services.status(), node::managementRoutes).toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -119,8 +130,11 @@ public final class ClusterNode {
           flushes.complete(ctx.spawn(
               FlushRecord.create(services.caches(), services.status(), services.flushRetention(), joinWait),
               "flush-record"));
+          // Before the owner endpoint: once that is listed, other nodes send warm join answers here.
+          ActorRef<WarmJoin.Command> warm = ctx.spawn(WarmJoin.create(services.caches(), services.owners(),
+              services.profiles(), services.clock(), warmJoin, metrics), WarmJoin.NAME);
           ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp()), "owner");
-          ctx.spawn(Membership.create(services.owners(), metrics), "membership");
+          ctx.spawn(Membership.create(services.owners(), metrics, warm), "membership");
           return Behaviors.empty();
         }),
         "shoal",

@@ -99,6 +99,12 @@ public final class OwnerDirectory {
     return owner.equals(r.self) ? null : r.owners.get(owner);
   }
 
+  /** Whether the ring now places {@code key} on {@code member} (a member's cluster address). */
+  boolean ownedBy(CacheKey key, String member) {
+    Ring r = ring.get();
+    return r.hash != null && r.hash.nodeFor(key.bytes()).equals(member);
+  }
+
   /**
    * Asks {@code owner} for {@code query}'s answer; completes with the owner's reply (its ID and
    * question checked), or exceptionally when none came within {@code timeout}.
