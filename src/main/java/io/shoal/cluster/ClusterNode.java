@@ -61,7 +61,7 @@ public final class ClusterNode {
 
   /** One incarnation: its actor system, the flush record in it, and its Akka Management routes. */
   private record Incarnation(
-      ActorSystem<Void> system, ActorRef<FlushRecord.Command> flushes,
+      ActorSystem<Void> system, ActorRef<FlushRecord.Command> flushes, ActorRef<WarmJoin.Command> warmJoin,
       Function<HttpRequest, CompletionStage<HttpResponse>> managementRoutes) {}
 
   /** Set once by {@link #start}, before the first incarnation. */
@@ -125,6 +125,7 @@ public final class ClusterNode {
    */
   private Incarnation incarnate(Duration joinWait) {
     CompletableFuture<ActorRef<FlushRecord.Command>> flushes = new CompletableFuture<>();
+    CompletableFuture<ActorRef<WarmJoin.Command>> warmJoins = new CompletableFuture<>();
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           flushes.complete(ctx.spawn(
@@ -133,6 +134,7 @@ public final class ClusterNode {
           // Before the owner endpoint: once that is listed, other nodes send warm join answers here.
           ActorRef<WarmJoin.Command> warm = ctx.spawn(WarmJoin.create(services.caches(), services.owners(),
               services.profiles(), services.clock(), warmJoin, metrics), WarmJoin.NAME);
+          warmJoins.complete(warm);
           ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp()), "owner");
           ctx.spawn(Membership.create(services.owners(), metrics, warm), "membership");
           return Behaviors.empty();
@@ -149,7 +151,7 @@ public final class ClusterNode {
           });
       system.getWhenTerminated().thenRun(() -> onTerminated(system));
       Function<HttpRequest, CompletionStage<HttpResponse>> routes = ClusterBoot.start(system);
-      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS), routes);
+      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS), warmJoins.get(30, TimeUnit.SECONDS), routes);
     } catch (Exception e) {
       system.terminate();
       throw new IllegalStateException(e.getMessage(), e);
@@ -199,6 +201,26 @@ public final class ClusterNode {
     return AskPattern.<FlushRecord.Command, FlushRecord.Recorded>ask(current.flushes(),
             replyTo -> new FlushRecord.Record(name, qtype, now, replyTo), Duration.ofSeconds(5), system.scheduler())
         .handle((recorded, failure) -> recorded != null && recorded.everywhere());
+  }
+
+  /**
+   * Sends the answers this node owns to the members that own them once it has left (warm join's
+   * hand-over), while it still answers DNS; completes when they are stored there, or after
+   * {@code limit}, whichever comes first. Never fails: a node that cannot hand over still stops.
+   */
+  public CompletionStage<Done> handOver(Duration limit) {
+    Incarnation now = current;
+    if (now == null || now.system().whenTerminated().isCompleted()) {
+      return CompletableFuture.completedFuture(Done.getInstance());
+    }
+    return AskPattern.<WarmJoin.Command, Done>ask(now.warmJoin(), WarmJoin.HandOver::new, limit,
+            now.system().scheduler())
+        .handle((done, failure) -> {
+          if (failure != null) {
+            log.info("hand-over of this node's answers cut short after {} ms", limit.toMillis());
+          }
+          return Done.getInstance();
+        });
   }
 
   /**

@@ -24,7 +24,9 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Queue;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -39,7 +41,9 @@ import org.slf4j.LoggerFactory;
  * Warm join: when a member enters the owner ring (it joined, or came back after a restart), this
  * node walks its caches (its own and its near copies) and sends the member the answers the ring
  * now places on it, with the TTL they have left, so that it answers them as hits instead of
- * fetching them upstream again. And it takes in such answers from the other nodes.
+ * fetching them upstream again. And it takes in such answers from the other nodes. A node that
+ * is told to stop hands over the same way, before it leaves: the answers it owns go to the members
+ * that own them once it has left ({@link HandOver}), so its leaving costs no refetch either.
  *
  * <p>The answers go as Akka messages over Artery, a batch at a time: the next batch leaves when
  * the receiver has stored the last one (so a receiver whose LMDB shards are slow holds the sender
@@ -93,7 +97,14 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     }
   }
 
-  private record TransferEnded(String member, long sent, long millis, String failure) implements Command {}
+  /**
+   * This node is leaving (it was told to stop): send the answers it owns to the members that own
+   * them once it has left, then reply. Ahead of any transfer still waiting.
+   */
+  record HandOver(ActorRef<akka.Done> replyTo) implements Command {}
+
+  private record TransferEnded(String to, long sent, long millis, String failure, ActorRef<akka.Done> replyTo)
+      implements Command {}
 
   /** The receiver of this name lives beside each node's owner endpoint. */
   static final String NAME = "warm-join";
@@ -102,7 +113,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   static final long TRANSIT_MILLIS = 1000;
 
   /** How long a batch may take to be stored on the other side before the transfer gives up. */
-  private static final Duration BATCH_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration BATCH_TIMEOUT = Duration.ofSeconds(3);
 
   /** Bytes of answers per message at most, well within Artery's maximum frame (256 KiB by default). */
   private static final int MAX_BATCH_BYTES = 128 * 1024;
@@ -117,7 +128,9 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   private final ClusterMetrics metrics;
   private final Executor walks;
   private final akka.actor.typed.Scheduler scheduler;
-  private final Queue<NewOwner> waiting = new ArrayDeque<>();
+  private final java.util.Deque<Job> waiting = new ArrayDeque<>();
+  /** Where each member takes answers in, as the latest {@link NewOwner} for it said. */
+  private final Map<String, ActorRef<Command>> receivers = new HashMap<>();
   private final AtomicBoolean stopped = new AtomicBoolean();
   private boolean walking;
 
@@ -150,6 +163,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(NewOwner.class, this::onNewOwner)
+        .onMessage(HandOver.class, this::onHandOver)
         .onMessage(TransferEnded.class, this::onTransferEnded)
         .onMessage(Answers.class, this::onAnswers)
         .onSignal(PostStop.class, s -> {
@@ -159,11 +173,32 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
         .build();
   }
 
+  /**
+   * A transfer to do: where each key goes ({@code destination}: a member, or null to keep it),
+   * described as {@code to} in the log; {@code replyTo} (or null) is told when it ended.
+   */
+  private record Job(String to, Function<CacheKey, String> destination, ActorRef<akka.Done> replyTo) {}
+
   private Behavior<Command> onNewOwner(NewOwner owner) {
+    receivers.put(owner.member(), owner.receiver());
     if (!settings.enabled()) {
       return this;
     }
-    waiting.add(owner);
+    String member = owner.member();
+    waiting.addLast(new Job(member, key -> directory.ownedBy(key, member) ? member : null, null));
+    startNext();
+    return this;
+  }
+
+  private Behavior<Command> onHandOver(HandOver handOver) {
+    if (!settings.enabled()) {
+      handOver.replyTo().tell(akka.Done.getInstance());
+      return this;
+    }
+    // Joiners waiting for their transfer lose nothing: this node's answers go to their owners now.
+    waiting.clear();
+    waiting.addFirst(new Job("the members that own this node's names once it has left", directory::successorOf,
+        handOver.replyTo()));
     startNext();
     return this;
   }
@@ -173,40 +208,49 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       return;
     }
     walking = true;
-    NewOwner next = waiting.poll();
+    Job next = waiting.poll();
     long start = System.nanoTime();
-    Transfer transfer = new Transfer(next);
+    Transfer transfer = new Transfer(next.destination(), Map.copyOf(receivers));
     getContext().pipeToSelf(CompletableFuture.supplyAsync(transfer::run, walks), (sent, failure) ->
-        new TransferEnded(next.member(), failure == null ? sent : transfer.sent,
+        new TransferEnded(next.to(), failure == null ? sent : transfer.sent,
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
-            failure == null ? null : String.valueOf(failure.getCause() != null ? failure.getCause() : failure)));
+            failure == null ? null : String.valueOf(failure.getCause() != null ? failure.getCause() : failure),
+            next.replyTo()));
   }
 
   private Behavior<Command> onTransferEnded(TransferEnded ended) {
     walking = false;
     if (ended.failure() == null && ended.sent() == 0) {
-      log.debug("warm join: no answer held here is now owned by {}", ended.member());
+      log.debug("warm join: no answer held here goes to {}", ended.to());
     } else if (ended.failure() == null) {
-      log.info("warm join: sent {} answer(s) now owned by {} in {} ms", ended.sent(), ended.member(), ended.millis());
+      log.info("warm join: sent {} answer(s) to {} in {} ms", ended.sent(), ended.to(), ended.millis());
     } else {
-      log.info("warm join to {} ended after {} answer(s): {}", ended.member(), ended.sent(), ended.failure());
+      log.info("warm join to {} ended after {} answer(s): {}", ended.to(), ended.sent(), ended.failure());
+    }
+    if (ended.replyTo() != null) {
+      ended.replyTo().tell(akka.Done.getInstance());
     }
     startNext();
     return this;
   }
 
-  /** One member's transfer: walks the caches on the blocking dispatcher, sending batch by batch. */
+  /**
+   * One transfer: walks the caches on the blocking dispatcher and sends each answer to the
+   * member its key goes to, batch by batch, at the node's rate over all members.
+   */
   private final class Transfer {
-    private final NewOwner to;
-    private final List<CacheKey> keys = new ArrayList<>();
-    private final List<CachedAnswer> answers = new ArrayList<>();
-    private int batchBytes;
+    private final Function<CacheKey, String> destination;
+    private final Map<String, ActorRef<Command>> receivers;
+    private final Map<String, Batch> batches = new HashMap<>();
+    /** Members that take no answers (warm join off there, or no acknowledgement): skipped from then on. */
+    private final Map<String, String> declined = new HashMap<>();
     private long startNanos;
-    /** Answers the receiver has acknowledged; read by the actor once the walk ended. */
+    /** Answers the receivers have acknowledged; read by the actor once the walk ended. */
     volatile long sent;
 
-    Transfer(NewOwner to) {
-      this.to = to;
+    Transfer(Function<CacheKey, String> destination, Map<String, ActorRef<Command>> receivers) {
+      this.destination = destination;
+      this.receivers = receivers;
     }
 
     long run() {
@@ -217,26 +261,33 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
           if (stopped.get()) {
             throw new Declined("this node's membership stopped");
           }
-          if ((answer.wire()[3] & 0x0F) == Rcode.SERVFAIL || answer.expiredAt(clock.getAsLong() + minLeft)
-              || !directory.ownedBy(key, to.member())) {
+          if ((answer.wire()[3] & 0x0F) == Rcode.SERVFAIL || answer.expiredAt(clock.getAsLong() + minLeft)) {
             return;
           }
-          keys.add(key);
-          answers.add(answer);
-          batchBytes += key.bytes().length + answer.encodedSize() + 22;
-          if (keys.size() >= settings.batch() || batchBytes >= MAX_BATCH_BYTES) {
-            send();
+          String to = destination.apply(key);
+          if (to == null || declined.containsKey(to) || !receivers.containsKey(to)) {
+            return;
+          }
+          Batch batch = batches.computeIfAbsent(to, m -> new Batch());
+          batch.add(key, answer);
+          if (batch.keys.size() >= settings.batch() || batch.bytes >= MAX_BATCH_BYTES) {
+            send(to, batch);
           }
         });
       }
-      if (!keys.isEmpty()) {
-        send();
+      batches.forEach((to, batch) -> {
+        if (!batch.keys.isEmpty() && !declined.containsKey(to)) {
+          send(to, batch);
+        }
+      });
+      if (sent == 0 && !declined.isEmpty()) {
+        throw new Declined(String.join("; ", declined.values()));
       }
       return sent;
     }
 
-    /** Sends the batch when the rate allows, and waits until the receiver has stored it. */
-    private void send() {
+    /** Sends {@code batch} to {@code to} when the rate allows, and waits until it is stored there. */
+    private void send(String to, Batch batch) {
       long due = startNanos + sent * 1_000_000_000L / settings.maxAnswersPerSecond();
       for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
         if (stopped.get()) {
@@ -244,45 +295,80 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
         }
         LockSupport.parkNanos(Math.min(wait, 100_000_000L));
       }
-      long now = clock.getAsLong();
-      long minLeft = settings.minTtlLeft().toMillis();
-      ByteBuffer out = ByteBuffer.allocate(batchBytes);
-      int count = 0;
+      byte[] entries = batch.encode(clock.getAsLong(), settings.minTtlLeft().toMillis());
+      batch.clear();
+      if (entries == null) {
+        return;
+      }
+      int count = batch.lastCount;
+      Taken taken;
+      try {
+        taken = AskPattern.<Command, Taken>ask(receivers.get(to), replyTo -> new Answers(entries, count, replyTo),
+                BATCH_TIMEOUT, scheduler)
+            .toCompletableFuture().get(BATCH_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+      } catch (Exception e) {
+        declined.put(to, to + ": no acknowledgement within " + BATCH_TIMEOUT.toSeconds() + " s (" + e + ")");
+        return;
+      }
+      if (!taken.accepting) {
+        declined.put(to, to + " takes no answers (its warm_join is off)");
+        return;
+      }
+      sent += count;
+      metrics.warmJoinSent(count);
+    }
+  }
+
+  /** Answers waiting to go to one member. */
+  private static final class Batch {
+    final List<CacheKey> keys = new ArrayList<>();
+    final List<CachedAnswer> answers = new ArrayList<>();
+    int bytes;
+    int count;
+    /** Entries {@link #encode} wrote. */
+    int lastCount;
+
+    void add(CacheKey key, CachedAnswer answer) {
+      keys.add(key);
+      answers.add(answer);
+      bytes += key.bytes().length + answer.encodedSize() + 22;
+      count++;
+    }
+
+    void clear() {
+      keys.clear();
+      answers.clear();
+      bytes = 0;
+      count = 0;
+    }
+
+    /**
+     * The entries as {@link Answers} carries them, their age and time left counted at
+     * {@code now}; those with less than {@code minLeft} left by now are left out (they aged while
+     * the batch waited for the rate). Null when none is left.
+     */
+    byte[] encode(long now, long minLeft) {
+      ByteBuffer out = ByteBuffer.allocate(bytes);
+      lastCount = 0;
       for (int i = 0; i < keys.size(); i++) {
         CachedAnswer a = answers.get(i);
         long left = a.expiresAtMillis() - now;
         if (left < minLeft) {
-          continue; // it aged while the batch waited for the rate
+          continue;
         }
         byte[] key = keys.get(i).bytes();
         out.putShort((short) key.length).put(key);
         out.putLong(Math.max(0, now - a.storedAtMillis())).putLong(left);
         out.putInt(a.encodedSize());
         a.encode(out);
-        count++;
+        lastCount++;
       }
-      keys.clear();
-      answers.clear();
-      batchBytes = 0;
-      if (count == 0) {
-        return;
+      if (lastCount == 0) {
+        return null;
       }
       byte[] entries = new byte[out.position()];
       out.flip().get(entries);
-      int n = count;
-      Taken taken;
-      try {
-        taken = AskPattern.<Command, Taken>ask(to.receiver(), replyTo -> new Answers(entries, n, replyTo),
-                BATCH_TIMEOUT, scheduler)
-            .toCompletableFuture().get(BATCH_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
-      } catch (Exception e) {
-        throw new Declined("no acknowledgement within " + BATCH_TIMEOUT.toSeconds() + " s (" + e + ")");
-      }
-      if (!taken.accepting) {
-        throw new Declined("the node takes no answers (its warm_join is off)");
-      }
-      sent += n;
-      metrics.warmJoinSent(n);
+      return entries;
     }
   }
 

@@ -31,7 +31,8 @@ import org.xbill.DNS.Type;
 /**
  * A fourth node joins three warm ones (one JVM, one counting test upstream). With warm join the
  * nodes that hold the names it now owns send them to it, and it answers them with no upstream
- * query; with warm join off on the joiner, each of those names is fetched upstream again.
+ * query; with warm join off on the joiner, each of those names is fetched upstream again. A node
+ * that stops hands the names it owns over to the nodes that own them next.
  */
 // The joiner without warm join comes first and leaves before the one with it joins.
 @FixMethodOrder(MethodSorters.NAME_ASCENDING)
@@ -41,12 +42,16 @@ public class WarmJoinSpec extends JUnitSuite {
   private static TestAuthServer auth;
   private static TestCluster cluster;
   private static final List<TestNode> nodes = new ArrayList<>();
+  /** The fourth node that warm join filled; it leaves in the last test. */
+  private static TestNode warm;
 
   @BeforeClass
   public static void warmCluster() throws Exception {
     auth = new TestAuthServer();
     for (int i = 0; i < NAMES; i++) {
       auth.add(new ARecord(TestAuthServer.name(name(i)), DClass.IN, 300,
+          InetAddress.getByName("192.0.2." + (i + 1))));
+      auth.add(new ARecord(TestAuthServer.name(later(i)), DClass.IN, 300,
           InetAddress.getByName("192.0.2." + (i + 1))));
     }
     cluster = TestCluster.of(NODES);
@@ -67,6 +72,9 @@ public class WarmJoinSpec extends JUnitSuite {
 
   @AfterClass
   public static void stop() throws Exception {
+    if (warm != null) {
+      warm.close();
+    }
     for (TestNode n : nodes) {
       n.close();
     }
@@ -75,6 +83,11 @@ public class WarmJoinSpec extends JUnitSuite {
 
   private static String name(int i) {
     return "w" + i + ".example.test.";
+  }
+
+  /** Names first asked once the fourth node is in. */
+  private static String later(int i) {
+    return "x" + i + ".example.test.";
   }
 
   private static Message ask(TestNode node, int id, String name) throws Exception {
@@ -98,11 +111,19 @@ public class WarmJoinSpec extends JUnitSuite {
 
   /** The names that {@code joiner} owns in the ring of the first node. */
   private static List<String> ownedBy(TestNode joiner) {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < NAMES; i++) {
+      names.add(name(i));
+    }
+    return ownedBy(joiner, names);
+  }
+
+  private static List<String> ownedBy(TestNode joiner, List<String> names) {
     OwnerDirectory.Owner it = new OwnerDirectory.Owner(joiner.udp(), joiner.tcp());
     List<String> owned = new ArrayList<>();
-    for (int i = 0; i < NAMES; i++) {
-      if (it.equals(nodes.get(0).server.ownerOf(CacheKey.of(name(i), Type.A, DClass.IN, 0)))) {
-        owned.add(name(i));
+    for (String name : names) {
+      if (it.equals(nodes.get(0).server.ownerOf(CacheKey.of(name, Type.A, DClass.IN, 0)))) {
+        owned.add(name);
       }
     }
     return owned;
@@ -148,8 +169,8 @@ public class WarmJoinSpec extends JUnitSuite {
       sentBefore += metrics.value("shoal_cluster_warm_join_answers_total", "node=\"warm-" + k + "\"",
           "direction=\"sent\"");
     }
-    TestNode warm = join("warm", "");
-    try {
+    warm = join("warm", "");
+    {
       List<String> owned = ownedBy(warm);
       assertTrue("the joiner owns some of " + NAMES + " names", !owned.isEmpty());
       int before = upstreamQueries();
@@ -178,8 +199,36 @@ public class WarmJoinSpec extends JUnitSuite {
             "direction=\"sent\"");
       }
       assertTrue("the nodes counted what they sent: " + (sent - sentBefore), sent - sentBefore >= owned.size());
-    } finally {
-      warm.close();
+    }
+  }
+
+  /**
+   * A node told to stop hands the answers it owns over to the nodes that own them once it has
+   * left: names only it held are answered by the others without an upstream query.
+   */
+  @Test
+  public void cANodeThatStopsHandsTheNamesItOwnsOverBeforeItLeaves() throws Exception {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < NAMES; i++) {
+      names.add(later(i));
+    }
+    List<String> owned = ownedBy(warm, names);
+    assertTrue("the fourth node owns some of " + NAMES + " names", !owned.isEmpty());
+    // Asked only through their owner: no other node holds them, not even as a near copy.
+    for (int i = 0; i < owned.size(); i++) {
+      assertEquals(Rcode.NOERROR, ask(warm, 4000 + i, owned.get(i)).getRcode());
+      assertEquals(owned.get(i), 1, auth.queries(owned.get(i), Type.A));
+    }
+    warm.close();
+    warm = null;
+    TestCluster.awaitRing(nodes, NODES, 60);
+    for (int i = 0; i < owned.size(); i++) {
+      for (int k = 0; k < NODES; k++) {
+        Message m = ask(nodes.get(k), 5000 + i * NODES + k, owned.get(i));
+        assertEquals(owned.get(i), Rcode.NOERROR, m.getRcode());
+        assertEquals(owned.get(i), 1, m.getSection(Section.ANSWER).size());
+      }
+      assertEquals(owned.get(i) + " was handed over, not fetched again", 1, auth.queries(owned.get(i), Type.A));
     }
   }
 }
