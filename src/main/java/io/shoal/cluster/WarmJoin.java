@@ -132,7 +132,8 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   /** Where each member takes answers in, as the latest {@link NewOwner} for it said. */
   private final Map<String, ActorRef<Command>> receivers = new HashMap<>();
   private final AtomicBoolean stopped = new AtomicBoolean();
-  private boolean walking;
+  /** The transfer under way, or null. */
+  private Transfer walking;
 
   /**
    * @param caches this node's caches, near copies included: where answers are sent from
@@ -195,8 +196,12 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       handOver.replyTo().tell(akka.Done.getInstance());
       return this;
     }
-    // Joiners waiting for their transfer lose nothing: this node's answers go to their owners now.
+    // Joiners waiting for their transfer, or getting it, lose nothing: this node's answers go to
+    // their owners now, and a long transfer must not eat the hand-over's time.
     waiting.clear();
+    if (walking != null) {
+      walking.cancelled = true;
+    }
     waiting.addFirst(new Job("the members that own this node's names once it has left", directory::successorOf,
         handOver.replyTo()));
     startNext();
@@ -204,13 +209,13 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   }
 
   private void startNext() {
-    if (walking || waiting.isEmpty()) {
+    if (walking != null || waiting.isEmpty()) {
       return;
     }
-    walking = true;
     Job next = waiting.poll();
     long start = System.nanoTime();
     Transfer transfer = new Transfer(next.destination(), Map.copyOf(receivers));
+    walking = transfer;
     getContext().pipeToSelf(CompletableFuture.supplyAsync(transfer::run, walks), (sent, failure) ->
         new TransferEnded(next.to(), failure == null ? sent : transfer.sent,
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
@@ -219,7 +224,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   }
 
   private Behavior<Command> onTransferEnded(TransferEnded ended) {
-    walking = false;
+    walking = null;
     if (ended.failure() == null && ended.sent() == 0) {
       log.debug("warm join: no answer held here goes to {}", ended.to());
     } else if (ended.failure() == null) {
@@ -247,6 +252,8 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     private long startNanos;
     /** Answers the receivers have acknowledged; read by the actor once the walk ended. */
     volatile long sent;
+    /** Set by the actor: the node is stopping, and the hand-over goes first. */
+    volatile boolean cancelled;
 
     Transfer(Function<CacheKey, String> destination, Map<String, ActorRef<Command>> receivers) {
       this.destination = destination;
@@ -258,8 +265,8 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       long minLeft = settings.minTtlLeft().toMillis();
       for (AnswerCache cache : caches) {
         cache.entries((key, answer) -> {
-          if (stopped.get()) {
-            throw new Declined("this node's membership stopped");
+          if (stopped.get() || cancelled) {
+            throw new Declined(cancelled ? "this node is stopping" : "this node's membership stopped");
           }
           if ((answer.wire()[3] & 0x0F) == Rcode.SERVFAIL || answer.expiredAt(clock.getAsLong() + minLeft)) {
             return;
@@ -290,8 +297,8 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     private void send(String to, Batch batch) {
       long due = startNanos + sent * 1_000_000_000L / settings.maxAnswersPerSecond();
       for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
-        if (stopped.get()) {
-          throw new Declined("this node's membership stopped");
+        if (stopped.get() || cancelled) {
+          throw new Declined(cancelled ? "this node is stopping" : "this node's membership stopped");
         }
         LockSupport.parkNanos(Math.min(wait, 100_000_000L));
       }
