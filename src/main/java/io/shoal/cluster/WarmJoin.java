@@ -192,7 +192,8 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   }
 
   private Behavior<Command> onHandOver(HandOver handOver) {
-    if (!settings.enabled()) {
+    if (!settings.enabled() || receivers.isEmpty()) {
+      // Off, or no other member has been seen: nobody to hand over to, and no walk for nothing.
       handOver.replyTo().tell(akka.Done.getInstance());
       return this;
     }
