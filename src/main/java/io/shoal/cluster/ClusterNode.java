@@ -13,13 +13,17 @@ import akka.japi.function.Function;
 import com.typesafe.config.Config;
 import io.shoal.cache.AnswerCache;
 import io.shoal.dnssec.DenialProofs;
+import io.shoal.config.WarmJoinSettings;
 import io.shoal.metrics.ClusterMetrics;
+import io.shoal.profile.ProfileTable;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +45,9 @@ public final class ClusterNode {
    * What the cluster side needs from the node it belongs to.
    *
    * @param dnsUdp, dnsTcp where the node answers DNS: other nodes ask it there for the keys it owns
+   * @param caches every cache of the node, near copies included
+   * @param profiles the profiles now, which say which cache an answer warm join brings goes to
+   * @param clock epoch milliseconds, as the caches count them
    * @param denials the node's kept DNSSEC denials, shared with the other nodes
    */
   public record Services(
@@ -51,11 +58,13 @@ public final class ClusterNode {
       NodeStatus status,
       String nodeLabel,
       Duration flushRetention,
+      Supplier<ProfileTable> profiles,
+      LongSupplier clock,
       DenialProofs denials) {}
 
   /** One incarnation: its actor system, the flush record in it, and its Akka Management routes. */
   private record Incarnation(
-      ActorSystem<Void> system, ActorRef<FlushRecord.Command> flushes,
+      ActorSystem<Void> system, ActorRef<FlushRecord.Command> flushes, ActorRef<WarmJoin.Command> warmJoin,
       Function<HttpRequest, CompletionStage<HttpResponse>> managementRoutes) {}
 
   /** Set once by {@link #start}, before the first incarnation. */
@@ -64,13 +73,15 @@ public final class ClusterNode {
   private ServerBinding managementPort;
   private final Services services;
   private final Duration joinWait;
+  private final WarmJoinSettings warmJoin;
   private final ClusterMetrics metrics;
   private volatile Incarnation current;
   private volatile boolean leaving;
   private Duration nextRetry = FIRST_RETRY;
 
-  private ClusterNode(Services services, Duration joinWait, ClusterMetrics metrics) {
+  private ClusterNode(Services services, Duration joinWait, WarmJoinSettings warmJoin, ClusterMetrics metrics) {
     this.joinWait = joinWait;
+    this.warmJoin = warmJoin;
     this.services = services;
     this.metrics = metrics;
   }
@@ -85,7 +96,7 @@ public final class ClusterNode {
     if (settings.discovery() == io.shoal.config.ClusterSettings.Discovery.KUBERNETES_API) {
       ClusterBoot.requireServiceAccount(ClusterBoot.akkaConfig(settings, settings.managementPort()).withFallback(raw));
     }
-    ClusterNode node = new ClusterNode(services, settings.joinWait(), new ClusterMetrics(services.nodeLabel()));
+    ClusterNode node = new ClusterNode(services, settings.joinWait(), settings.warmJoin(), new ClusterMetrics(services.nodeLabel()));
     try {
       node.managementPort = ManagementPort.bind(nodeSystem, settings.managementHost(), settings.managementPort(),
           services.status(), node::managementRoutes).toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -117,13 +128,18 @@ public final class ClusterNode {
    */
   private Incarnation incarnate(Duration joinWait) {
     CompletableFuture<ActorRef<FlushRecord.Command>> flushes = new CompletableFuture<>();
+    CompletableFuture<ActorRef<WarmJoin.Command>> warmJoins = new CompletableFuture<>();
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           flushes.complete(ctx.spawn(
               FlushRecord.create(services.caches(), services.status(), services.flushRetention(), joinWait),
               "flush-record"));
+          // Before the owner endpoint: once that is listed, other nodes send warm join answers here.
+          ActorRef<WarmJoin.Command> warm = ctx.spawn(WarmJoin.create(services.caches(), services.owners(),
+              services.profiles(), services.clock(), warmJoin, metrics), WarmJoin.NAME);
+          warmJoins.complete(warm);
           ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp()), "owner");
-          ctx.spawn(Membership.create(services.owners(), metrics), "membership");
+          ctx.spawn(Membership.create(services.owners(), metrics, warm), "membership");
           ctx.spawn(DenialSharing.create(services.denials()), "denial-sharing");
           return Behaviors.empty();
         }),
@@ -139,7 +155,7 @@ public final class ClusterNode {
           });
       system.getWhenTerminated().thenRun(() -> onTerminated(system));
       Function<HttpRequest, CompletionStage<HttpResponse>> routes = ClusterBoot.start(system);
-      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS), routes);
+      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS), warmJoins.get(30, TimeUnit.SECONDS), routes);
     } catch (Exception e) {
       system.terminate();
       throw new IllegalStateException(e.getMessage(), e);
@@ -189,6 +205,26 @@ public final class ClusterNode {
     return AskPattern.<FlushRecord.Command, FlushRecord.Recorded>ask(current.flushes(),
             replyTo -> new FlushRecord.Record(name, qtype, now, replyTo), Duration.ofSeconds(5), system.scheduler())
         .handle((recorded, failure) -> recorded != null && recorded.everywhere());
+  }
+
+  /**
+   * Sends the answers this node owns to the members that own them once it has left (warm join's
+   * hand-over), while it still answers DNS; completes when they are stored there, or after
+   * {@code limit}, whichever comes first. Never fails: a node that cannot hand over still stops.
+   */
+  public CompletionStage<Done> handOver(Duration limit) {
+    Incarnation now = current;
+    if (now == null || now.system().whenTerminated().isCompleted()) {
+      return CompletableFuture.completedFuture(Done.getInstance());
+    }
+    return AskPattern.<WarmJoin.Command, Done>ask(now.warmJoin(), WarmJoin.HandOver::new, limit,
+            now.system().scheduler())
+        .handle((done, failure) -> {
+          if (failure != null) {
+            log.info("hand-over of this node's answers cut short after {} ms", limit.toMillis());
+          }
+          return Done.getInstance();
+        });
   }
 
   /**

@@ -2,6 +2,7 @@ package io.shoal.cluster;
 
 import akka.actor.Address;
 import akka.actor.typed.ActorRef;
+import akka.actor.typed.ActorRefResolver;
 import akka.actor.typed.Behavior;
 import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
@@ -49,6 +50,7 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
   private final OwnerDirectory directory;
   private final Cluster cluster;
   private final ClusterMetrics metrics;
+  private final ActorRef<WarmJoin.Command> warmJoin;
   private final java.util.Set<Address> up = new java.util.HashSet<>();
   /** The endpoints listed now, this node's included. */
   private Set<ActorRef<OwnerEndpoint.WhereIsDns>> listed = Set.of();
@@ -58,13 +60,18 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
    */
   private final Map<ActorRef<OwnerEndpoint.WhereIsDns>, OwnerDirectory.Owner> owners = new HashMap<>();
 
-  public static Behavior<Command> create(OwnerDirectory directory, ClusterMetrics metrics) {
-    return Behaviors.setup(ctx -> new Membership(ctx, directory, metrics));
+  /** @param warmJoin told of each member that enters the ring, to send it the answers it now owns */
+  public static Behavior<Command> create(
+      OwnerDirectory directory, ClusterMetrics metrics, ActorRef<WarmJoin.Command> warmJoin) {
+    return Behaviors.setup(ctx -> new Membership(ctx, directory, metrics, warmJoin));
   }
 
-  private Membership(ActorContext<Command> context, OwnerDirectory directory, ClusterMetrics metrics) {
+  private Membership(
+      ActorContext<Command> context, OwnerDirectory directory, ClusterMetrics metrics,
+      ActorRef<WarmJoin.Command> warmJoin) {
     super(context);
     this.directory = directory;
+    this.warmJoin = warmJoin;
     this.cluster = Cluster.get(context.getSystem());
     this.metrics = metrics;
     ActorRef<Receptionist.Listing> listings = context.messageAdapter(Receptionist.Listing.class, ListingChanged::new);
@@ -110,8 +117,14 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
       return this;
     }
     String host = answer.ref().path().address().getHost().orElse("127.0.0.1");
-    owners.put(answer.ref(), answer.at().owner(host));
+    boolean entered = owners.put(answer.ref(), answer.at().owner(host)) == null;
     publish();
+    if (entered) {
+      // The ring now places keys on it, some of which this node holds: warm join sends them.
+      akka.actor.ActorPath receiver = answer.ref().path().parent().child(WarmJoin.NAME);
+      warmJoin.tell(new WarmJoin.NewOwner(memberOf(answer.ref()),
+          ActorRefResolver.get(getContext().getSystem()).resolveActorRef(receiver.toSerializationFormat())));
+    }
     return this;
   }
 

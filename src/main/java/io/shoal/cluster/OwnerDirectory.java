@@ -82,8 +82,10 @@ public final class OwnerDirectory {
    *     keys all the same, and a node asked for one of them answers it itself meanwhile
    * @param size members in {@code hash} whose keys can be looked up: see {@link #size()}
    */
-  private record Ring(ConsistentHash<String> hash, Map<String, Owner> owners, String self, int size) {
-    static final Ring EMPTY = new Ring(null, Map.of(), "", 0);
+  private record Ring(
+      ConsistentHash<String> hash, ConsistentHash<String> withoutSelf, Map<String, Owner> owners, String self,
+      int size) {
+    static final Ring EMPTY = new Ring(null, null, Map.of(), "", 0);
   }
 
   /**
@@ -97,6 +99,24 @@ public final class OwnerDirectory {
     }
     String owner = r.hash.nodeFor(key.bytes());
     return owner.equals(r.self) ? null : r.owners.get(owner);
+  }
+
+  /**
+   * The member that will own {@code key} once this node has left the ring, when this node owns it
+   * now; null when another node owns it now, or no other node is in the ring.
+   */
+  String successorOf(CacheKey key) {
+    Ring r = ring.get();
+    if (r.withoutSelf == null || !r.hash.nodeFor(key.bytes()).equals(r.self)) {
+      return null;
+    }
+    return r.withoutSelf.nodeFor(key.bytes());
+  }
+
+  /** Whether the ring now places {@code key} on {@code member} (a member's cluster address). */
+  boolean ownedBy(CacheKey key, String member) {
+    Ring r = ring.get();
+    return r.hash != null && r.hash.nodeFor(key.bytes()).equals(member);
   }
 
   /**
@@ -129,8 +149,10 @@ public final class OwnerDirectory {
       return;
     }
     ConsistentHash<String> hash = ConsistentHash.create(List.copyOf(members), VIRTUAL_NODES);
+    List<String> others = members.stream().filter(m -> !m.equals(self)).toList();
+    ConsistentHash<String> withoutSelf = others.isEmpty() ? null : ConsistentHash.create(others, VIRTUAL_NODES);
     int askable = (int) members.stream().filter(m -> m.equals(self) || owners.containsKey(m)).count();
-    ring.set(new Ring(hash, Map.copyOf(owners), self, askable));
+    ring.set(new Ring(hash, withoutSelf, Map.copyOf(owners), self, askable));
   }
 
   /** Forgets every owner: this node answers every key itself (it is out of the cluster). */

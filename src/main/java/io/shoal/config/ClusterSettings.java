@@ -20,7 +20,8 @@ public record ClusterSettings(
     String podLabelSelector,
     Duration ownerTimeout,
     Duration joinWait,
-    long nearCacheMaxEntries) {
+    long nearCacheMaxEntries,
+    WarmJoinSettings warmJoin) {
 
   /** How a node finds the others. */
   public enum Discovery {
@@ -47,7 +48,7 @@ public record ClusterSettings(
 
   static ClusterSettings from(Section c) {
     c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "join_wait",
-        "near_cache");
+        "near_cache", "warm_join");
     Section near = c.section("near_cache");
     near.allowOnly("max_entries");
     Section remoting = c.section("remoting");
@@ -86,6 +87,7 @@ public record ClusterSettings(
         d.string("pod_label_selector"),
         c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)),
         c.duration("join_wait", Duration.ZERO, Duration.ofMinutes(10)),
-        near.integer("max_entries", 0, 1L << 31));
+        near.integer("max_entries", 0, 1L << 31),
+        WarmJoinSettings.from(c.section("warm_join")));
   }
 }

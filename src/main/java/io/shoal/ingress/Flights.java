@@ -106,29 +106,22 @@ final class Flights {
   }
 
   /**
-   * Ends the flight of {@code key}, which failed: clients get {@code expired} stale, nodes that
-   * asked this one as the key's owner get SERVFAIL (see {@link Resolve}).
+   * Ends the flight of {@code key}, which failed: every waiter gets {@code expired} stale, nodes
+   * that asked this one as the key's owner too (see {@link Resolve}).
    */
   void staleAll(CacheKey key, CachedAnswer expired, Profile profile) {
     Flight flight = end(key, false);
     for (Resolve r : flight.waiters) {
-      if (r.query().fromPeer()) {
-        reply(r, r.query().servfail(ExtendedError.UPSTREAM_FAILED));
-      } else {
-        replyStale(r, expired, profile, UPSTREAM_FAILED);
-      }
+      replyStale(r, expired, profile, UPSTREAM_FAILED);
     }
   }
 
-  /** The client timeout passed for {@code flight}: its clients get the stale answer now; nodes wait on. */
+  /** The client timeout passed for {@code flight}: its waiters get the stale answer now; the fetch goes on. */
   void staleToClients(Flight flight, Profile profile) {
-    flight.waiters.removeIf(r -> {
-      if (r.query().fromPeer()) {
-        return false; // it waits for the fetch: see Resolve
-      }
+    for (Resolve r : flight.waiters) {
       replyStale(r, flight.stale, profile, CLIENT_TIMEOUT);
-      return true;
-    });
+    }
+    flight.waiters.clear();
   }
 
   void replyStale(Resolve r, CachedAnswer stale, Profile profile, String reason) {

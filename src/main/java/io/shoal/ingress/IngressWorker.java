@@ -49,8 +49,9 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
    * Answer {@code query}, which missed the cache, from {@code client}; the reply goes to
    * {@code replyTo}. The client may be another cluster node asking this one, the key's owner
    * ({@link DnsQuery#fromPeer()}): such a query is resolved here, from the cache or upstream, never
-   * passed on to yet another node, and never answered stale (the asking node would keep the stale
-   * answer as a fresh copy; it serves its own stale answer if it has one).
+   * passed on to yet another node. It is answered stale as a client would be (serve-stale, when
+   * the upstreams fail or are slow): the stale answer says so in an extended error, and the
+   * asking node passes it on to its clients as stale without keeping a copy.
    */
   public record Resolve(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath replyTo)
       implements Command {}
@@ -171,7 +172,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     OwnerDirectory.Owner owner = owners.ownerOf(r.query());
     Flight flight = flights.get(key);
     if (flight != null) {
-      if (flight.staleServed && !r.query().fromPeer()) {
+      if (flight.staleServed) {
         flights.replyStale(r, flight.stale, profile, Flights.CLIENT_TIMEOUT);
       } else {
         flight.waiters.add(r);
@@ -180,17 +181,14 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     CachedAnswer expired = stale.servable(found);
     if (expired != null && stale.recheckPending(key, now)) {
-      if (r.query().fromPeer()) {
-        flights.reply(r, r.query().servfail(ExtendedError.UPSTREAM_FAILED));
-      } else {
-        flights.replyStale(r, expired, profile, Flights.UPSTREAM_FAILED);
-      }
+      flights.replyStale(r, expired, profile, Flights.UPSTREAM_FAILED);
       return;
     }
     flight = flights.start(key, r);
     if (expired != null) {
       flight.stale = expired;
-      getContext().scheduleOnce(stale.clientTimeout(), getContext().getSelf(), new StaleDeadline(key, flight));
+      Duration wait = r.query().fromPeer() ? owners.peerStaleWait(stale.clientTimeout()) : stale.clientTimeout();
+      getContext().scheduleOnce(wait, getContext().getSelf(), new StaleDeadline(key, flight));
     }
     if (owner != null) {
       long asked = System.nanoTime();
@@ -241,7 +239,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
    * The owner answered (or did not): its answer goes to every waiter and into the near cache,
    * never into this node's own caches. No reply in time, or one this node cannot use, and the
    * node asks upstream itself; an owner's SERVFAIL is this node's failure too (the owner asked
-   * the same upstreams), served stale here if this node has a stale answer.
+   * the same upstreams), served stale here if this node has a stale answer. An owner's stale
+   * answer (its upstreams failed) goes to the waiters as stale, and no copy is kept.
    */
   private Behavior<Command> onOwnerDone(OwnerDone done) {
     Flight flight = flights.get(done.key());
@@ -255,6 +254,11 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       } else {
         askUpstream(done.key(), done.profile(), flight.waiters.get(0).query());
       }
+      return this;
+    }
+    if (ScannedAnswer.saysStale(done.reply())) {
+      owners.servedStale();
+      flights.staleAll(done.key(), CacheFill.passedOn(scan, clock.getAsLong()), done.profile());
       return this;
     }
     if (scan.rcode() == Rcode.SERVFAIL) {

@@ -41,6 +41,16 @@ final class OwnerLookups {
     return query.fromPeer() ? null : owners.ownerOf(query.key());
   }
 
+  /**
+   * How long a lookup from another node waits for the upstreams before it gets the stale answer:
+   * the client timeout, but at most half the owner timeout, which the nodes share, so the stale
+   * answer reaches the asking node before it gives up on this one and goes upstream itself.
+   */
+  Duration peerStaleWait(Duration clientTimeout) {
+    Duration half = timeout.dividedBy(2);
+    return clientTimeout.compareTo(half) < 0 ? clientTimeout : half;
+  }
+
   /** Asks {@code owner}; completes with its reply, or null when none came in time. */
   CompletableFuture<byte[]> ask(OwnerDirectory.Owner owner, DnsQuery query) {
     return owners.ask(owner, query, timeout);
@@ -75,6 +85,11 @@ final class OwnerLookups {
   /** The owner answered SERVFAIL: it asked the same upstreams, so the name fails here too. */
   void failed() {
     metrics.remoteLookup("failed");
+  }
+
+  /** The owner's upstreams failed and it answered with its stale answer (serve-stale). */
+  void servedStale() {
+    metrics.remoteLookup("stale");
   }
 
   /** The owner answered, asked at {@code askedNanos}. */

@@ -3,12 +3,15 @@ package io.shoal.metrics;
 import kamon.Kamon;
 import kamon.metric.Counter;
 import kamon.metric.Gauge;
+import kamon.tag.TagSet;
 
 /** The instruments of a node's cluster membership, labelled with the node. */
 public final class ClusterMetrics {
   private final Counter rejoins;
   private final Gauge members;
   private final Gauge owners;
+  private final Counter warmSent;
+  private final Counter warmReceived;
 
   public ClusterMetrics(String node) {
     this.rejoins = Kamon.counter("shoal.cluster.rejoins",
@@ -17,6 +20,20 @@ public final class ClusterMetrics {
     this.members = Kamon.gauge("shoal.cluster.members", "Cluster members that are Up").withTag("node", node);
     this.owners = Kamon.gauge("shoal.cluster.owners",
         "Members whose keys this node looks up at their owner, itself included").withTag("node", node);
+    kamon.metric.Metric.Counter warm = Kamon.counter("shoal.cluster.warm_join.answers",
+        "Answers sent to the node that now owns them, or taken in from the node that held them, by warm join");
+    this.warmSent = warm.withTags(TagSet.builder().add("node", node).add("direction", "sent").build());
+    this.warmReceived = warm.withTags(TagSet.builder().add("node", node).add("direction", "received").build());
+  }
+
+  /** Warm join sent {@code n} answers to their new owner: shoal_cluster_warm_join_answers_total{direction="sent"}. */
+  public void warmJoinSent(long n) {
+    warmSent.increment(n);
+  }
+
+  /** Warm join stored {@code n} answers this node now owns: {direction="received"}. */
+  public void warmJoinReceived(long n) {
+    warmReceived.increment(n);
   }
 
   /** The membership started again after it was downed or could not join: shoal_cluster_rejoins_total. */

@@ -243,7 +243,7 @@ public final class ServerMetrics {
     Counter c = remoteLookups.get(outcome);
     if (c == null) {
       c = remoteLookups.computeIfAbsent(outcome, o -> Kamon.counter("shoal.cluster.remote.lookups",
-          "Misses asked of the owner node: answered, timeout, failed, refused").withTags(base.withTag("outcome", o)));
+          "Misses asked of the owner node: answered, stale, timeout, failed, refused").withTags(base.withTag("outcome", o)));
     }
     c.increment();
   }

@@ -34,6 +34,8 @@ final class OrderlyShutdown {
   private final Ingress ingress;
   private final NodeStatus status;
   private final ClusterNode clusterNode;
+  /** The longest a stopping node spends handing its answers over before it goes on stopping. */
+  static final Duration HAND_OVER_LIMIT = Duration.ofSeconds(10);
 
   /** @param clusterNode null when cluster mode is off */
   OrderlyShutdown(
@@ -54,13 +56,15 @@ final class OrderlyShutdown {
   static Config phases(ShoalConfig config) {
     String phases = "akka.coordinated-shutdown.phases.";
     return ConfigFactory.parseMap(Map.of(
-        phases + "before-service-unbind.timeout", (config.shutdownLameduck().toMillis() + 1000) + "ms",
+        phases + "before-service-unbind.timeout",
+        (Math.max(config.shutdownLameduck().toMillis(), HAND_OVER_LIMIT.toMillis()) + 1000) + "ms",
         phases + "service-requests-done.timeout", (config.shutdownGrace().toMillis() + 1000) + "ms",
         phases + "cluster-leave.timeout", "20s"));
   }
 
   /**
-   * SIGTERM's order: the lameduck (readiness fails, DNS still answered), stop reading, finish
+   * SIGTERM's order: the lameduck (readiness fails, DNS still answered) and, in a cluster, the
+   * hand-over of the node's answers (warm join) beside it, stop reading, finish
    * what is in flight, close the listeners, leave the cluster, close the caches.
    */
   void register(ShoalConfig config, List<AnswerCache> caches, UpstreamSelector upstreamSockets) {
@@ -74,6 +78,9 @@ final class OrderlyShutdown {
       return udp.close();
     });
     if (clusterNode != null) {
+      // Beside the lameduck: the node still answers DNS, its peers' owner lookups too, while its
+      // answers go to the nodes that own them once it has left.
+      cs.addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(), "hand-over", () -> clusterNode.handOver(HAND_OVER_LIMIT));
       cs.addTask(CoordinatedShutdown.PhaseClusterLeave(), "leave-cluster", clusterNode::leave);
     }
     cs.addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-caches", () -> {

@@ -155,14 +155,14 @@ public final class ShoalServer {
       udp.serve(resolver.ingress());
       status.socketsBound(true);
       resolver.ingress().plan().loops().start(upstreamSockets, system);
+      Resolver live = resolver;
       if (cluster.enabled()) {
         step = "start the cluster (management " + cluster.managementHost() + ":" + cluster.managementPort()
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
         clusterNode = ClusterNode.start(system, raw, cluster,
             new ClusterNode.Services(udp.localAddress(), tcp.localAddress(), resolver.caches(), resolver.owners(), status, node,
-                longestMaxTtl(config), resolver.plans().denials()));
+                longestMaxTtl(config), () -> live.ingress().plan().profiles(), clock, resolver.plans().denials()));
       }
-      Resolver live = resolver;
       ConfigReload reload = new ConfigReload(source, raw,
           (next, changed) -> applyLive(next, live, udp, metrics, encrypted), new ReloadMetrics(node));
       if (config.reloadWatch()) {
@@ -278,6 +278,11 @@ public final class ShoalServer {
   /** The DNS over HTTPS listener's address, or null when it is off. */
   public InetSocketAddress httpsAddress() {
     return encrypted.dohAddress();
+  }
+
+  /** The node this one asks for {@code key}'s answer; null when it answers the key itself. */
+  public OwnerDirectory.Owner ownerOf(io.shoal.wire.CacheKey key) {
+    return owners.ownerOf(key);
   }
 
   /** Nodes in this node's owner ring (0 when cluster mode is off). */

@@ -10,6 +10,9 @@ import java.nio.charset.StandardCharsets;
  * @param text EXTRA-TEXT, short ASCII for people reading a dig output; never an upstream's address
  */
 public record ExtendedError(int code, String text) {
+  /** The EDNS option code of an extended DNS error. */
+  public static final int OPTION_CODE = 15;
+
   /** The answer is past its TTL and served because the upstreams failed (RFC 8767). */
   public static final ExtendedError STALE_ANSWER = new ExtendedError(3, "");
   /** An NXDOMAIN past its TTL, served because the upstreams failed (RFC 8767). */
@@ -31,7 +34,7 @@ public record ExtendedError(int code, String text) {
   /** Writes the option at {@code off}. */
   void write(byte[] b, int off) {
     byte[] t = text.getBytes(StandardCharsets.US_ASCII);
-    Wire.put16(b, off, 15); // OPTION-CODE: Extended DNS Error
+    Wire.put16(b, off, OPTION_CODE);
     Wire.put16(b, off + 2, 2 + t.length);
     Wire.put16(b, off + 4, code);
     System.arraycopy(t, 0, b, off + 6, t.length);

@@ -192,6 +192,36 @@ public record ScannedAnswer(
   }
 
   /**
+   * Whether {@code response} says it is served stale: its OPT carries an Extended DNS Error of
+   * code 3 (Stale Answer) or 19 (Stale NXDOMAIN Answer), RFC 8914, as a cluster owner's reply
+   * does when its upstreams fail. False for a response that does not scan.
+   */
+  public static boolean saysStale(byte[] response) {
+    ScannedAnswer raw;
+    try {
+      raw = scan(response);
+    } catch (WireException e) {
+      return false;
+    }
+    if (raw.optStart < 0) {
+      return false;
+    }
+    int pos = raw.optStart + 11;
+    while (pos + 4 <= raw.optEnd) {
+      int code = Wire.u16(response, pos);
+      int length = Wire.u16(response, pos + 2);
+      if (code == ExtendedError.OPTION_CODE && length >= 2 && pos + 6 <= raw.optEnd) {
+        int info = Wire.u16(response, pos + 4);
+        if (info == ExtendedError.STALE_ANSWER.code() || info == ExtendedError.STALE_NXDOMAIN.code()) {
+          return true;
+        }
+      }
+      pos += 4 + length;
+    }
+    return false;
+  }
+
+  /**
    * NOERROR with answer records: each record keeps its own TTL. Any other answer (NXDOMAIN,
    * NODATA, a remembered SERVFAIL) is kept as a whole, its TTLs capped by how long.
    */

@@ -103,6 +103,21 @@ class ShoalConfigTest {
   }
 
   @Test
+  void warmJoinDefaultsOnAndBadValuesNameTheirKey() {
+    assertEquals(new WarmJoinSettings(true, 2000, 200, Duration.ofSeconds(10)),
+        ShoalConfig.from(config("")).cluster().warmJoin());
+    assertEquals(false, ShoalConfig.from(config("shoal.cluster.warm_join.enabled = off")).cluster().warmJoin().enabled());
+
+    InvalidConfigException batch = rejected("shoal.cluster.warm_join { max_answers_per_second = 100, batch = 500 }");
+    assertEquals("shoal.cluster.warm_join.batch", batch.key());
+    assertMentions(batch, "max_answers_per_second", "500");
+    assertEquals("shoal.cluster.warm_join.max_answers_per_second",
+        rejected("shoal.cluster.warm_join.max_answers_per_second = 0").key());
+    assertEquals("shoal.cluster.warm_join.min_ttl_left", rejected("shoal.cluster.warm_join.min_ttl_left = soon").key());
+    assertMentions(rejected("shoal.cluster.warm_join.rate = 5"), "shoal.cluster.warm_join", "rate");
+  }
+
+  @Test
   void unknownWhenFullNamesKeyAndAllowedValues() {
     InvalidConfigException e = rejected("shoal.caches.answers.when_full = lru");
 

@@ -44,6 +44,14 @@ public final class TestCluster {
         "shoal.dnssec.validation = off");
   }
 
+  /**
+   * HOCON for a node that joins the cluster these nodes formed: its own management port, and the
+   * nodes' management ports as contact points (they answer with their seed nodes, so it joins).
+   */
+  public String joiner(String name) {
+    return node(0, name) + "\nshoal.cluster.management.port = " + TestNode.freePort();
+  }
+
   /** Waits (at most {@code seconds}) until every node's owner ring has {@code size} nodes. */
   public static void awaitRing(List<TestNode> nodes, int size, int seconds) throws InterruptedException {
     Await.until(Duration.ofSeconds(seconds), () -> nodes.stream().allMatch(n -> n.server.ownerRingSize() == size));

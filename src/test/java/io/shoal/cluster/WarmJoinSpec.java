@@ -1,0 +1,234 @@
+package io.shoal.cluster;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import io.shoal.testing.Await;
+import io.shoal.testing.DnsClient;
+import io.shoal.testing.Metrics;
+import io.shoal.testing.TestAuthServer;
+import io.shoal.testing.TestCluster;
+import io.shoal.testing.TestNode;
+import io.shoal.wire.CacheKey;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.FixMethodOrder;
+import org.junit.Test;
+import org.junit.runners.MethodSorters;
+import org.scalatestplus.junit.JUnitSuite;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Flags;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/**
+ * A fourth node joins three warm ones (one JVM, one counting test upstream). With warm join the
+ * nodes that hold the names it now owns send them to it, and it answers them with no upstream
+ * query; with warm join off on the joiner, each of those names is fetched upstream again. A node
+ * that stops hands the names it owns over to the nodes that own them next.
+ */
+// The joiner without warm join comes first and leaves before the one with it joins.
+@FixMethodOrder(MethodSorters.NAME_ASCENDING)
+public class WarmJoinSpec extends JUnitSuite {
+  private static final int NODES = 3;
+  private static final int NAMES = 60;
+  private static TestAuthServer auth;
+  private static TestCluster cluster;
+  private static final List<TestNode> nodes = new ArrayList<>();
+  /** The fourth node that warm join filled; it leaves in the last test. */
+  private static TestNode warm;
+
+  @BeforeClass
+  public static void warmCluster() throws Exception {
+    auth = new TestAuthServer();
+    for (int i = 0; i < NAMES; i++) {
+      auth.add(new ARecord(TestAuthServer.name(name(i)), DClass.IN, 300,
+          InetAddress.getByName("192.0.2." + (i + 1))));
+      auth.add(new ARecord(TestAuthServer.name(later(i)), DClass.IN, 300,
+          InetAddress.getByName("192.0.2." + (i + 1))));
+    }
+    cluster = TestCluster.of(NODES);
+    for (int i = 0; i < NODES; i++) {
+      nodes.add(TestNode.start(auth.hostPort(), cluster.node(i, "warm-" + i) + "\nshoal.cluster.owner_timeout = 1s"));
+    }
+    TestCluster.awaitRing(nodes, NODES, 90);
+    // Every name through every node: its owner fetches it once, the others keep near copies.
+    for (int i = 0; i < NAMES; i++) {
+      for (int k = 0; k < NODES; k++) {
+        assertEquals(Rcode.NOERROR, ask(nodes.get(k), 100 + i * NODES + k, name(i)).getRcode());
+      }
+    }
+    for (int i = 0; i < NAMES; i++) {
+      assertEquals(name(i) + " fetched once for the cluster", 1, auth.queries(name(i), Type.A));
+    }
+  }
+
+  @AfterClass
+  public static void stop() throws Exception {
+    if (warm != null) {
+      warm.close();
+    }
+    for (TestNode n : nodes) {
+      n.close();
+    }
+    auth.close();
+  }
+
+  private static String name(int i) {
+    return "w" + i + ".example.test.";
+  }
+
+  /** Names first asked once the fourth node is in. */
+  private static String later(int i) {
+    return "x" + i + ".example.test.";
+  }
+
+  private static Message ask(TestNode node, int id, String name) throws Exception {
+    return DnsClient.udp(node.udp(), DnsClient.query(id, name, Type.A, null));
+  }
+
+  /** Asks with RD=0: the node answers from what it holds, or REFUSED. */
+  private static Message cacheOnly(TestNode node, int id, String name) throws Exception {
+    Message q = DnsClient.query(id, name, Type.A, null);
+    q.getHeader().unsetFlag(Flags.RD);
+    return DnsClient.udp(node.udp(), q);
+  }
+
+  private static int upstreamQueries() {
+    int sum = 0;
+    for (int i = 0; i < NAMES; i++) {
+      sum += auth.queries(name(i), Type.A);
+    }
+    return sum;
+  }
+
+  /** The names that {@code joiner} owns in the ring of the first node. */
+  private static List<String> ownedBy(TestNode joiner) {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < NAMES; i++) {
+      names.add(name(i));
+    }
+    return ownedBy(joiner, names);
+  }
+
+  private static List<String> ownedBy(TestNode joiner, List<String> names) {
+    OwnerDirectory.Owner it = new OwnerDirectory.Owner(joiner.udp(), joiner.tcp());
+    List<String> owned = new ArrayList<>();
+    for (String name : names) {
+      if (it.equals(nodes.get(0).server.ownerOf(CacheKey.of(name, Type.A, DClass.IN, 0)))) {
+        owned.add(name);
+      }
+    }
+    return owned;
+  }
+
+  /** Starts a joiner and waits until every node (it too) has it in the ring. */
+  private static TestNode join(String label, String extra) throws Exception {
+    TestNode joiner = TestNode.start(auth.hostPort(),
+        cluster.joiner(label) + "\nshoal.cluster.owner_timeout = 1s\n" + extra);
+    List<TestNode> all = new ArrayList<>(nodes);
+    all.add(joiner);
+    TestCluster.awaitRing(all, NODES + 1, 90);
+    return joiner;
+  }
+
+  @Test
+  public void aJoinerWithoutWarmJoinFetchesTheNamesItNowOwnsUpstream() throws Exception {
+    TestNode cold = join("cold", "shoal.cluster.warm_join.enabled = off");
+    try {
+      List<String> owned = ownedBy(cold);
+      assertTrue("the joiner owns some of " + NAMES + " names", !owned.isEmpty());
+      int before = upstreamQueries();
+      for (int i = 0; i < NAMES; i++) {
+        Message m = ask(cold, 1000 + i, name(i));
+        assertEquals(name(i), Rcode.NOERROR, m.getRcode());
+        assertEquals(name(i), 1, m.getSection(Section.ANSWER).size());
+      }
+      assertEquals("each name the joiner owns went upstream again, the others to their owners",
+          owned.size(), upstreamQueries() - before);
+      assertEquals("it took no answers in", 0.0, cold.metrics().value(
+          "shoal_cluster_warm_join_answers_total", "node=\"cold\"", "direction=\"received\""), 0.0);
+    } finally {
+      cold.close();
+    }
+    TestCluster.awaitRing(nodes, NODES, 60);
+  }
+
+  @Test
+  public void bAJoinerIsSentTheNamesItNowOwnsAndAnswersThemWithoutUpstream() throws Exception {
+    Metrics metrics = nodes.get(0).metrics();
+    double sentBefore = 0;
+    for (int k = 0; k < NODES; k++) {
+      sentBefore += metrics.value("shoal_cluster_warm_join_answers_total", "node=\"warm-" + k + "\"",
+          "direction=\"sent\"");
+    }
+    warm = join("warm", "");
+    {
+      List<String> owned = ownedBy(warm);
+      assertTrue("the joiner owns some of " + NAMES + " names", !owned.isEmpty());
+      int before = upstreamQueries();
+      // The transfer: until the joiner holds every name it owns (RD=0 asks nobody else).
+      int[] id = {2000};
+      for (String name : owned) {
+        int rcode = Await.value(Duration.ofSeconds(30), () -> cacheOnly(warm, id[0]++ & 0xFFFF, name).getRcode(),
+            rc -> rc == Rcode.NOERROR);
+        assertEquals("the joiner was sent " + name, Rcode.NOERROR, rcode);
+      }
+      for (int i = 0; i < NAMES; i++) {
+        Message m = ask(warm, 3000 + i, name(i));
+        assertEquals(name(i), Rcode.NOERROR, m.getRcode());
+        assertEquals(name(i), 1, m.getSection(Section.ANSWER).size());
+        long ttl = m.getSection(Section.ANSWER).get(0).getTTL();
+        assertTrue(name(i) + " keeps the TTL it had left, never more: " + ttl, ttl > 0 && ttl <= 300);
+      }
+      assertEquals("no name went upstream again: the joiner's own were sent to it, the others are at their owners",
+          0, upstreamQueries() - before);
+      double received = warm.metrics().await(v -> v >= owned.size(),
+          "shoal_cluster_warm_join_answers_total", "node=\"warm\"", "direction=\"received\"");
+      assertTrue("the joiner counted what it received: " + received, received >= owned.size());
+      double sent = 0;
+      for (int k = 0; k < NODES; k++) {
+        sent += metrics.value("shoal_cluster_warm_join_answers_total", "node=\"warm-" + k + "\"",
+            "direction=\"sent\"");
+      }
+      assertTrue("the nodes counted what they sent: " + (sent - sentBefore), sent - sentBefore >= owned.size());
+    }
+  }
+
+  /**
+   * A node told to stop hands the answers it owns over to the nodes that own them once it has
+   * left: names only it held are answered by the others without an upstream query.
+   */
+  @Test
+  public void cANodeThatStopsHandsTheNamesItOwnsOverBeforeItLeaves() throws Exception {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < NAMES; i++) {
+      names.add(later(i));
+    }
+    List<String> owned = ownedBy(warm, names);
+    assertTrue("the fourth node owns some of " + NAMES + " names", !owned.isEmpty());
+    // Asked only through their owner: no other node holds them, not even as a near copy.
+    for (int i = 0; i < owned.size(); i++) {
+      assertEquals(Rcode.NOERROR, ask(warm, 4000 + i, owned.get(i)).getRcode());
+      assertEquals(owned.get(i), 1, auth.queries(owned.get(i), Type.A));
+    }
+    warm.close();
+    warm = null;
+    TestCluster.awaitRing(nodes, NODES, 60);
+    for (int i = 0; i < owned.size(); i++) {
+      for (int k = 0; k < NODES; k++) {
+        Message m = ask(nodes.get(k), 5000 + i * NODES + k, owned.get(i));
+        assertEquals(owned.get(i), Rcode.NOERROR, m.getRcode());
+        assertEquals(owned.get(i), 1, m.getSection(Section.ANSWER).size());
+      }
+      assertEquals(owned.get(i) + " was handed over, not fetched again", 1, auth.queries(owned.get(i), Type.A));
+    }
+  }
+}
