@@ -14,6 +14,10 @@ import java.util.List;
  * @param rounds how many times every member is measured, members taking turns (a --quick run
  *     measures once); results.csv holds each member's median round
  * @param policyList the domain list the run writes for members with {@code policy_list}, or null
+ * @param cpuQuota CPUs each shoal process may use ({@code cpu_quota}, a cgroup CPU quota per
+ *     process as a Kubernetes CPU limit bounds a pod), or null for no quota
+ * @param latencyPercentiles true if the measured dnsperf runs report every query ({@code -v}), so the
+ *     study can give latency percentiles ({@code latency_percentiles}); false: the mean only
  */
 public record Recipe(
     String zone,
@@ -31,4 +35,6 @@ public record Recipe(
     LoadSettings load,
     LoadSettings quick,
     int rounds,
-    PolicyList policyList) {}
+    PolicyList policyList,
+    Double cpuQuota,
+    boolean latencyPercentiles) {}
