@@ -214,7 +214,7 @@ class ScenarioTest {
     Scenario s = Scenario.load(CATALOG.resolve("cluster_capacity.conf"));
     assertEquals(0.25, s.recipe().cpuQuota());
     assertTrue(s.recipe().latencyPercentiles());
-    assertEquals(List.of("hit", "hit", "hit", "churn", "churn", "churn"),
+    assertEquals(List.of("hit", "hit", "churn", "churn", "churn"),
         s.members().stream().map(Member::group).toList());
     for (String group : List.of("hit", "churn")) {
       List<Member> in = s.members().stream().filter(m -> group.equals(m.group())).toList();
