@@ -40,6 +40,9 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.autoscaling.v2beta2.HPAScalingRules;
+import io.fabric8.kubernetes.api.model.autoscaling.v2beta2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.autoscaling.v2beta2.MetricSpec;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
@@ -99,7 +102,9 @@ class K8sManifestsTest {
       "rbac.authorization.k8s.io/v1/Role", Role.class,
       "rbac.authorization.k8s.io/v1/RoleBinding", RoleBinding.class,
       "policy/v1/PodDisruptionBudget", PodDisruptionBudget.class,
-      "networking.k8s.io/v1/NetworkPolicy", NetworkPolicy.class);
+      "networking.k8s.io/v1/NetworkPolicy", NetworkPolicy.class,
+      // fabric8 5.8 models autoscaling/v2beta2, whose schema autoscaling/v2 kept field for field
+      "autoscaling/v2/HorizontalPodAutoscaler", HorizontalPodAutoscaler.class);
 
   private static final ObjectMapper STRICT = strictMapper();
 
@@ -449,6 +454,42 @@ class K8sManifestsTest {
         .findFirst().orElseThrow().getData().get("shoal.conf");
     assertTrue(conf.contains("akka.remote.artery.transport = ${?ARTERY_TRANSPORT}"), conf);
     assertTrue(conf.contains("akka.remote.artery.ssl.ssl-engine-provider = ${?ARTERY_SSL_ENGINE_PROVIDER}"), conf);
+  }
+
+  @Test
+  void theHpaOptionScalesTheStatefulSetOnCpuOnePodAtATime(@TempDir Path overlay) throws Exception {
+    List<HasMetadata> rendered = renderWith(overlay, "hpa");
+    StatefulSet sts = rendered.stream().filter(StatefulSet.class::isInstance).map(StatefulSet.class::cast)
+        .findFirst().orElseThrow();
+    HorizontalPodAutoscaler hpa = rendered.stream().filter(HorizontalPodAutoscaler.class::isInstance)
+        .map(HorizontalPodAutoscaler.class::cast).findFirst().orElseThrow();
+    assertNull(sts.getSpec().getReplicas(), "with the autoscaler, kubectl apply must not reset the replica count");
+    assertEquals("apps/v1", hpa.getSpec().getScaleTargetRef().getApiVersion());
+    assertEquals("StatefulSet", hpa.getSpec().getScaleTargetRef().getKind());
+    assertEquals(sts.getMetadata().getName(), hpa.getSpec().getScaleTargetRef().getName());
+    PodDisruptionBudget pdb = only(PodDisruptionBudget.class);
+    assertTrue(hpa.getSpec().getMinReplicas() >= 3 && hpa.getSpec().getMinReplicas()
+        > pdb.getSpec().getMaxUnavailable().getIntVal(), "a majority survives the one pod the budget lets go");
+    assertTrue(hpa.getSpec().getMaxReplicas() > hpa.getSpec().getMinReplicas());
+
+    assertEquals(1, hpa.getSpec().getMetrics().size(), hpa.getSpec().getMetrics().toString());
+    MetricSpec cpu = hpa.getSpec().getMetrics().get(0);
+    assertEquals("Resource", cpu.getType());
+    assertEquals("cpu", cpu.getResource().getName());
+    assertEquals("Utilization", cpu.getResource().getTarget().getType());
+    int target = cpu.getResource().getTarget().getAverageUtilization();
+    assertTrue(target > 0 && target <= 100, "utilization of the request, at most all of it: " + target);
+    Container c = sts.getSpec().getTemplate().getSpec().getContainers().get(0);
+    assertNotNull(c.getResources().getRequests().get("cpu"), "utilization is a share of the CPU request");
+
+    // every change of the node count moves names to new owners: one pod at a time, down slowly
+    for (HPAScalingRules rules : List.of(hpa.getSpec().getBehavior().getScaleUp(),
+        hpa.getSpec().getBehavior().getScaleDown())) {
+      assertEquals(1, rules.getPolicies().size(), rules.toString());
+      assertEquals("Pods", rules.getPolicies().get(0).getType());
+      assertEquals(1, rules.getPolicies().get(0).getValue());
+    }
+    assertTrue(hpa.getSpec().getBehavior().getScaleDown().getStabilizationWindowSeconds() >= 300);
   }
 
   @Test

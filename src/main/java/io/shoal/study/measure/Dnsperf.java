@@ -1,5 +1,6 @@
 package io.shoal.study.measure;
 
+import io.shoal.study.host.CpuQuota;
 import io.shoal.study.host.Prerequisites;
 import io.shoal.study.host.StartedProcesses;
 import io.shoal.study.host.StudyException;
@@ -82,9 +83,16 @@ public final class Dnsperf {
   /** Starts timed runs against several servers at once, with extra flags; finish with {@link #awaitAll}. */
   public List<StartedProcesses.Running> launchAtOnce(List<Integer> ports, List<Path> queries, LoadSettings load,
       Duration duration, List<String> extra, List<Path> outputs) throws StudyException {
+    return launchAtOnce(ports, queries, load, duration, extra, outputs, null);
+  }
+
+  /** {@link #launchAtOnce} with every run in {@code group} (null: none), as the capacity study runs them. */
+  public List<StartedProcesses.Running> launchAtOnce(List<Integer> ports, List<Path> queries, LoadSettings load,
+      Duration duration, List<String> extra, List<Path> outputs, CpuQuota group) throws StudyException {
     List<StartedProcesses.Running> running = new ArrayList<>();
     for (int i = 0; i < ports.size(); i++) {
-      running.add(processes.launch(command(ports.get(i), queries.get(i), load, duration, extra), outputs.get(i)));
+      List<String> cmd = command(ports.get(i), queries.get(i), load, duration, extra);
+      running.add(processes.launch(group == null ? cmd : group.wrap(cmd), outputs.get(i)));
     }
     return running;
   }

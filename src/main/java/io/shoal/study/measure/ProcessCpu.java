@@ -55,6 +55,32 @@ public final class ProcessCpu {
     }
   }
 
+  /**
+   * CPU time, in clock ticks, of this process's children that have exited and been waited for
+   * (cutime + cstime, fields 16 and 17 of /proc/self/stat). Read before and after a run of
+   * processes the study starts and waits for (dnsperf), the difference is their CPU time, which
+   * cannot be read from /proc/PID once they are gone. The line goes to {@code audit}.
+   */
+  public static long reapedChildrenTicks(Path audit) throws IOException {
+    String line = Files.readString(Path.of("/proc/self/stat"), StandardCharsets.UTF_8).strip();
+    Files.writeString(audit, "self: " + line + "\n", StandardCharsets.UTF_8);
+    return childrenTicksOf(line);
+  }
+
+  /** cutime + cstime of one /proc/PID/stat line, in clock ticks. */
+  public static long childrenTicksOf(String statLine) {
+    int nameEnd = statLine.lastIndexOf(')');
+    if (nameEnd < 0) {
+      throw new IllegalArgumentException("not a /proc/PID/stat line (no process name): " + statLine);
+    }
+    String[] fields = statLine.substring(nameEnd + 1).strip().split(" ");
+    int cutime = UTIME_FIELD + 2 - FIRST_FIELD_AFTER_NAME;
+    if (fields.length <= cutime + 1) {
+      throw new IllegalArgumentException("a /proc/PID/stat line with too few fields: " + statLine);
+    }
+    return Long.parseLong(fields[cutime]) + Long.parseLong(fields[cutime + 1]);
+  }
+
   /** Reads the processes' CPU time now; the raw lines ("pid: stat line") go to {@code audit}. */
   public static Sample sample(List<Long> pids, Path audit) throws StudyException, IOException {
     if (pids.isEmpty()) {

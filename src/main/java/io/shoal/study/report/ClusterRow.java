@@ -19,6 +19,10 @@ import java.util.List;
  * @param remoteLookupOverheadMs what asking the owner adds to one query, from the idle probe
  * @param cpuSeconds user + system CPU time over the run, summed over the member's node processes
  * @param cpuMicrosPerQuery {@code cpuSeconds} per completed query, in microseconds
+ * @param group the comparison group of the member (one workload's members), or null
+ * @param cpuQuota the CPU quota of each node process, in CPUs, or null without one
+ * @param p99LatencyMs the 99th percentile of every completed query's latency (dnsperf -v), or null
+ * @param loadCpuSeconds user + system CPU time of the member's dnsperf processes over the measured run
  */
 public record ClusterRow(
     String member,
@@ -40,14 +44,24 @@ public record ClusterRow(
     Long remoteLookupsRefused,
     Double remoteLookupOverheadMs,
     Double cpuSeconds,
-    Double cpuMicrosPerQuery) {
+    Double cpuMicrosPerQuery,
+    String group,
+    Double cpuQuota,
+    Double p99LatencyMs,
+    Double loadCpuSeconds) {
+
+  /** What a capacity study adds to a row; every part may be null. */
+  public record Capacity(String group, Double cpuQuota, Double p99LatencyMs, Double loadCpuSeconds) {
+    public static final Capacity NONE = new Capacity(null, null, null, null);
+  }
 
   /** The header, in order. */
   public static final List<String> COLUMNS = List.of(
       "member", "nodes", "cluster", "achieved_qps", "avg_latency_ms", "sent", "completed", "lost",
       "upstream_queries", "fair_hit_rate_pct", "cache_hits", "cache_misses", "cache_hit_rate_pct",
       "remote_lookups_answered", "remote_lookups_timeout", "remote_lookups_failed", "remote_lookups_refused",
-      "remote_lookup_overhead_ms", "cpu_seconds", "cpu_us_per_query");
+      "remote_lookup_overhead_ms", "cpu_seconds", "cpu_us_per_query", "group", "cpu_quota", "p99_latency_ms",
+      "load_cpu_seconds");
 
   /**
    * A row from a member's measured numbers; {@code remote} is ignored outside a cluster;
@@ -55,13 +69,20 @@ public record ClusterRow(
    */
   public static ClusterRow of(String member, int nodes, boolean cluster, DnsperfReport load, long upstream,
       CacheCounters counters, RemoteLookups remote, Double overheadMs, Double cpuSeconds) {
+    return of(member, nodes, cluster, load, upstream, counters, remote, overheadMs, cpuSeconds, Capacity.NONE);
+  }
+
+  /** A row with a capacity study's columns. */
+  public static ClusterRow of(String member, int nodes, boolean cluster, DnsperfReport load, long upstream,
+      CacheCounters counters, RemoteLookups remote, Double overheadMs, Double cpuSeconds, Capacity capacity) {
     return new ClusterRow(member, nodes, cluster, load.queriesPerSecond(), load.avgLatencyMillis(), load.sent(),
         load.completed(), load.lost(), upstream, ResultRow.fairHitRatePct(upstream, load.completed()),
         counters.hits(), counters.misses(),
         cacheHitRatePct(counters.hits(), counters.misses(), cluster ? remote : RemoteLookups.NONE),
         cluster ? remote.answered() : null, cluster ? remote.timeout() : null, cluster ? remote.failed() : null,
         cluster ? remote.refused() : null, overheadMs, cpuSeconds,
-        ProcessCpu.microsPerQuery(cpuSeconds, load.completed()));
+        ProcessCpu.microsPerQuery(cpuSeconds, load.completed()), capacity.group(), capacity.cpuQuota(),
+        capacity.p99LatencyMs(), capacity.loadCpuSeconds());
   }
 
   /**
@@ -99,7 +120,8 @@ public record ClusterRow(
         ResultRow.fixed(fairHitRatePct, 2), ResultRow.whole(cacheHits), ResultRow.whole(cacheMisses), ResultRow.fixed(cacheHitRatePct, 2),
         ResultRow.whole(remoteLookupsAnswered), ResultRow.whole(remoteLookupsTimeout), ResultRow.whole(remoteLookupsFailed), ResultRow.whole(remoteLookupsRefused),
         ResultRow.fixed(remoteLookupOverheadMs, 4), ResultRow.fixed(cpuSeconds, 2),
-        ResultRow.fixed(cpuMicrosPerQuery, 2));
+        ResultRow.fixed(cpuMicrosPerQuery, 2), group == null ? "" : group, ResultRow.fixed(cpuQuota, 2),
+        ResultRow.fixed(p99LatencyMs, 3), ResultRow.fixed(loadCpuSeconds, 2));
   }
 
   /** Reads a row back from its cells, the inverse of {@link #cells()}. */
@@ -114,6 +136,7 @@ public record ClusterRow(
         Long.parseLong(c.get(8)), ResultRow.decimal(c.get(9)), ResultRow.longOrNull(c.get(10)), ResultRow.longOrNull(c.get(11)),
         ResultRow.decimal(c.get(12)), ResultRow.longOrNull(c.get(13)), ResultRow.longOrNull(c.get(14)), ResultRow.longOrNull(c.get(15)),
         ResultRow.longOrNull(c.get(16)), ResultRow.decimal(c.get(17)), ResultRow.decimal(c.get(18)),
-        ResultRow.decimal(c.get(19)));
+        ResultRow.decimal(c.get(19)), c.get(20).isEmpty() ? null : c.get(20), ResultRow.decimal(c.get(21)),
+        ResultRow.decimal(c.get(22)), ResultRow.decimal(c.get(23)));
   }
 }

@@ -21,7 +21,98 @@ final class ClusterSummary {
    * cluster against the independent nodes of the same count, aggregate QPS of each multi-node
    * member against the one-node member, and the cost of a remote lookup. Empty without rows.
    */
-  static List<String> atAGlance(List<ClusterRow> rows) {
+  static List<String> atAGlance(List<ClusterRow> all) {
+    // members are compared within their group (one workload's members); without groups, all at once
+    List<String> groups = new ArrayList<>();
+    for (ClusterRow r : all) {
+      if (!groups.contains(r.group())) {
+        groups.add(r.group());
+      }
+    }
+    List<String> out = new ArrayList<>();
+    for (String g : groups) {
+      List<ClusterRow> rows = all.stream().filter(r -> java.util.Objects.equals(r.group(), g)).toList();
+      out.addAll(withinGroup(rows));
+      out.addAll(capacity(rows));
+    }
+    return out;
+  }
+
+  /** Goals of the capacity study (docs/cluster.md): QPS of three quota-bound nodes against one. */
+  static final double CAPACITY_QPS_GOAL = 2.4;
+  /** ... and the CPU a cluster node spends per answered query against a single node's. */
+  static final double CAPACITY_CPU_GOAL = 1.1;
+
+  /**
+   * The capacity lines of one group whose nodes ran under a CPU quota: QPS and CPU per answered
+   * query of each multi-node member against the one-node member, how much of their quota the nodes
+   * used, p99 latency, and the CPU the dnsperf processes took beside them. Empty without a quota.
+   */
+  static List<String> capacity(List<ClusterRow> rows) {
+    List<String> out = new ArrayList<>();
+    Optional<ClusterRow> single = rows.stream().filter(r -> r.nodes() == 1 && !r.cluster()).findFirst();
+    if (single.isEmpty() || single.get().cpuQuota() == null || single.get().achievedQps() <= 0) {
+      return out;
+    }
+    ClusterRow one = single.get();
+    String where = one.group() == null ? "" : one.group() + ": ";
+    for (ClusterRow r : rows) {
+      StringBuilder line = new StringBuilder(where).append(r.member()).append(" (").append(r.nodes())
+          .append(r.nodes() == 1 ? " node" : " nodes").append(r.cluster() ? ", cluster" : "")
+          .append(String.format(Locale.ROOT, ", %.2f CPU each", r.cpuQuota())).append(")");
+      if (r != one) {
+        double ratio = r.achievedQps() / one.achievedQps();
+        line.append(String.format(Locale.ROOT, ": %.2fx the QPS of %s", ratio, one.member()));
+        if (r.cluster()) {
+          line.append(String.format(Locale.ROOT, " (goal %.1fx: %s)", CAPACITY_QPS_GOAL,
+              ratio >= CAPACITY_QPS_GOAL ? "met" : "not met"));
+        }
+        if (r.cpuMicrosPerQuery() != null && one.cpuMicrosPerQuery() != null && one.cpuMicrosPerQuery() > 0) {
+          double cpu = r.cpuMicrosPerQuery() / one.cpuMicrosPerQuery();
+          line.append(String.format(Locale.ROOT, "; %.2fx the CPU per answered query (%.1f vs %.1f us)", cpu,
+              r.cpuMicrosPerQuery(), one.cpuMicrosPerQuery()));
+          if (r.cluster()) {
+            line.append(String.format(Locale.ROOT, " (goal at most %.1fx: %s)", CAPACITY_CPU_GOAL,
+                cpu <= CAPACITY_CPU_GOAL ? "met" : "not met"));
+          }
+        }
+      } else {
+        line.append(String.format(Locale.ROOT, ": ~%s qps", StudySummary.approx(r.achievedQps())));
+        if (r.cpuMicrosPerQuery() != null) {
+          line.append(String.format(Locale.ROOT, " at %.1f us of CPU per answered query", r.cpuMicrosPerQuery()));
+        }
+      }
+      Double use = quotaUsePct(r);
+      if (use != null) {
+        line.append(String.format(Locale.ROOT, "; the nodes used %.0f%% of their quota", use));
+      }
+      if (r.p99LatencyMs() != null) {
+        line.append("; p99 latency ").append(StudySummary.ms(r.p99LatencyMs()));
+      }
+      if (r.loadCpuSeconds() != null && r.completed() > 0 && r.achievedQps() > 0) {
+        line.append(String.format(Locale.ROOT, "; its dnsperf processes used %.2f CPU",
+            r.loadCpuSeconds() / (r.completed() / r.achievedQps())));
+      }
+      out.add(line.append('.').toString());
+    }
+    return out;
+  }
+
+  /**
+   * The share of their quota the nodes used over the measured run: CPU seconds over nodes x quota x
+   * run time (completed / QPS). Near 100% the quota bounded them; well below, something else did
+   * (the load generators, or other tenants of the host). Null without a quota or CPU time.
+   */
+  static Double quotaUsePct(ClusterRow r) {
+    if (r.cpuQuota() == null || r.cpuSeconds() == null || r.achievedQps() <= 0 || r.completed() <= 0) {
+      return null;
+    }
+    double runSeconds = r.completed() / r.achievedQps();
+    return 100.0 * r.cpuSeconds() / (r.nodes() * r.cpuQuota() * runSeconds);
+  }
+
+  /** The lines of one group of members, or of all members when the scenario has no groups. */
+  private static List<String> withinGroup(List<ClusterRow> rows) {
     List<String> out = new ArrayList<>();
     Optional<ClusterRow> single = rows.stream().filter(r -> r.nodes() == 1 && !r.cluster()).findFirst();
     for (ClusterRow c : rows) {
@@ -61,7 +152,8 @@ final class ClusterSummary {
       }
       out.add(line.append('.').toString());
     }
-    if (single.isPresent() && single.get().achievedQps() > 0) {
+    // under a quota the capacity lines compare QPS, with the CPU per query beside it
+    if (single.isPresent() && single.get().achievedQps() > 0 && single.get().cpuQuota() == null) {
       ClusterRow one = single.get();
       for (ClusterRow r : rows) {
         if (r.nodes() > 1) {
@@ -141,6 +233,20 @@ final class ClusterSummary {
         .append("its dnsperf and knotd; this host has ").append(c.host().cores()).append(" for up to ")
         .append(mostNodes).append(" nodes, ").append(mostNodes).append(" dnsperf processes and knotd. ")
         .append("Upstream queries and hit rates do not depend on the cores.\n");
+    if (c.clusterRows().stream().anyMatch(r -> r.cpuQuota() != null)) {
+      md.append("""
+
+          Capacity: every shoal process ran under a CPU quota of its own (`cpu_quota`, a cgroup CFS quota \
+          per process, as a Kubernetes CPU limit bounds a pod), so the nodes compare as machines of that \
+          size would, as long as the host has the quotas plus the load generators to give. The quota share \
+          used is `cpu_seconds` / (nodes x `cpu_quota` x run time): near 100%% the quota bounded the nodes; \
+          well below it, something else did (the dnsperf processes, `load_cpu_seconds`, share the host's \
+          cores). `p99_latency_ms` is the 99th percentile over every completed query of the member's dnsperf \
+          runs (their -v per-query lines); a quota-bound process stalls for the rest of a 100 ms CFS period \
+          once its quota is spent, which shows in the tail. Loopback stands in for the network between \
+          machines: an owner lookup here costs no wire time.
+          """.formatted());
+    }
     md.append("\nCharts: ");
     for (String f : StudyCharts.CLUSTER_FILES) {
       md.append("[").append(f).append("](").append(f).append(") ");

@@ -11,6 +11,7 @@ import io.shoal.study.host.StudyException;
 import io.shoal.study.measure.CacheCounters;
 import io.shoal.study.measure.Dnsperf;
 import io.shoal.study.measure.DnsperfReport;
+import io.shoal.study.measure.LatencyPercentiles;
 import io.shoal.study.measure.MetricsScrape;
 import io.shoal.study.measure.ProcessCpu;
 import io.shoal.study.report.ClusterRow;
@@ -180,11 +181,21 @@ final class MemberMeasurement {
       CacheCounters before = server.counters(dir.resolve("stats-before.txt"));
       long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
       // CPU is read right around dnsperf, after the statistics: scraping them costs the server CPU too
-      ProcessCpu.Sample cpuBefore = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-before.txt"));
-      DnsperfReport report = dnsperf.run(server.transport(), server.queryPort(), queries, load, load.duration(),
-          dir.resolve("dnsperf.txt"));
-      ProcessCpu.Sample cpuAfter = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-after.txt"));
-      double cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
+      LoadRun loadRun = null;
+      DnsperfReport report;
+      double cpuSeconds;
+      if (server.transport() == io.shoal.study.scenario.Transport.UDP) {
+        loadRun = measuredLoad(List.of(server), List.of(server.queryPort()), List.of(queries), load,
+            List.of(dir.resolve("dnsperf.txt")), dir);
+        report = loadRun.reports().get(0);
+        cpuSeconds = loadRun.serverCpuSeconds();
+      } else {
+        ProcessCpu.Sample cpuBefore = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-before.txt"));
+        report = dnsperf.run(server.transport(), server.queryPort(), queries, load, load.duration(),
+            dir.resolve("dnsperf.txt"));
+        ProcessCpu.Sample cpuAfter = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-after.txt"));
+        cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
+      }
       Pause.sleep(SETTLE);
       CacheCounters window = server.counters(dir.resolve("stats-after.txt")).minus(before);
       long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
@@ -198,7 +209,7 @@ final class MemberMeasurement {
       ResultRow row = ResultRow.of(m.name(), server.lmdbSync(), server.runtime(), server.workers(), report,
           server.forwardsToUpstream() ? upstream : null, window, cpuSeconds);
       return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE, null,
-          cpuSeconds));
+          cpuSeconds, capacity(m, loadRun)));
     }
   }
 
@@ -235,13 +246,11 @@ final class MemberMeasurement {
       List<ShoalUnderTest> killed = List.of();
       List<DnsperfReport> reports = new ArrayList<>();
       Double cpuSeconds = null;
+      LoadRun loadRun = null;
       if (m.kill() == null) {
-        List<Long> pids = all.stream().map(ShoalUnderTest::pid).toList();
-        ProcessCpu.Sample cpuBefore = ProcessCpu.sample(pids, dir.resolve("cpu-before.txt"));
-        reports = dnsperf.runAtOnce(ports(all), queriesFor(all, group), load, load.duration(),
-            outputs(all, "dnsperf.txt"));
-        ProcessCpu.Sample cpuAfter = ProcessCpu.sample(pids, dir.resolve("cpu-after.txt"));
-        cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
+        loadRun = measuredLoad(all, ports(all), queriesFor(all, group), load, outputs(all, "dnsperf.txt"), dir);
+        reports = loadRun.reports();
+        cpuSeconds = loadRun.serverCpuSeconds();
       } else {
         killed = m.kill().nodes().stream().map(group::node).toList();
         List<ShoalUnderTest> victims = killed;
@@ -271,7 +280,9 @@ final class MemberMeasurement {
       long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
       Files.writeString(dir.resolve("upstream-queries.txt"), upstream + "\n");
       DnsperfReport total = DnsperfReport.sumOver(reports);
-      Files.writeString(dir.resolve("dnsperf-summed.txt"), summed(measured, reports, total), StandardCharsets.UTF_8);
+      Files.writeString(dir.resolve("dnsperf-summed.txt"), summed(measured, reports, total)
+          + (loadRun == null || loadRun.percentiles() == null ? "" : "# latency over every node's completed queries: "
+          + LatencyPercentiles.of(loadRun.percentiles()).describe() + "\n"), StandardCharsets.UTF_8);
 
       Double overhead = null;
       if (m.cluster() && m.kill() == null && m.nodes() >= 2) {
@@ -290,8 +301,83 @@ final class MemberMeasurement {
       ResultRow row = ResultRow.of(m.name(), first.lmdbSync(), first.runtime(), first.workers() * all.size(), total,
           upstream, window, cpuSeconds);
       return new Measured(row, ClusterRow.of(m.name(), m.nodes(), m.cluster(), total, upstream, window, remote,
-          overhead, cpuSeconds));
+          overhead, cpuSeconds, capacity(m, loadRun)));
     }
+  }
+
+  /**
+   * The measured run's dnsperf processes, one per node: their reports, the latency percentiles of
+   * each run when the recipe asks for them (null otherwise), their own CPU time, and the CPU time of
+   * the servers they loaded.
+   */
+  private record LoadRun(List<DnsperfReport> reports, List<LatencyPercentiles> percentiles, double cpuSeconds,
+      double serverCpuSeconds) {}
+
+  /**
+   * The measured dnsperf runs against {@code ports} (of {@code servers}) at once, each with the
+   * load's window into the matching output. The servers' CPU time (and, under a quota, their
+   * groups' cpu.stat) is read right before and right after: the statistics are scraped outside, as
+   * scraping costs the server CPU too. dnsperf's own CPU time is what this JVM's reaped children
+   * used meanwhile: nothing else the study starts ends during the run. With
+   * recipe.latency_percentiles each run has -v, and its per-query lines are condensed into
+   * percentiles once the CPU has been read.
+   */
+  private LoadRun measuredLoad(List<? extends ServerUnderTest> servers, List<Integer> ports, List<Path> queries,
+      LoadSettings load, List<Path> outputs, Path dir) throws StudyException, IOException {
+    long ticks = ticksPerSecond(); // first use runs getconf, a child: not inside the window
+    List<Long> pids = servers.stream().flatMap(s -> s.servingPids().stream()).toList();
+    boolean verbose = scenario.recipe().latencyPercentiles();
+    List<Path> written = verbose ? outputs.stream().map(o -> o.resolveSibling("dnsperf-verbose.txt")).toList()
+        : outputs;
+    quotaStats(servers, "quota-before.txt");
+    ProcessCpu.Sample cpuBefore = ProcessCpu.sample(pids, dir.resolve("cpu-before.txt"));
+    // Under a quota, the load generators get the nodes' weight too: on a busy host they must not be
+    // what runs out (they have no quota: closed-loop, they use what the nodes' answers let them).
+    io.shoal.study.host.CpuQuota loadGroup = scenario.recipe().cpuQuota() == null ? null
+        : io.shoal.study.host.CpuQuota.weightOnly(dir.getFileName() + "-load");
+    long before = ProcessCpu.reapedChildrenTicks(dir.resolve("load-cpu-before.txt"));
+    List<String> texts;
+    try {
+      texts = dnsperf.awaitAll(dnsperf.launchAtOnce(ports, queries, load, load.duration(),
+          verbose ? List.of("-v") : List.of(), written, loadGroup), load.duration());
+    } finally {
+      if (loadGroup != null) {
+        loadGroup.remove();
+      }
+    }
+    long after = ProcessCpu.reapedChildrenTicks(dir.resolve("load-cpu-after.txt"));
+    ProcessCpu.Sample cpuAfter = ProcessCpu.sample(pids, dir.resolve("cpu-after.txt"));
+    quotaStats(servers, "quota-after.txt");
+    List<DnsperfReport> reports = new ArrayList<>();
+    List<LatencyPercentiles> percentiles = verbose ? new ArrayList<>() : null;
+    for (int i = 0; i < outputs.size(); i++) {
+      if (verbose) {
+        LatencyPercentiles.Condensed c = LatencyPercentiles.condense(written.get(i), outputs.get(i));
+        reports.add(DnsperfReport.parse(c.text()));
+        percentiles.add(c.percentiles());
+      } else {
+        reports.add(DnsperfReport.parse(texts.get(i)));
+      }
+    }
+    return new LoadRun(reports, percentiles, (double) (after - before) / ticks,
+        ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticks));
+  }
+
+  /** Each quota-bound node's cpu.stat into {@code file} in its directory; nothing for nodes without a quota. */
+  private static void quotaStats(List<? extends ServerUnderTest> servers, String file) throws IOException {
+    for (ServerUnderTest s : servers) {
+      if (s instanceof ShoalUnderTest shoal) {
+        shoal.quotaStat(shoal.directory().resolve(file));
+      }
+    }
+  }
+
+  /** What cluster.csv's capacity columns hold for member {@code m}: its group, quota, p99 and load CPU. */
+  private ClusterRow.Capacity capacity(Member m, LoadRun loadRun) {
+    Double p99 = loadRun == null || loadRun.percentiles() == null ? null
+        : LatencyPercentiles.of(loadRun.percentiles()).millis(99);
+    return new ClusterRow.Capacity(m.group(), scenario.recipe().cpuQuota(), p99,
+        loadRun == null ? null : loadRun.cpuSeconds());
   }
 
   /**

@@ -73,6 +73,11 @@ public final class StudyRun {
     Path runDir = run.runDir();
     PrintStream out = run.out();
     String startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+    if (scenario.recipe().cpuQuota() != null) {
+      // before anything starts: a quota-bound study without quotas would measure something else
+      out.println("study: each shoal process runs under a CPU quota of " + scenario.recipe().cpuQuota() + " CPU ("
+          + io.shoal.study.host.CpuQuota.check().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + ")");
+    }
     Files.createDirectories(runDir);
     if (scenario.source() != null) {
       Files.copy(scenario.source(), runDir.resolve("scenario.conf"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);

@@ -15,9 +15,12 @@ import java.util.List;
  * @param policyList the action of the run's generated domain list ({@link PolicyList}) for a shoal
  *     member that loads it, or null
  * @param transport how dnsperf sends it queries: UDP unless the scenario says otherwise
+ * @param group the members this one is compared with in cluster.csv's summary (a one-node member, the
+ *     independent nodes and the cluster of one workload), or null: the scenario's members form one group
  */
 public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
-    String policyList, Transport transport) {
+    String policyList, Transport transport, String group) {
+
   /** A shoal member's validation mode, under its config block. */
   static final String SHOAL_VALIDATION = "dnssec.validation";
   /** A shoal member's trust anchor files, under its config block. */
@@ -28,6 +31,12 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
   public static final String UNBOUND_VALIDATOR = "validator";
   /** Where the run put the zone's trust anchor, for an unbound member that validates; set by the run only. */
   public static final String UNBOUND_ANCHOR = "trust_anchor_file";
+
+  /** A member outside any comparison group. */
+  public Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
+      String policyList, Transport transport) {
+    this(name, kind, config, nodes, cluster, kill, policyList, transport, null);
+  }
 
   /** A member of one process, not clustered, queried over UDP: every member before cluster studies existed. */
   public Member(String name, MemberKind kind, Config config) {
@@ -77,6 +86,6 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
     }
     Config listed = config.withValue("policy.domain_lists",
         ConfigValueFactory.fromIterable(List.of(file.toAbsolutePath() + " " + policyList)));
-    return new Member(name, kind, listed, nodes, cluster, kill, policyList, transport);
+    return new Member(name, kind, listed, nodes, cluster, kill, policyList, transport, group);
   }
 }

@@ -15,6 +15,10 @@ import java.util.List;
  *     measures once); results.csv holds each member's median round
  * @param policyList the domain list the run writes for members with {@code policy_list}, or null
  * @param signing how knotd signs the zone, or null for an unsigned zone (the studies before DNSSEC)
+ * @param cpuQuota CPUs each shoal process may use ({@code cpu_quota}, a cgroup CPU quota per
+ *     process as a Kubernetes CPU limit bounds a pod), or null for no quota
+ * @param latencyPercentiles true if the measured dnsperf runs report every query ({@code -v}), so the
+ *     study can give latency percentiles ({@code latency_percentiles}); false: the mean only
  */
 public record Recipe(
     String zone,
@@ -33,7 +37,9 @@ public record Recipe(
     LoadSettings quick,
     int rounds,
     PolicyList policyList,
-    Signing signing) {
+    Signing signing,
+    Double cpuQuota,
+    boolean latencyPercentiles) {
 
   /** True if knotd signs the zone, dnsperf sets DO, and validating members get its trust anchor. */
   public boolean signed() {

@@ -32,7 +32,7 @@ public record Scenario(
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
       "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds", "policy_list",
-      "dnssec");
+      "dnssec", "cpu_quota", "latency_percentiles");
   /** Rounds a scenario may ask for: each one runs every member again. */
   static final int MAX_ROUNDS = 9;
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
@@ -40,7 +40,7 @@ public record Scenario(
   private static final Set<String> QUICK = Set.of("duration", "warmup");
   private static final Set<String> POLICY_LIST = Set.of("names", "quick_names", "seed");
   private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill",
-      "policy_list", "transport");
+      "policy_list", "transport", "group");
   private static final Set<String> KILL = Set.of("node", "nodes", "after", "quick_after", "query_timeout");
   /** More shoal processes than this on one host measure the host, not shoal. */
   static final int MAX_NODES = 9;
@@ -164,7 +164,9 @@ public record Scenario(
         load.shortened(quick.getDuration("duration"), quick.getDuration("warmup")),
         rounds,
         r.hasPath("policy_list") ? policyList(r.getConfig("policy_list")) : null,
-        r.hasPath("dnssec") ? Signing.from(r.getConfig("dnssec")) : null);
+        r.hasPath("dnssec") ? Signing.from(r.getConfig("dnssec")) : null,
+        cpuQuota(r),
+        r.hasPath("latency_percentiles") && r.getBoolean("latency_percentiles"));
 
     List<Member> members = new ArrayList<>();
     Set<String> seen = new HashSet<>();
@@ -229,7 +231,15 @@ public record Scenario(
         throw new IllegalArgumentException(at + "transport: a member of several nodes or a cluster is queried over "
             + "udp only");
       }
-      Member member = new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport);
+      String group = m.hasPath("group") ? m.getString("group") : null;
+      if (group != null && kind != MemberKind.SHOAL) {
+        throw new IllegalArgumentException(at + "group: only shoal members are compared in groups");
+      }
+      if (recipe.cpuQuota() != null && kind != MemberKind.SHOAL) {
+        throw new IllegalArgumentException(at + "kind: recipe.cpu_quota bounds shoal processes; a " + kind.configName()
+            + " member would run without it");
+      }
+      Member member = new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport, group);
       checkDnssec(member, at, recipe);
       members.add(member);
     }
@@ -330,6 +340,18 @@ public record Scenario(
     int names = positive(p, "names");
     int quickNames = p.hasPath("quick_names") ? positive(p, "quick_names") : names;
     return new PolicyList(names, quickNames, p.getLong("seed"));
+  }
+
+  /** recipe.cpu_quota: CPUs per shoal process, above 0 and at most 64; null when not set. */
+  private static Double cpuQuota(Config r) {
+    if (!r.hasPath("cpu_quota")) {
+      return null;
+    }
+    double q = r.getDouble("cpu_quota");
+    if (!(q >= 0.01) || q > 64) {
+      throw new IllegalArgumentException("recipe.cpu_quota: CPUs per shoal process, from 0.01 to 64, is " + q);
+    }
+    return q;
   }
 
   private static KillPlan kill(Config k, String at, int nodes, boolean cluster, LoadSettings load,

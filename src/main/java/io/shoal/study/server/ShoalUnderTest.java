@@ -9,6 +9,7 @@ import io.shoal.cache.CacheSettings;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ProfileSettings;
 import io.shoal.config.ShoalConfig;
+import io.shoal.study.host.CpuQuota;
 import io.shoal.study.host.JavaLauncher;
 import io.shoal.study.host.LoopbackPort;
 import io.shoal.study.host.Prerequisites;
@@ -51,6 +52,8 @@ public final class ShoalUnderTest extends ServerUnderTest {
   private final ClusterPlacement placement;
   private final String rendered;
   private final ShoalConfig validated;
+  /** The process's CPU quota while it runs (recipe.cpu_quota), or null. */
+  private CpuQuota quota;
 
   /** A member of one node. */
   public ShoalUnderTest(Member m, Recipe r, Path dir, InetSocketAddress upstream, StartedProcesses p,
@@ -206,7 +209,36 @@ public final class ShoalUnderTest extends ServerUnderTest {
     cmd.add(JavaLauncher.path());
     cmd.addAll(recipe.jvmOptions());
     cmd.addAll(List.of("-jar", jar.toAbsolutePath().toString(), "serve", "--config", configFile().toString()));
-    return cmd;
+    return quota == null ? cmd : quota.wrap(cmd);
+  }
+
+  /** With recipe.cpu_quota, the JVM starts inside a CPU quota of its own (made here, removed by {@link #stop}). */
+  @Override
+  public void launch() throws IOException {
+    if (recipe.cpuQuota() != null && quota == null) {
+      try {
+        quota = CpuQuota.make(label.replace('/', '-'), recipe.cpuQuota());
+      } catch (StudyException e) {
+        throw new IOException(e.getMessage(), e);
+      }
+    }
+    super.launch();
+  }
+
+  /** Stops the JVM, then removes its CPU quota's group. */
+  @Override
+  public int stop() {
+    int status = super.stop();
+    if (quota != null) {
+      quota.remove();
+      quota = null;
+    }
+    return status;
+  }
+
+  /** The quota this node runs under, or null. */
+  public CpuQuota quota() {
+    return quota;
   }
 
   @Override
@@ -361,6 +393,14 @@ public final class ShoalUnderTest extends ServerUnderTest {
     return "the shoal JVM";
   }
 
+  /** Writes the quota's cpu.stat (periods, throttled periods, throttled time) to {@code audit}; no-op without one. */
+  public void quotaStat(Path audit) throws IOException {
+    String stat = quota == null ? null : quota.stat();
+    if (stat != null) {
+      Files.writeString(audit, stat, StandardCharsets.UTF_8);
+    }
+  }
+
   @Override
   public String label() {
     return label;
@@ -410,6 +450,7 @@ public final class ShoalUnderTest extends ServerUnderTest {
         + " ingress workers, " + validated.fill().configName() + (lists.isEmpty() ? "" : ", domain list " + lists)
         + (recipe.signed() ? ", DNSSEC validation " + validated.dnssec().mode().configName()
             + (member.validates() ? " (trust anchor: the zone's DS)" : "") : "")
-        + (transport().encrypted() ? ", " + transport().configName() + " on its own port" : "");
+        + (transport().encrypted() ? ", " + transport().configName() + " on its own port" : "")
+        + (recipe.cpuQuota() == null ? "" : ", under a CPU quota of " + recipe.cpuQuota() + " CPU of its own");
   }
 }

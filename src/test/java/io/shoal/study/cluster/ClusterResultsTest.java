@@ -147,16 +147,17 @@ class ClusterResultsTest {
         ClusterRow.of("memory", 1, false, DnsperfReport.parse(DnsperfReportTest.resource("dnsperf-shoal.txt")), 3168,
             new CacheCounters(1704L, 3168L, 2952L, 0.06, 904L, 0.004), RemoteLookups.NONE, null, null),
         ClusterRow.of("cluster-3", 3, true, sum, 1314, new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0),
-            new RemoteLookups(5, 543, 0, 0), 6.0474, 1.7));
+            new RemoteLookups(5, 543, 0, 0), 6.0474, 1.7, new ClusterRow.Capacity("churn", 0.25, 81.5, 0.42)));
     String text = StudyCsv.CLUSTER.render(rows);
     List<String> lines = text.lines().toList();
     assertEquals("member,nodes,cluster,achieved_qps,avg_latency_ms,sent,completed,lost,upstream_queries,"
         + "fair_hit_rate_pct,cache_hits,cache_misses,cache_hit_rate_pct,remote_lookups_answered,remote_lookups_timeout,"
-        + "remote_lookups_failed,remote_lookups_refused,remote_lookup_overhead_ms,cpu_seconds,cpu_us_per_query",
+        + "remote_lookups_failed,remote_lookups_refused,remote_lookup_overhead_ms,cpu_seconds,cpu_us_per_query,"
+        + "group,cpu_quota,p99_latency_ms,load_cpu_seconds",
         lines.get(0));
-    assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,,,", lines.get(1));
-    assertEquals("cluster-3,3,on,43.0,2073.745,860,340,520,1314,0.00,29,1379,2.07,5,543,0,0,6.0474,1.70,5000.00",
-        lines.get(2));
+    assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,,,,,,,", lines.get(1));
+    assertEquals("cluster-3,3,on,43.0,2073.745,860,340,520,1314,0.00,29,1379,2.07,5,543,0,0,6.0474,1.70,5000.00,"
+        + "churn,0.25,81.500,0.42", lines.get(2));
     List<ClusterRow> back = StudyCsv.CLUSTER.parse(text);
     assertEquals(rows.get(1).member(), back.get(1).member());
     assertEquals(3, back.get(1).nodes());
@@ -164,6 +165,12 @@ class ClusterResultsTest {
     assertEquals(543L, back.get(1).remoteLookupsTimeout());
     assertEquals(6.0474, back.get(1).remoteLookupOverheadMs(), 1e-9);
     assertNull(back.get(0).remoteLookupsAnswered());
+    assertNull(back.get(0).group());
+    assertNull(back.get(0).cpuQuota());
+    assertEquals("churn", back.get(1).group());
+    assertEquals(0.25, back.get(1).cpuQuota(), 1e-9);
+    assertEquals(81.5, back.get(1).p99LatencyMs(), 1e-9);
+    assertEquals(0.42, back.get(1).loadCpuSeconds(), 1e-9);
     assertThrows(IllegalArgumentException.class, () -> StudyCsv.CLUSTER.parse(StudyCsv.RESULTS.render(List.of())));
   }
 }

@@ -31,6 +31,26 @@ class ProcessCpuTest {
   }
 
   @Test
+  void reapedChildrenTicksAreFieldsSixteenAndSeventeen() {
+    // the same line: cutime and cstime are 0 0; a parent's line with 1234 and 56 for its reaped children
+    assertEquals(0, ProcessCpu.childrenTicksOf(BUSY_PROCESS_WITH_AN_ODD_NAME));
+    String parent = BUSY_PROCESS_WITH_AN_ODD_NAME.replace(" 68 30 0 0 20 ", " 68 30 1234 56 20 ");
+    assertEquals(1234 + 56, ProcessCpu.childrenTicksOf(parent));
+    assertEquals(68 + 30, ProcessCpu.ticksOf(parent));
+  }
+
+  @Test
+  void aChildThatExitedAndWasWaitedForCountsInThisProcesssChildrenTicks(@TempDir Path dir) throws Exception {
+    long before = ProcessCpu.reapedChildrenTicks(dir.resolve("before.txt"));
+    // a child that burns some CPU: at least a few ticks of user time, bounded by a count
+    Process p = new ProcessBuilder("sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done").start();
+    assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+    long after = ProcessCpu.reapedChildrenTicks(dir.resolve("after.txt"));
+    assertTrue(after > before, before + " -> " + after);
+    assertTrue(Files.readString(dir.resolve("after.txt")).startsWith("self: "));
+  }
+
+  @Test
   void aLineThatIsNotAStatLineIsAClearError() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ProcessCpu.ticksOf("14945 R 1 2"));
     assertTrue(e.getMessage().contains("no process name"), e.getMessage());

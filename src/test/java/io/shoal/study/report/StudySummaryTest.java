@@ -81,7 +81,42 @@ class StudySummaryTest {
       long upstream, Double overheadMs) {
     return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
         ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 6L : null, cluster ? 0L : null,
-        cluster ? 0L : null, cluster ? 0L : null, overheadMs, null, null);
+        cluster ? 0L : null, cluster ? 0L : null, overheadMs, null, null, null, null, null, null);
+  }
+
+  /** A row of a capacity study: 30 s runs, CPU seconds and dnsperf's CPU seconds given. */
+  private static ClusterRow capacityRow(String member, String group, int nodes, boolean cluster, double qps,
+      long upstream, double cpuSeconds, double loadCpuSeconds, double p99) {
+    long completed = Math.round(qps * 30);
+    return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
+        ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 0L : null, cluster ? 0L : null,
+        cluster ? 0L : null, cluster ? 0L : null, null, cpuSeconds, cpuSeconds * 1e6 / completed, group, 0.25, p99,
+        loadCpuSeconds);
+  }
+
+  @Test
+  void capacityLinesCompareEachWorkloadWithItsOwnSingleNode() {
+    List<String> lines = StudySummary.clusterAtAGlance(List.of(
+        capacityRow("hit-1", "hit", 1, false, 10000, 0, 7.5, 3.0, 20.0),
+        capacityRow("hit-cluster-3", "hit", 3, true, 25000, 0, 21.0, 9.0, 40.0),
+        capacityRow("churn-1", "churn", 1, false, 5000, 75000, 7.5, 1.5, 30.0),
+        capacityRow("churn-independent-3", "churn", 3, false, 15000, 225000, 22.5, 4.5, 30.0),
+        capacityRow("churn-cluster-3", "churn", 3, true, 11000, 30000, 22.5, 3.3, 60.0)));
+    assertEquals(List.of(
+        "hit: hit-1 (1 node, 0.25 CPU each): ~10,000 qps at 25.0 us of CPU per answered query; the nodes used 100% "
+            + "of their quota; p99 latency 20.000 ms; its dnsperf processes used 0.10 CPU.",
+        "hit: hit-cluster-3 (3 nodes, cluster, 0.25 CPU each): 2.50x the QPS of hit-1 (goal 2.4x: met); 1.12x the "
+            + "CPU per answered query (28.0 vs 25.0 us) (goal at most 1.1x: not met); the nodes used 93% of their "
+            + "quota; p99 latency 40.000 ms; its dnsperf processes used 0.30 CPU.",
+        "churn-cluster-3 sent 90.9 upstream queries per 1,000 answered vs 500.0 for churn-independent-3: 5.5x fewer "
+            + "(goal: about 3x fewer, the node count); 30000 vs 225000 upstream queries in all, hit rate 90.9% vs "
+            + "50.0%."),
+        lines.subList(0, 3));
+    assertTrue(lines.get(4).startsWith("churn: churn-independent-3 (3 nodes, 0.25 CPU each): 3.00x the QPS of "
+        + "churn-1; 1.00x the CPU"), lines.get(4));
+    assertTrue(lines.get(5).startsWith("churn: churn-cluster-3 (3 nodes, cluster, 0.25 CPU each): 2.20x the QPS of "
+        + "churn-1 (goal 2.4x: not met)"), lines.get(5));
+    assertEquals(6, lines.size(), lines.toString());
   }
 
   @Test
@@ -105,7 +140,7 @@ class StudySummaryTest {
   @Test
   void refusedOwnerLookupsArePointedOut() {
     ClusterRow refused = new ClusterRow("cluster-3", 3, true, 300, 1.0, 1000, 1000, 0, 500,
-        ResultRow.fairHitRatePct(500, 1000), 10L, 10L, 50.0, 0L, 0L, 0L, 40L, null, null, null);
+        ResultRow.fairHitRatePct(500, 1000), 10L, 10L, 50.0, 0L, 0L, 0L, 40L, null, null, null, null, null, null, null);
     assertEquals(List.of("cluster-3: 40 remote lookups were refused (the owner's access_control does not allow the "
         + "other nodes; the node went upstream itself)."), StudySummary.clusterAtAGlance(List.of(refused)));
   }

@@ -3,6 +3,7 @@ package io.shoal.study.scenario;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -106,7 +107,7 @@ class ScenarioTest {
     // Everything but the rounds as in query_path, so its rows compare with query_path's.
     assertEquals(new Recipe(full.zone(), full.stubTtl(), full.queries(), full.ingressWorkers(), full.fill(),
         full.maxEntries(), full.whenFull(), full.shardCount(), full.mapSizeBytes(), full.syncInterval(),
-        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing()), hit.recipe());
+        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing(), full.cpuQuota(), full.latencyPercentiles()), hit.recipe());
     assertEquals("unbound", hit.baseline());
     assertEquals(List.of("unbound", "shoal-memory"), hit.members().stream().map(Member::name).toList());
     assertEquals(1, hit.members().get(0).config().getInt("threads"));
@@ -220,6 +221,54 @@ class ScenarioTest {
     assertTrue(quickLeft.compareTo(Duration.ofSeconds(30)) >= 0, quickLeft.toString());
     assertTrue(fullLeft.compareTo(Duration.ofSeconds(30)) >= 0, fullLeft.toString());
     assertEquals(s.recipe().queries(), Scenario.load(CATALOG.resolve("cluster_kill.conf")).recipe().queries());
+  }
+
+  @Test
+  void capacityPutsEveryNodeUnderAQuotaAndComparesWithinEachWorkload() {
+    Scenario s = Scenario.load(CATALOG.resolve("cluster_capacity.conf"));
+    assertEquals(0.25, s.recipe().cpuQuota());
+    assertTrue(s.recipe().latencyPercentiles());
+    assertEquals(List.of("hit", "hit", "churn", "churn", "churn"),
+        s.members().stream().map(Member::group).toList());
+    for (String group : List.of("hit", "churn")) {
+      List<Member> in = s.members().stream().filter(m -> group.equals(m.group())).toList();
+      assertTrue(in.stream().anyMatch(m -> m.nodes() == 1 && !m.cluster()), group + ": one node");
+      assertTrue(in.stream().anyMatch(m -> m.nodes() == 3 && m.cluster()), group + ": a 3-node cluster");
+    }
+    assertTrue(s.members().stream().anyMatch(m -> "churn".equals(m.group()) && m.nodes() == 3 && !m.cluster()),
+        "three independent nodes: the reference for upstream queries");
+    // the hit members hold every name; the churn members half of them
+    for (Member m : s.members()) {
+      long entries = m.config().hasPath("caches.answers.max_entries") ? m.config().getLong("caches.answers.max_entries")
+          : s.recipe().maxEntries();
+      assertEquals(m.group().equals("hit"), entries >= s.recipe().queries().names(), m.name());
+    }
+  }
+
+  @Test
+  void aCpuQuotaIsForShoalMembersAndAPositiveShareOfACpu() {
+    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
+        + " quick { duration = 4s, warmup = 0s }";
+    Scenario ok = Scenario.from("t", ConfigFactory.parseString(recipe + ", cpu_quota = 0.3 }\n"
+        + "members = [{ name = a, kind = shoal, group = g }]"));
+    assertEquals(0.3, ok.recipe().cpuQuota());
+    assertFalse(ok.recipe().latencyPercentiles());
+    assertEquals("g", ok.members().get(0).group());
+    assertNull(Scenario.from("t", ConfigFactory.parseString(recipe + " }\nmembers = [{ name = a, kind = shoal }]"))
+        .recipe().cpuQuota());
+    List<String[]> bad = List.of(
+        new String[] {", cpu_quota = 0 }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota"},
+        new String[] {", cpu_quota = 65 }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota"},
+        new String[] {", cpu_quota = 0.5 }\nmembers = [{ name = u, kind = unbound }]", "members[0].kind"},
+        new String[] {" }\nmembers = [{ name = u, kind = unbound, group = g }]", "members[0].group"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(recipe + b[0])), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
   }
 
   @Test

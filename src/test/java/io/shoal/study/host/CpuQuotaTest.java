@@ -1,0 +1,52 @@
+package io.shoal.study.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** A process started through a quota's wrapper runs in its own cgroup, with its PID, and the group goes after it. */
+class CpuQuotaTest {
+
+  @Test
+  void aWrappedProcessStartsInsideItsGroupUnderTheQuotaAndTheGroupIsRemovedAfterIt() throws Exception {
+    assumeTrue(Files.isWritable(CpuQuota.V1_ROOT.resolve("cgroup.procs")),
+        "a writable cgroup v1 cpu controller (root on a cgroup v1 host)");
+    CpuQuota quota = CpuQuota.make("cpu-quota-test-" + System.nanoTime(), 0.2);
+    Path group = null;
+    try {
+      // the process prints its own PID and its cgroups: the wrapper must exec, not fork
+      Process p = new ProcessBuilder(quota.wrap(List.of("/bin/sh", "-c", "echo $$; cat /proc/self/cgroup")))
+          .redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+      assertEquals(0, p.exitValue(), out);
+      List<String> lines = out.lines().toList();
+      assertEquals(Long.toString(p.pid()), lines.get(0), "the PID the study tracks is the server's: " + out);
+      String cpuLine = lines.stream().filter(l -> l.matches("\\d+:([^:]*,)?cpu(,[^:]*)?:.*")).findFirst().orElseThrow();
+      String name = cpuLine.substring(cpuLine.lastIndexOf('/') + 1);
+      assertTrue(name.startsWith("shoal-study-" + ProcessHandle.current().pid() + "-cpu-quota-test-"), cpuLine);
+      group = CpuQuota.V1_ROOT.resolve(name);
+      assertEquals("20000", Files.readString(group.resolve("cpu.cfs_quota_us")).strip());
+      assertEquals("100000", Files.readString(group.resolve("cpu.cfs_period_us")).strip());
+      assertTrue(quota.stat().contains("nr_throttled"), quota.stat());
+    } finally {
+      quota.remove();
+    }
+    assertFalse(Files.exists(group), group + " is removed once its process has exited");
+  }
+
+  @Test
+  void aQuotaIsAPositiveShareOfACpu() {
+    assertThrows(IllegalArgumentException.class, () -> CpuQuota.make("x", 0));
+    assertThrows(IllegalArgumentException.class, () -> CpuQuota.make("x", 65));
+  }
+}
