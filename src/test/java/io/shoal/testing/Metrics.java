@@ -98,4 +98,14 @@ public final class Metrics {
   public double await(Predicate<Double> ok, String name, String... labels) throws Exception {
     return Await.value(Duration.ofSeconds(10), () -> value(name, labels), ok);
   }
+
+  /**
+   * Polls until {@code ok} holds for the one series printed exactly as {@code series} (a name and
+   * its labels as the endpoint prints them; 0 when absent), at most 10 s. Unlike {@link #await},
+   * series of other nodes in this JVM that share the name (cluster nodes carry a node label) are
+   * not added in.
+   */
+  public double awaitSeries(Predicate<Double> ok, String series) throws Exception {
+    return Await.value(Duration.ofSeconds(10), () -> scrape().getOrDefault(series, 0.0), ok);
+  }
 }
