@@ -117,7 +117,7 @@ public class ConformanceSpec extends JUnitSuite {
     }
   }
 
-  // --- issue 10.1: EDNS version ---
+  // --- EDNS version ---
 
   @Test
   public void ednsVersion1GetsBadversAndIsNotForwarded() throws Exception {
@@ -137,7 +137,7 @@ public class ConformanceSpec extends JUnitSuite {
         metrics.await(v -> v >= before + 1, "shoal_queries_total", "rcode=\"BADVERS\"", "transport=\"udp\""), 0.0);
   }
 
-  // --- issue 10.2: CD ---
+  // --- CD ---
 
   @Test
   public void theReplyCopiesTheClientsCdOnAMissAndOnAHit() throws Exception {
@@ -154,7 +154,7 @@ public class ConformanceSpec extends JUnitSuite {
     assertFalse(udp(DnsClient.query(0x1102, "cd.example.test.", Type.A, null)).getHeader().getFlag(Flags.CD));
   }
 
-  // --- issue 10.3: DO in replies shoal makes itself ---
+  // --- DO in replies shoal makes itself ---
 
   @Test
   public void servfailAndRefusedCarryTheClientsDo() throws Exception {
@@ -167,7 +167,7 @@ public class ConformanceSpec extends JUnitSuite {
     assertShoalsOpt(refused, true);
   }
 
-  // --- issue 10.6: the upstream's OPT is per hop ---
+  // --- the upstream's OPT is per hop ---
 
   @Test
   public void theUpstreamsOptIsNeverForwardedOrServedFromCache() throws Exception {
@@ -192,7 +192,7 @@ public class ConformanceSpec extends JUnitSuite {
     assertShoalsOpt(reply, false, 22);
   }
 
-  // --- issue 10.7: top-bit TTL ---
+  // --- top-bit TTL ---
 
   @Test
   public void aTtlWithTheTopBitSetReachesTheClientAsZero() throws Exception {
@@ -202,7 +202,7 @@ public class ConformanceSpec extends JUnitSuite {
     assertEquals(0, reply.getSection(Section.ANSWER).get(0).getTTL());
   }
 
-  // --- issue 10.8: NOTIMP and FORMERR echo question and OPT ---
+  // --- NOTIMP and FORMERR echo question and OPT ---
 
   @Test
   public void notimpAndFormerrCarryTheQuestionAndAnOpt() throws Exception {
@@ -222,7 +222,7 @@ public class ConformanceSpec extends JUnitSuite {
     assertNotNull(formerr.getOPT());
   }
 
-  // --- issue 10.9: class CH ---
+  // --- class CH ---
 
   @Test
   public void classChIsAnsweredHereAndNeverForwarded() throws Exception {
@@ -242,7 +242,7 @@ public class ConformanceSpec extends JUnitSuite {
     return m;
   }
 
-  // --- issue 10.10: each record its own TTL ---
+  // --- each record its own TTL ---
 
   @Test
   public void eachRecordOfACnameChainKeepsItsOwnTtl() throws Exception {
