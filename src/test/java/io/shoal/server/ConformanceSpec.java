@@ -263,7 +263,7 @@ public class ConformanceSpec extends JUnitSuite {
     return m.getSection(Section.ANSWER).stream().map(Record::getTTL).toList();
   }
 
-  // --- issue 11.3: UDP replies capped at listen.max_udp_size ---
+  // --- UDP replies capped at listen.max_udp_size ---
 
   @Test
   public void udpRepliesAreCappedWhateverTheClientAdvertises() throws Exception {
@@ -283,7 +283,7 @@ public class ConformanceSpec extends JUnitSuite {
     assertEquals(1, tcp.getSection(Section.ANSWER).size());
   }
 
-  // --- issue 11.4: answers that must be rewritten, or refused ---
+  // --- answers that must be rewritten, or refused ---
 
   @Test
   public void anOptBeforeOtherAdditionalRecordsIsRemovedWithoutBreakingThem() throws Exception {
