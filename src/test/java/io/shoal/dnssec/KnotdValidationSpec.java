@@ -462,4 +462,26 @@ public class KnotdValidationSpec extends JUnitSuite {
     assertTrue("AD from the cache", hit.getHeader().getFlag(Flags.AD));
     assertEquals("the hit asked knotd nothing", afterMiss, signer.queryCount());
   }
+
+  @Test
+  public void aSecondNameInAProvenRangeIsDeniedWithoutAskingKnotd() throws Exception {
+    // Between ns.sec.test. and *.wild.sec.test. in canonical order no name exists; *.sec.test. sorts
+    // before alias.sec.test., so the apex's NSEC denies the wildcard. No other case asks in this range.
+    Message first = send(at(shoal), query("qa.sec.test.", Type.A, true, false, false));
+    assertEquals(expect(Rcode.NXDOMAIN, true, null), Seen.of(first));
+    assertTrue("the proof came with the first answer", has(first, Section.AUTHORITY, Type.NSEC));
+    double synthesized = shoal.metrics().settled().entrySet().stream()
+        .filter(e -> e.getKey().startsWith("shoal_dnssec_synthesized_total") && e.getKey().contains("nxdomain"))
+        .mapToDouble(Map.Entry::getValue).sum();
+    long afterFirst = signer.queryCount();
+
+    Message second = send(at(shoal), query("qb.sec.test.", Type.A, true, false, false));
+    assertEquals(expect(Rcode.NXDOMAIN, true, null), Seen.of(second));
+    assertTrue("the kept proof goes with the denial", has(second, Section.AUTHORITY, Type.NSEC)
+        && has(second, Section.AUTHORITY, Type.RRSIG) && has(second, Section.AUTHORITY, Type.SOA));
+    assertEquals("the second NXDOMAIN in the range asked knotd nothing", afterFirst, signer.queryCount());
+    shoal.metrics().await(v -> v >= synthesized + 1, "shoal_dnssec_synthesized_total", "type=\"nxdomain\"");
+    // Unbound, aggressive too, says the same of it.
+    both(shoal, unbound, query("qc.sec.test.", Type.A, true, false, false), expect(Rcode.NXDOMAIN, true, null));
+  }
 }
