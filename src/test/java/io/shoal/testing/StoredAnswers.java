@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32;
 import org.xbill.DNS.AAAARecord;
 import org.xbill.DNS.ARecord;
@@ -91,8 +92,20 @@ public final class StoredAnswers {
 
   /** Opens an LMDB cache on {@code testKit} the way a node does. */
   public static LmdbAnswerCache open(ActorTestKit testKit, CacheSettings settings) {
-    return LmdbAnswerCache.open(testKit::spawn, testKit.system(), settings, new CacheMetrics(settings.name(), "lmdb"),
+    return LmdbAnswerCache.open(spawner(testKit), testKit.system(), settings, new CacheMetrics(settings.name(), "lmdb"),
         LmdbAnswerCache.Tuning.defaults(testKit.system()));
+  }
+
+  private static final AtomicInteger SPAWNED = new AtomicInteger();
+
+  /**
+   * Spawns cache supervisors on {@code testKit} under names of their own. A closed cache's
+   * supervisor answers the close before its parent has seen it stop, so a cache reopened under
+   * the same name at once could find the name still taken; the test kit then hands back a
+   * stopped actor instead of failing, and the new cache's shards would never start.
+   */
+  public static LmdbAnswerCache.Spawner spawner(ActorTestKit testKit) {
+    return (behavior, name, props) -> testKit.spawn(behavior, name + "-" + SPAWNED.incrementAndGet(), props);
   }
 
   /** Opens the cache, commits every answer, and closes it again. */

@@ -7,6 +7,7 @@ import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.WhenFull;
 import io.shoal.cache.CacheSettings;
 import io.shoal.metrics.CacheMetrics;
+import io.shoal.testing.StoredAnswers;
 import io.shoal.wire.CacheKey;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,7 +50,7 @@ final class CacheFixture {
   static LmdbAnswerCache open(
       ActorTestKit testKit, CacheSettings settings, TestProbe<CacheShard.Event> events, int fillQueueLimit,
       Duration minBackoff) {
-    return LmdbAnswerCache.open(testKit::spawn, testKit.system(), settings,
+    return LmdbAnswerCache.open(StoredAnswers.spawner(testKit), testKit.system(), settings,
         new CacheMetrics(settings.name(), "lmdb"),
         new LmdbAnswerCache.Tuning(fillQueueLimit, minBackoff, minBackoff.multipliedBy(4), events.ref()));
   }
@@ -58,7 +59,7 @@ final class CacheFixture {
   static LmdbAnswerCache open(
       ActorTestKit testKit, CacheSettings settings, TestProbe<CacheShard.Event> events, int fillQueueLimit,
       Duration minBackoff, CacheShard.Opener opener) {
-    return LmdbAnswerCache.open(testKit::spawn, testKit.system(), settings,
+    return LmdbAnswerCache.open(StoredAnswers.spawner(testKit), testKit.system(), settings,
         new CacheMetrics(settings.name(), "lmdb"),
         new LmdbAnswerCache.Tuning(fillQueueLimit, minBackoff, minBackoff.multipliedBy(4), events.ref(), opener));
   }
