@@ -55,18 +55,30 @@ public final class OwnerDirectory {
     this.nearMetrics = nearMetrics;
   }
 
-  /** This node's copy of an answer another node owns, or null. */
-  public CachedAnswer nearCopy(CacheKey key, long nowMillis) {
+  /**
+   * This node's copy of an answer another node owns, counted as a near-cache hit; null (counted
+   * nowhere) when it keeps none. Looked up before the node's own caches, without the ring: only
+   * answers fetched from their owners are ever copied here.
+   */
+  public CachedAnswer nearHit(CacheKey key, long nowMillis) {
     if (nearCache == null) {
       return null;
     }
     CachedAnswer copy = nearCache.get(key, nowMillis);
     if (copy != null) {
       nearMetrics.hit();
-    } else {
-      nearMetrics.miss();
     }
     return copy;
+  }
+
+  /**
+   * Counts a near-cache miss for {@code key}, which neither the near cache nor the node's own
+   * caches held, when another node owns it (a name this node owns was never the near cache's).
+   */
+  public void nearMissed(CacheKey key) {
+    if (nearCache != null && ownerOf(key) != null) {
+      nearMetrics.miss();
+    }
   }
 
   /** Keeps a copy of an answer another node owns, until its TTL ends or the near cache is full. */

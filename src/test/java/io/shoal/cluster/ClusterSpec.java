@@ -245,4 +245,41 @@ public class ClusterSpec extends JUnitSuite {
       assertTrue(labels.get(k) + " keeps copies within its near cache: " + near, near > 0 && near <= NEAR_ENTRIES);
     }
   }
+
+  /**
+   * A name another node owns is answered again from this node's near copy, looked up before its
+   * own answer cache: the repeat is a near-cache hit and no miss in the answer cache, on every
+   * node, so a node's answer-cache misses are the names it had to look up.
+   */
+  @Test
+  public void aRepeatOfAnotherNodesNameIsANearHitAndNoAnswerCacheMiss() throws Exception {
+    String name = "near1.example.test.";
+    auth.addA(name);
+    // Through nodes 0 and 1 only: another test may have stopped node 2. One of the two, or node
+    // 2, owns the name; a node that does not keeps a copy after its first query.
+    for (int k = 0; k < 2; k++) {
+      assertEquals(Rcode.NOERROR, ask(nodes.get(k), 9700 + k, name).getRcode());
+    }
+    Metrics metrics = nodes.get(0).metrics();
+    Map<String, Double> before = metrics.settled();
+    for (int k = 0; k < 2; k++) {
+      assertEquals(Rcode.NOERROR, ask(nodes.get(k), 9710 + k, name).getRcode());
+    }
+    Map<String, Double> after = metrics.settled();
+    double nearHits = 0;
+    double answerHits = 0;
+    double answerMisses = 0;
+    for (int k = 0; k < 2; k++) {
+      String node = "node=\"" + labels.get(k) + "\"";
+      nearHits += Metrics.value(after, "shoal_cache_hits_total", node, "cache=\"near\"")
+          - Metrics.value(before, "shoal_cache_hits_total", node, "cache=\"near\"");
+      answerHits += Metrics.value(after, "shoal_cache_hits_total", node, "cache=\"clustered\"")
+          - Metrics.value(before, "shoal_cache_hits_total", node, "cache=\"clustered\"");
+      answerMisses += Metrics.value(after, "shoal_cache_misses_total", node, "cache=\"clustered\"")
+          - Metrics.value(before, "shoal_cache_misses_total", node, "cache=\"clustered\"");
+    }
+    assertTrue("a node that does not own the name answered its repeat from its copy: " + nearHits, nearHits >= 1);
+    assertEquals("every repeat was a hit, in the near cache or the owner's", 2.0, nearHits + answerHits, 0.0);
+    assertEquals("no repeat missed in an answer cache", 0.0, answerMisses, 0.0);
+  }
 }
