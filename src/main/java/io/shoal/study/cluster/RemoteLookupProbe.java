@@ -15,8 +15,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * Measures what asking the owner node adds to one query, on a clustered member after its measured
@@ -71,27 +69,6 @@ public final class RemoteLookupProbe {
     }
   }
 
-  /** The round-trip timer of answered owner lookups, in seconds, as Prometheus shows it. */
-  static final String ROUND_TRIP = "shoal_cluster_remote_lookup_seconds";
-
-  /**
-   * The upper bound, in milliseconds, of the bucket that holds the {@code q} quantile of what was
-   * recorded between two scrapes' cumulative buckets; null when nothing was recorded.
-   */
-  static Double quantileBoundMillis(TreeMap<Double, Double> before, TreeMap<Double, Double> after, double q) {
-    double total = after.getOrDefault(Double.POSITIVE_INFINITY, 0.0) - before.getOrDefault(Double.POSITIVE_INFINITY, 0.0);
-    if (total <= 0) {
-      return null;
-    }
-    for (Map.Entry<Double, Double> e : after.entrySet()) {
-      double n = e.getValue() - before.getOrDefault(e.getKey(), 0.0);
-      if (n >= q * total) {
-        return e.getKey() * 1000;
-      }
-    }
-    return Double.POSITIVE_INFINITY;
-  }
-
   private RemoteLookupProbe() {}
 
   /**
@@ -126,13 +103,12 @@ public final class RemoteLookupProbe {
     pause();
     MetricsScrape scrapeAfter = probed.scrape(dir.resolve("stats-after.txt"));
     RemoteLookups remote = RemoteLookups.of(scrapeAfter).minus(before);
-    TreeMap<Double, Double> bucketsBefore = scrapeBefore.buckets(ROUND_TRIP);
-    TreeMap<Double, Double> bucketsAfter = scrapeAfter.buckets(ROUND_TRIP);
+    RemoteLookupLatency latency = RemoteLookupLatency.between(List.of(scrapeBefore), List.of(scrapeAfter));
     DnsperfReport firsts = DnsperfReport.sumOver(first);
     DnsperfReport repeats = DnsperfReport.sumOver(repeat);
     Result r = new Result(firsts.completed(), firsts.avgLatencyMillis(), repeats.avgLatencyMillis(), remote,
         overheadMillis(firsts.avgLatencyMillis(), repeats.avgLatencyMillis(), firsts.completed(), remote.total()),
-        quantileBoundMillis(bucketsBefore, bucketsAfter, 0.5), quantileBoundMillis(bucketsBefore, bucketsAfter, 0.9));
+        latency.p50Ms(), latency.p90Ms());
     Files.writeString(dir.resolve("probe.txt"), "warmed owners through " + warm.label() + ", probed "
         + probed.label() + " in " + BATCHES + " batches of " + perBatch + " names\n" + r.describe() + "\n",
         StandardCharsets.UTF_8);

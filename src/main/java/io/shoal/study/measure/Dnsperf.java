@@ -36,11 +36,17 @@ public final class Dnsperf {
     this.dnssecOk = dnssecOk ? List.of("-D") : List.of();
   }
 
-  /** The command of a timed run with the load's window; {@code extra} flags go last. */
+  /**
+   * The command of a timed run with the load's window, held to the load's -Q when it is paced;
+   * {@code extra} flags go last.
+   */
   List<String> command(int port, Path queries, LoadSettings load, Duration duration, List<String> extra) {
     List<String> cmd = new ArrayList<>(List.of(binary, "-s", "127.0.0.1", "-p", Integer.toString(port),
         "-d", queries.toString(), "-c", Integer.toString(load.clients()), "-q", Integer.toString(load.outstanding()),
         "-T", Integer.toString(load.threads()), "-l", Long.toString(Math.max(1, duration.toSeconds()))));
+    if (load.maxQps() != null) {
+      cmd.addAll(List.of("-Q", Integer.toString(load.maxQps())));
+    }
     cmd.addAll(dnssecOk);
     cmd.addAll(extra);
     return cmd;

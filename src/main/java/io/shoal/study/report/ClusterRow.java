@@ -1,5 +1,6 @@
 package io.shoal.study.report;
 
+import io.shoal.study.cluster.RemoteLookupLatency;
 import io.shoal.study.cluster.RemoteLookups;
 import io.shoal.study.measure.CacheCounters;
 import io.shoal.study.measure.DnsperfReport;
@@ -23,6 +24,12 @@ import java.util.List;
  * @param cpuQuota the CPU quota of each node process, in CPUs, or null without one
  * @param p99LatencyMs the 99th percentile of every completed query's latency (dnsperf -v), or null
  * @param loadCpuSeconds user + system CPU time of the member's dnsperf processes over the measured run
+ * @param remoteLookupP50Ms the bucket bound of the median owner lookup's round trip over the measured
+ *     run, all nodes' histograms summed; null outside a cluster or without answered lookups, infinite
+ *     past the last finite bucket
+ * @param remoteLookupP90Ms the same for the 90th percentile
+ * @param maxQpsPerNode the -Q each of a paced member's dnsperf processes ran with, or null: not paced,
+ *     so its QPS is what the member could answer, not what it was offered
  */
 public record ClusterRow(
     String member,
@@ -48,11 +55,15 @@ public record ClusterRow(
     String group,
     Double cpuQuota,
     Double p99LatencyMs,
-    Double loadCpuSeconds) {
+    Double loadCpuSeconds,
+    Double remoteLookupP50Ms,
+    Double remoteLookupP90Ms,
+    Integer maxQpsPerNode) {
 
-  /** What a capacity study adds to a row; every part may be null. */
-  public record Capacity(String group, Double cpuQuota, Double p99LatencyMs, Double loadCpuSeconds) {
-    public static final Capacity NONE = new Capacity(null, null, null, null);
+  /** What a capacity study adds to a row, with the -Q of a paced member; every part may be null. */
+  public record Capacity(String group, Double cpuQuota, Double p99LatencyMs, Double loadCpuSeconds,
+      Integer maxQpsPerNode) {
+    public static final Capacity NONE = new Capacity(null, null, null, null, null);
   }
 
   /** The header, in order. */
@@ -61,7 +72,7 @@ public record ClusterRow(
       "upstream_queries", "fair_hit_rate_pct", "cache_hits", "cache_misses", "cache_hit_rate_pct",
       "remote_lookups_answered", "remote_lookups_timeout", "remote_lookups_failed", "remote_lookups_refused",
       "remote_lookup_overhead_ms", "cpu_seconds", "cpu_us_per_query", "group", "cpu_quota", "p99_latency_ms",
-      "load_cpu_seconds");
+      "load_cpu_seconds", "remote_lookup_p50_ms", "remote_lookup_p90_ms", "max_qps_per_node");
 
   /**
    * A row from a member's measured numbers; {@code remote} is ignored outside a cluster;
@@ -69,12 +80,14 @@ public record ClusterRow(
    */
   public static ClusterRow of(String member, int nodes, boolean cluster, DnsperfReport load, long upstream,
       CacheCounters counters, RemoteLookups remote, Double overheadMs, Double cpuSeconds) {
-    return of(member, nodes, cluster, load, upstream, counters, remote, overheadMs, cpuSeconds, Capacity.NONE);
+    return of(member, nodes, cluster, load, upstream, counters, remote, RemoteLookupLatency.NONE, overheadMs,
+        cpuSeconds, Capacity.NONE);
   }
 
-  /** A row with a capacity study's columns. */
+  /** A row with the owner lookups' latency ({@code latency}, ignored outside a cluster) and a capacity study's columns. */
   public static ClusterRow of(String member, int nodes, boolean cluster, DnsperfReport load, long upstream,
-      CacheCounters counters, RemoteLookups remote, Double overheadMs, Double cpuSeconds, Capacity capacity) {
+      CacheCounters counters, RemoteLookups remote, RemoteLookupLatency latency, Double overheadMs, Double cpuSeconds,
+      Capacity capacity) {
     return new ClusterRow(member, nodes, cluster, load.queriesPerSecond(), load.avgLatencyMillis(), load.sent(),
         load.completed(), load.lost(), upstream, ResultRow.fairHitRatePct(upstream, load.completed()),
         counters.hits(), counters.misses(),
@@ -82,7 +95,8 @@ public record ClusterRow(
         cluster ? remote.answered() : null, cluster ? remote.timeout() : null, cluster ? remote.failed() : null,
         cluster ? remote.refused() : null, overheadMs, cpuSeconds,
         ProcessCpu.microsPerQuery(cpuSeconds, load.completed()), capacity.group(), capacity.cpuQuota(),
-        capacity.p99LatencyMs(), capacity.loadCpuSeconds());
+        capacity.p99LatencyMs(), capacity.loadCpuSeconds(), cluster ? latency.p50Ms() : null,
+        cluster ? latency.p90Ms() : null, capacity.maxQpsPerNode());
   }
 
   /**
@@ -121,7 +135,8 @@ public record ClusterRow(
         ResultRow.whole(remoteLookupsAnswered), ResultRow.whole(remoteLookupsTimeout), ResultRow.whole(remoteLookupsFailed), ResultRow.whole(remoteLookupsRefused),
         ResultRow.fixed(remoteLookupOverheadMs, 4), ResultRow.fixed(cpuSeconds, 2),
         ResultRow.fixed(cpuMicrosPerQuery, 2), group == null ? "" : group, ResultRow.fixed(cpuQuota, 2),
-        ResultRow.fixed(p99LatencyMs, 3), ResultRow.fixed(loadCpuSeconds, 2));
+        ResultRow.fixed(p99LatencyMs, 3), ResultRow.fixed(loadCpuSeconds, 2), ResultRow.fixed(remoteLookupP50Ms, 3),
+        ResultRow.fixed(remoteLookupP90Ms, 3), maxQpsPerNode == null ? "" : Integer.toString(maxQpsPerNode));
   }
 
   /** Reads a row back from its cells, the inverse of {@link #cells()}. */
@@ -137,6 +152,7 @@ public record ClusterRow(
         ResultRow.decimal(c.get(12)), ResultRow.longOrNull(c.get(13)), ResultRow.longOrNull(c.get(14)), ResultRow.longOrNull(c.get(15)),
         ResultRow.longOrNull(c.get(16)), ResultRow.decimal(c.get(17)), ResultRow.decimal(c.get(18)),
         ResultRow.decimal(c.get(19)), c.get(20).isEmpty() ? null : c.get(20), ResultRow.decimal(c.get(21)),
-        ResultRow.decimal(c.get(22)), ResultRow.decimal(c.get(23)));
+        ResultRow.decimal(c.get(22)), ResultRow.decimal(c.get(23)), ResultRow.decimal(c.get(24)),
+        ResultRow.decimal(c.get(25)), c.get(26).isEmpty() ? null : Integer.valueOf(c.get(26)));
   }
 }

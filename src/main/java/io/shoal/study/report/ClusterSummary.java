@@ -13,6 +13,12 @@ import java.util.Optional;
 final class ClusterSummary {
   /** Below this a remote lookup counts as cheap on loopback (the cluster's design goal). */
   static final double OVERHEAD_GOAL_MS = 1.0;
+  /**
+   * The 90th percentile an owner lookup's round trip should stay within on a cluster paced below
+   * its capacity (cluster_capacity's paced member). At saturation the nodes queue, and the round
+   * trip measures the queue; a paced member's says what a busy but not overloaded cluster adds.
+   */
+  static final double PACED_REMOTE_P90_GOAL_MS = 2.0;
 
   private ClusterSummary() {}
 
@@ -60,10 +66,14 @@ final class ClusterSummary {
       StringBuilder line = new StringBuilder(where).append(r.member()).append(" (").append(r.nodes())
           .append(r.nodes() == 1 ? " node" : " nodes").append(r.cluster() ? ", cluster" : "")
           .append(String.format(Locale.ROOT, ", %.2f CPU each", r.cpuQuota())).append(")");
+      boolean paced = r.maxQpsPerNode() != null;
       if (r != one) {
         double ratio = r.achievedQps() / one.achievedQps();
         line.append(String.format(Locale.ROOT, ": %.2fx the QPS of %s", ratio, one.member()));
-        if (r.cluster()) {
+        if (paced) {
+          // the capacity goals are for members driven to saturation
+          line.append(" (").append(pacedNote(r)).append(")");
+        } else if (r.cluster()) {
           line.append(String.format(Locale.ROOT, " (goal %.1fx: %s)", CAPACITY_QPS_GOAL,
               ratio >= CAPACITY_QPS_GOAL ? "met" : "not met"));
         }
@@ -71,13 +81,16 @@ final class ClusterSummary {
           double cpu = r.cpuMicrosPerQuery() / one.cpuMicrosPerQuery();
           line.append(String.format(Locale.ROOT, "; %.2fx the CPU per answered query (%.1f vs %.1f us)", cpu,
               r.cpuMicrosPerQuery(), one.cpuMicrosPerQuery()));
-          if (r.cluster()) {
+          if (r.cluster() && !paced) {
             line.append(String.format(Locale.ROOT, " (goal at most %.1fx: %s)", CAPACITY_CPU_GOAL,
                 cpu <= CAPACITY_CPU_GOAL ? "met" : "not met"));
           }
         }
       } else {
         line.append(String.format(Locale.ROOT, ": ~%s qps", StudySummary.approx(r.achievedQps())));
+        if (paced) {
+          line.append(" (").append(pacedNote(r)).append(")");
+        }
         if (r.cpuMicrosPerQuery() != null) {
           line.append(String.format(Locale.ROOT, " at %.1f us of CPU per answered query", r.cpuMicrosPerQuery()));
         }
@@ -96,6 +109,34 @@ final class ClusterSummary {
       out.add(line.append('.').toString());
     }
     return out;
+  }
+
+  /** What a paced row's QPS is: the load it was offered, not what it could serve. */
+  static String pacedNote(ClusterRow r) {
+    return "paced at " + r.maxQpsPerNode() + " qps per node: the load it was offered, not a capacity figure";
+  }
+
+  /**
+   * The owner lookups' round trip over a clustered member's measured run, as bucket bounds, with the
+   * goal for a paced member; null without answered lookups.
+   */
+  static String remoteLookupLatency(ClusterRow r) {
+    if (r.remoteLookupP50Ms() == null) {
+      return null;
+    }
+    StringBuilder line = new StringBuilder(r.member()).append(": owner lookups over the measured run took at most ")
+        .append(bound(r.remoteLookupP50Ms())).append(" at the median and at most ").append(bound(r.remoteLookupP90Ms()))
+        .append(" at p90 (bucket bounds of shoal_cluster_remote_lookup_seconds, all nodes' histograms summed)");
+    if (r.maxQpsPerNode() != null) {
+      line.append("; ").append(pacedNote(r)).append(String.format(Locale.ROOT, " (goal p90 at most %s: %s)",
+          StudySummary.ms(PACED_REMOTE_P90_GOAL_MS), r.remoteLookupP90Ms() <= PACED_REMOTE_P90_GOAL_MS ? "met" : "not met"));
+    }
+    return line.append('.').toString();
+  }
+
+  /** A bucket bound in milliseconds; past the histogram's last finite bucket, said so. */
+  private static String bound(double ms) {
+    return Double.isInfinite(ms) ? "more than the last bucket" : StudySummary.ms(ms);
   }
 
   /**
@@ -160,11 +201,15 @@ final class ClusterSummary {
           out.add(r.member() + " (" + r.nodes() + " nodes" + (r.cluster() ? ", cluster" : "") + ") reaches "
               + String.format(Locale.ROOT, "%.2f", r.achievedQps() / one.achievedQps()) + "x the QPS of "
               + one.member() + " (1 node): ~" + StudySummary.approx(r.achievedQps()) + " vs ~" + StudySummary.approx(one.achievedQps())
-              + " qps.");
+              + " qps" + (r.maxQpsPerNode() == null ? "" : " (" + pacedNote(r) + ")") + ".");
         }
       }
     }
     for (ClusterRow r : rows) {
+      String latency = remoteLookupLatency(r);
+      if (latency != null) {
+        out.add(latency);
+      }
       if (r.remoteLookupOverheadMs() != null) {
         double ms = r.remoteLookupOverheadMs();
         if (ms < 0) {
@@ -227,6 +272,14 @@ final class ClusterSummary {
         owner's access control refused the asking node, which went upstream itself).
         - `cpu_seconds` is the user + system CPU time of all the member's node processes over the measured \
         run (from /proc/PID/stat, summed), and `cpu_us_per_query` that time per completed query.
+        - `remote_lookup_p50_ms` and `remote_lookup_p90_ms` are the median and 90th percentile of the round \
+        trip of the owner lookups answered during the measured run, from `shoal_cluster_remote_lookup_seconds` \
+        scraped before and after it, every node's histogram summed. A histogram keeps counts per bucket, so \
+        each is the upper bound of the bucket the quantile falls in: at most that long. Empty without answered \
+        lookups.
+        - `max_qps_per_node` is the -Q each dnsperf of a paced member ran with (`pace`: a share of an earlier \
+        member's QPS in the same run, split over the nodes); its QPS is then the load it was offered, not a \
+        capacity, and it is measured for its latency. Empty for members driven as fast as they answer.
         """);
     int mostNodes = c.clusterRows().stream().mapToInt(ClusterRow::nodes).max().orElse(1);
     md.append("\nAggregate QPS can only grow with the node count where the host has a core for each node, ")

@@ -2,6 +2,7 @@ package io.shoal.study.report;
 
 import io.shoal.study.host.HostFacts;
 import io.shoal.study.scenario.LoadSettings;
+import io.shoal.study.scenario.Pace;
 import io.shoal.study.scenario.Recipe;
 import io.shoal.study.scenario.Scenario;
 import io.shoal.study.timeline.KillTimeline;
@@ -49,7 +50,7 @@ public final class StudySummary {
           .append(" s of warm-up, so these numbers only show that the study works; do not quote them.");
     }
     md.append("\n\n## At a glance\n\n");
-    for (String line : atAGlance(rows, s.baseline())) {
+    for (String line : atAGlance(rows, s.baseline(), s.paces())) {
       md.append("- ").append(line).append('\n');
     }
     for (String line : clusterAtAGlance(c.clusterRows())) {
@@ -175,9 +176,10 @@ public final class StudySummary {
 
   /**
    * One sentence per member comparing it with the baseline member: its QPS as a percentage
-   * change, both QPS values, both hit rates, and both fill means where the two have one.
+   * change, both QPS values, both hit rates, and both fill means where the two have one. A paced
+   * member's QPS is what it was offered ({@code paces}, by member), which the sentence says.
    */
-  public static List<String> atAGlance(List<ResultRow> rows, String baselineName) {
+  public static List<String> atAGlance(List<ResultRow> rows, String baselineName, Map<String, Pace> paces) {
     List<String> out = new ArrayList<>();
     if (rows.isEmpty()) {
       out.add("No member produced a result.");
@@ -213,7 +215,12 @@ public final class StudySummary {
         }
       }
       line.append(" (~").append(approx(r.achievedQps())).append(" vs ~").append(approx(base.achievedQps()))
-          .append(" qps)");
+          .append(" qps");
+      Pace pace = paces.get(r.member());
+      if (pace != null) {
+        line.append("; ").append(pacedNote(pace));
+      }
+      line.append(")");
       if (r.hitRatePct() != null && base.hitRatePct() != null) {
         line.append("; hit rate ").append(pct(r.hitRatePct())).append(" vs ").append(pct(base.hitRatePct()));
       }
@@ -230,6 +237,14 @@ public final class StudySummary {
       }
     }
     return out;
+  }
+
+  /**
+   * What a paced member's QPS is: "paced at 0.8x churn-cluster-3's QPS, the load it was offered, not a
+   * capacity figure".
+   */
+  static String pacedNote(Pace pace) {
+    return "paced at " + pace.share() + "x " + pace.of() + "'s QPS, the load it was offered, not a capacity figure";
   }
 
   /** "; CPU per query 0.28x memory's (3.5 vs 12.5 us)", or nothing when either is missing. */

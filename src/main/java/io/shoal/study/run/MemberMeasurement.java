@@ -1,6 +1,7 @@
 package io.shoal.study.run;
 
 import io.shoal.study.cluster.ClusterFormation;
+import io.shoal.study.cluster.RemoteLookupLatency;
 import io.shoal.study.cluster.RemoteLookupProbe;
 import io.shoal.study.cluster.RemoteLookups;
 import io.shoal.study.cluster.ShoalNodes;
@@ -125,10 +126,13 @@ final class MemberMeasurement {
         + (m.validates() ? " and with AD (validated)" : " and without AD (not validated)") + " at the " + when);
   }
 
-  /** Measures member {@code m} in {@code dir} against {@code knot}; its setup note goes to {@code setups}. */
-  Measured measure(Member m, Path dir, KnotUpstream knot, Map<String, String> setups)
+  /**
+   * Measures member {@code m} in {@code dir} against {@code knot} under {@code load} (the run's, or
+   * a paced member's); its setup note goes to {@code setups}.
+   */
+  Measured measure(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
       throws IOException, StudyException {
-    return m.isNodeGroup() ? measureNodes(m, dir, knot, setups) : measureServer(m, dir, knot, setups);
+    return m.isNodeGroup() ? measureNodes(m, dir, knot, setups, load) : measureServer(m, dir, knot, setups, load);
   }
 
   /** The remote-lookup probe of each clustered member that ran it, for the summary. */
@@ -146,11 +150,6 @@ final class MemberMeasurement {
     return killSeconds;
   }
 
-  /** The load this run applies: the recipe's, or its quick variant. */
-  private LoadSettings load() {
-    return run.load();
-  }
-
   /** The kernel's clock ticks per second ({@code getconf CLK_TCK}), read on first use. */
   private long ticksPerSecond() throws StudyException {
     if (ticksPerSecond == 0) {
@@ -159,7 +158,7 @@ final class MemberMeasurement {
     return ticksPerSecond;
   }
 
-  private Measured measureServer(Member m, Path dir, KnotUpstream knot, Map<String, String> setups)
+  private Measured measureServer(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
       throws IOException, StudyException {
     Files.createDirectories(dir);
     Path queries = queryFiles.get(0);
@@ -172,7 +171,6 @@ final class MemberMeasurement {
       server.start();
       confirmPolicyList(m, server);
       checkDnssec(m, server, "start");
-      LoadSettings load = load();
       if (!load.warmup().isZero()) {
         dnsperf.run(server.transport(), server.queryPort(), queries, load, load.warmup(),
             dir.resolve("dnsperf-warmup.txt"));
@@ -208,8 +206,8 @@ final class MemberMeasurement {
       // a member that answers without the study's upstream (knotd itself) has no hit rate to speak of
       ResultRow row = ResultRow.of(m.name(), server.lmdbSync(), server.runtime(), server.workers(), report,
           server.forwardsToUpstream() ? upstream : null, window, cpuSeconds);
-      return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE, null,
-          cpuSeconds, capacity(m, loadRun)));
+      return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE,
+          RemoteLookupLatency.NONE, null, cpuSeconds, capacity(m, load, loadRun)));
     }
   }
 
@@ -218,7 +216,7 @@ final class MemberMeasurement {
    * window; counts and QPS summed over the nodes, latency averaged over every completed query.
    * In the kill test dnsperf runs against all nodes but the one killed, with per-second statistics.
    */
-  private Measured measureNodes(Member m, Path dir, KnotUpstream knot, Map<String, String> setups)
+  private Measured measureNodes(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
       throws IOException, StudyException {
     Files.createDirectories(dir);
     try (ShoalNodes group = ShoalNodes.of(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar)) {
@@ -226,7 +224,6 @@ final class MemberMeasurement {
           ? "; CPU time read from the " + m.nodes() + " shoal JVMs, summed"
           : "; CPU time not measured (a node is killed mid-run)"));
       group.start();
-      LoadSettings load = load();
       List<ShoalUnderTest> all = group.nodes();
       for (ShoalUnderTest n : all) {
         confirmPolicyList(m, n);
@@ -263,10 +260,14 @@ final class MemberMeasurement {
 
       CacheCounters window = null;
       RemoteLookups remote = RemoteLookups.NONE;
+      List<MetricsScrape> measuredBefore = new ArrayList<>();
+      List<MetricsScrape> measuredAfter = new ArrayList<>();
       long servfail = 0;
       for (ShoalUnderTest n : measured) {
         MetricsScrape after = n.scrape(n.directory().resolve("stats-after.txt"));
         MetricsScrape was = before.get(all.indexOf(n));
+        measuredBefore.add(was);
+        measuredAfter.add(after);
         CacheCounters delta = ShoalUnderTest.countersOf(after).minus(ShoalUnderTest.countersOf(was));
         window = window == null ? delta : window.plus(delta);
         remote = remote.plus(RemoteLookups.of(after).minus(RemoteLookups.of(was)));
@@ -301,7 +302,7 @@ final class MemberMeasurement {
       ResultRow row = ResultRow.of(m.name(), first.lmdbSync(), first.runtime(), first.workers() * all.size(), total,
           upstream, window, cpuSeconds);
       return new Measured(row, ClusterRow.of(m.name(), m.nodes(), m.cluster(), total, upstream, window, remote,
-          overhead, cpuSeconds, capacity(m, loadRun)));
+          RemoteLookupLatency.between(measuredBefore, measuredAfter), overhead, cpuSeconds, capacity(m, load, loadRun)));
     }
   }
 
@@ -372,12 +373,15 @@ final class MemberMeasurement {
     }
   }
 
-  /** What cluster.csv's capacity columns hold for member {@code m}: its group, quota, p99 and load CPU. */
-  private ClusterRow.Capacity capacity(Member m, LoadRun loadRun) {
+  /**
+   * What cluster.csv's capacity columns hold for member {@code m}: its group, quota, p99, load CPU
+   * and the -Q it was paced at.
+   */
+  private ClusterRow.Capacity capacity(Member m, LoadSettings load, LoadRun loadRun) {
     Double p99 = loadRun == null || loadRun.percentiles() == null ? null
         : LatencyPercentiles.of(loadRun.percentiles()).millis(99);
     return new ClusterRow.Capacity(m.group(), scenario.recipe().cpuQuota(), p99,
-        loadRun == null ? null : loadRun.cpuSeconds());
+        loadRun == null ? null : loadRun.cpuSeconds(), load.maxQps());
   }
 
   /**

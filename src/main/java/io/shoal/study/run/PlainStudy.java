@@ -9,6 +9,7 @@ import io.shoal.study.report.RoundRow;
 import io.shoal.study.report.StudyCharts;
 import io.shoal.study.report.StudyCsv;
 import io.shoal.study.report.StudySummary;
+import io.shoal.study.scenario.LoadSettings;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.Scenario;
 import io.shoal.study.server.KnotUpstream;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -76,7 +78,20 @@ final class PlainStudy {
             dir = dir.resolve("round-" + round);
           }
           try {
-            Measured measured = measurement.measure(m, dir, knot, setups);
+            LoadSettings load = run.load();
+            String paced = null;
+            if (m.pace() != null) {
+              double referenceQps = referenceQps(m, round, measuredRounds, notRun);
+              load = load.paced(m.pace().maxQpsPerNode(referenceQps, m.nodes()));
+              paced = String.format(Locale.ROOT, "paced: dnsperf -Q %d on each of its %d %s, %s x the %.1f qps %s "
+                  + "achieved%s", load.maxQps(), m.nodes(), m.nodes() == 1 ? "node" : "nodes", m.pace().share(),
+                  referenceQps, m.pace().of(), rounds > 1 ? " in round " + round : "");
+              out.println("study: " + m.name() + ": " + paced);
+            }
+            Measured measured = measurement.measure(m, dir, knot, setups, load);
+            if (paced != null) {
+              setups.merge(m.name(), "; " + paced, String::concat);
+            }
             measuredRounds.computeIfAbsent(m.name(), k -> new ArrayList<>()).add(measured);
             roundRows.add(new RoundRow(round, measured.row()));
           } catch (StudyException | IOException | RuntimeException e) {
@@ -90,6 +105,27 @@ final class PlainStudy {
       }
     }
     return writeResults(startedAt, measuredRounds, roundRows, setups, notRun);
+  }
+
+  /**
+   * The QPS that paced member {@code m}'s reference achieved in round {@code round}. Fails when the
+   * reference has no run in that round (it failed or was skipped): a pace needs a measured capacity.
+   */
+  private static double referenceQps(Member m, int round, Map<String, List<Measured>> measuredRounds,
+      Map<String, String> notRun) throws StudyException {
+    String of = m.pace().of();
+    List<Measured> runs = measuredRounds.get(of);
+    // a member that failed is dropped from measuredRounds and not run again, so its runs are rounds 1, 2, ...
+    if (runs == null || runs.size() < round) {
+      throw new StudyException("pace.of: " + of + " was not measured" + (round > 1 ? " in round " + round : "")
+          + (notRun.containsKey(of) ? " (" + notRun.get(of) + ")" : "") + ", so there is no QPS to pace " + m.name()
+          + " by");
+    }
+    double qps = runs.get(round - 1).row().achievedQps();
+    if (qps <= 0) {
+      throw new StudyException("pace.of: " + of + " answered nothing, so there is no QPS to pace " + m.name() + " by");
+    }
+    return qps;
   }
 
   /**
@@ -149,7 +185,7 @@ final class PlainStudy {
         run.processes().commands(), clusterWritten, measurement.probes(), killEvent, killWritten, roundsWritten);
     Files.writeString(runDir.resolve("summary.md"), StudySummary.render(context, written), StandardCharsets.UTF_8);
     out.println("study: wrote " + csv + ", " + String.join(", ", files) + " and summary.md");
-    for (String line : StudySummary.atAGlance(written, scenario.baseline())) {
+    for (String line : StudySummary.atAGlance(written, scenario.baseline(), scenario.paces())) {
       out.println("  " + line);
     }
     for (String line : StudySummary.roundsAtAGlance(roundsWritten, scenario.baseline())) {

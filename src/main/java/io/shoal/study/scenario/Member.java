@@ -17,9 +17,11 @@ import java.util.List;
  * @param transport how dnsperf sends it queries: UDP unless the scenario says otherwise
  * @param group the members this one is compared with in cluster.csv's summary (a one-node member, the
  *     independent nodes and the cluster of one workload), or null: the scenario's members form one group
+ * @param pace how the member's dnsperf processes are held below an earlier member's QPS, or null: as
+ *     fast as its answers come
  */
 public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
-    String policyList, Transport transport, String group) {
+    String policyList, Transport transport, String group, Pace pace) {
 
   /** A shoal member's validation mode, under its config block. */
   static final String SHOAL_VALIDATION = "dnssec.validation";
@@ -32,10 +34,10 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
   /** Where the run put the zone's trust anchor, for an unbound member that validates; set by the run only. */
   public static final String UNBOUND_ANCHOR = "trust_anchor_file";
 
-  /** A member outside any comparison group. */
+  /** A member outside any comparison group, not paced. */
   public Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
       String policyList, Transport transport) {
-    this(name, kind, config, nodes, cluster, kill, policyList, transport, null);
+    this(name, kind, config, nodes, cluster, kill, policyList, transport, null, null);
   }
 
   /** A member of one process, not clustered, queried over UDP: every member before cluster studies existed. */
@@ -73,7 +75,7 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
     Config anchored = kind == MemberKind.SHOAL
         ? config.withValue(SHOAL_ANCHORS, ConfigValueFactory.fromIterable(List.of(path)))
         : config.withValue(UNBOUND_ANCHOR, ConfigValueFactory.fromAnyRef(path));
-    return new Member(name, kind, anchored, nodes, cluster, kill, policyList, transport);
+    return new Member(name, kind, anchored, nodes, cluster, kill, policyList, transport, group, pace);
   }
 
   /**
@@ -86,6 +88,6 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
     }
     Config listed = config.withValue("policy.domain_lists",
         ConfigValueFactory.fromIterable(List.of(file.toAbsolutePath() + " " + policyList)));
-    return new Member(name, kind, listed, nodes, cluster, kill, policyList, transport, group);
+    return new Member(name, kind, listed, nodes, cluster, kill, policyList, transport, group, pace);
   }
 }

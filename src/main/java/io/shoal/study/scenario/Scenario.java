@@ -11,7 +11,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -40,7 +42,7 @@ public record Scenario(
   private static final Set<String> QUICK = Set.of("duration", "warmup");
   private static final Set<String> POLICY_LIST = Set.of("names", "quick_names", "seed");
   private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill",
-      "policy_list", "transport", "group");
+      "policy_list", "transport", "group", "pace");
   private static final Set<String> KILL = Set.of("node", "nodes", "after", "quick_after", "query_timeout");
   /** More shoal processes than this on one host measure the host, not shoal. */
   static final int MAX_NODES = 9;
@@ -48,6 +50,13 @@ public record Scenario(
   /** True if any member runs as a group of shoal nodes, so the run also writes cluster.csv. */
   public boolean hasNodeGroups() {
     return members.stream().anyMatch(Member::isNodeGroup);
+  }
+
+  /** The pace of each paced member, by name, in the scenario's order; empty when none is paced. */
+  public Map<String, Pace> paces() {
+    Map<String, Pace> paces = new LinkedHashMap<>();
+    members.stream().filter(m -> m.pace() != null).forEach(m -> paces.put(m.name(), m.pace()));
+    return paces;
   }
 
   /** The most nodes any member runs: how many query files (one per node) the run writes. */
@@ -139,7 +148,7 @@ public record Scenario(
     String zone = r.getString("zone");
     LoadSettings load = new LoadSettings(
         positive(d, "clients"), positive(d, "outstanding"), positive(d, "threads"),
-        d.getDuration("duration"), d.getDuration("warmup"));
+        d.getDuration("duration"), d.getDuration("warmup"), null);
     if (load.duration().compareTo(Duration.ofSeconds(1)) < 0) {
       throw new IllegalArgumentException("recipe.dnsperf.duration: at least 1s (dnsperf -l counts seconds)");
     }
@@ -171,6 +180,9 @@ public record Scenario(
     List<Member> members = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     List<? extends Config> list = c.getConfigList("members");
+    // a pace block names an earlier member; the whole order tells "listed later" from "no such member"
+    List<String> order = list.stream()
+        .map(m -> m.hasPath("name") ? String.valueOf(m.getValue("name").unwrapped()) : "").toList();
     for (int i = 0; i < list.size(); i++) {
       Config m = list.get(i);
       String at = "members[" + i + "].";
@@ -239,7 +251,8 @@ public record Scenario(
         throw new IllegalArgumentException(at + "kind: recipe.cpu_quota bounds shoal processes; a " + kind.configName()
             + " member would run without it");
       }
-      Member member = new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport, group);
+      Pace pace = m.hasPath("pace") ? Pace.from(m.getConfig("pace"), at + "pace.", memberName, order) : null;
+      Member member = new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport, group, pace);
       checkDnssec(member, at, recipe);
       members.add(member);
     }
@@ -272,9 +285,9 @@ public record Scenario(
       outage = OutagePlan.from(c.getConfig("outage"), recipe.stubTtl(), recipe.load(), recipe.quick());
       // one knotd is stopped under one shoal at a time; a round is a whole timeline
       if (members.stream().anyMatch(m -> m.kind() != MemberKind.SHOAL || m.isNodeGroup() || m.kill() != null
-          || m.transport() != Transport.UDP)) {
+          || m.pace() != null || m.transport() != Transport.UDP)) {
         throw new IllegalArgumentException("outage: every member of an outage scenario is a shoal of one node "
-            + "without a kill block, queried over udp");
+            + "without a kill or pace block, queried over udp");
       }
       if (rounds != 1) {
         throw new IllegalArgumentException("outage: the outage test runs once; recipe.rounds must be 1");

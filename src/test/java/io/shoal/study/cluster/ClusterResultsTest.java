@@ -98,15 +98,64 @@ class ClusterResultsTest {
     TreeMap<Double, Double> before = new TreeMap<>(Map.of(0.0005, 10.0, 0.001, 10.0, 0.002, 10.0, inf, 10.0));
     // 100 recorded in between: 50 within 0.5 ms, 90 within 1 ms, 98 within 2 ms
     TreeMap<Double, Double> after = new TreeMap<>(Map.of(0.0005, 60.0, 0.001, 100.0, 0.002, 108.0, inf, 110.0));
-    assertEquals(0.5, RemoteLookupProbe.quantileBoundMillis(before, after, 0.5), 1e-12);
-    assertEquals(1.0, RemoteLookupProbe.quantileBoundMillis(before, after, 0.9), 1e-12);
-    assertEquals(inf, RemoteLookupProbe.quantileBoundMillis(before, after, 0.99));
-    assertNull(RemoteLookupProbe.quantileBoundMillis(before, before, 0.5));
+    assertEquals(0.5, RemoteLookupLatency.quantileBoundMillis(before, after, 0.5), 1e-12);
+    assertEquals(1.0, RemoteLookupLatency.quantileBoundMillis(before, after, 0.9), 1e-12);
+    assertEquals(inf, RemoteLookupLatency.quantileBoundMillis(before, after, 0.99));
+    assertNull(RemoteLookupLatency.quantileBoundMillis(before, before, 0.5));
     // buckets are read from a real scrape, summed over label sets
     MetricsScrape scrape = MetricsScrape.parse(DnsperfReportTest.resource("cluster/scrape-node-1-after.txt"));
     TreeMap<Double, Double> upstream = scrape.buckets("shoal_upstream_seconds");
     assertEquals(1.0, upstream.get(0.0025), 0.0);
     assertEquals(scrape.sum("shoal_upstream_seconds_count").orElseThrow(), upstream.get(inf), 0.0);
+  }
+
+  /** A node's scrape holding only the owner-lookup histogram, cumulative counts per bound in seconds. */
+  private static MetricsScrape roundTrips(String node, double... cumulative) {
+    String[] bounds = {"1.0E-4", "5.0E-4", "0.001", "0.002", "0.005", "+Inf"};
+    StringBuilder text = new StringBuilder("# TYPE shoal_cluster_remote_lookup_seconds histogram\n");
+    for (int i = 0; i < bounds.length; i++) {
+      text.append("shoal_cluster_remote_lookup_seconds_bucket{le=\"").append(bounds[i]).append("\",node=\"")
+          .append(node).append("\"} ").append(cumulative[i]).append('\n');
+    }
+    return MetricsScrape.parse(text.append("shoal_cluster_remote_lookups_total{outcome=\"answered\",node=\"")
+        .append(node).append("\"} ").append(cumulative[bounds.length - 1]).append('\n').toString());
+  }
+
+  @Test
+  void theOwnerLookupsLatencyOfAMeasuredRunSumsEveryNodesHistogram() throws IOException {
+    List<MetricsScrape> before = List.of(
+        roundTrips("node-0", 0, 5, 10, 10, 10, 10),
+        roundTrips("node-1", 0, 0, 0, 0, 0, 0));
+    // over the run node-0 answered 100 lookups, all within 0.5 ms; node-1 100 over 1 ms, 80 of them within 2 ms:
+    // of the 200, 100 within 0.5 ms (the median), 180 within 2 ms (p90)
+    List<MetricsScrape> after = List.of(
+        roundTrips("node-0", 40, 105, 110, 110, 110, 110),
+        roundTrips("node-1", 0, 0, 0, 80, 100, 100));
+    RemoteLookupLatency latency = RemoteLookupLatency.between(before, after);
+    assertEquals(new RemoteLookupLatency(0.5, 2.0), latency);
+    // node-1 alone: 80 of its 100 within 2 ms, so its p90 is only within 5 ms
+    assertEquals(new RemoteLookupLatency(2.0, 5.0), RemoteLookupLatency.between(before.subList(1, 2), after.subList(1, 2)));
+    // no lookup answered during the run: no quantiles, empty cells
+    assertEquals(RemoteLookupLatency.NONE, RemoteLookupLatency.between(after, after));
+    assertEquals(RemoteLookupLatency.NONE, RemoteLookupLatency.between(List.of(MetricsScrape.parse("")),
+        List.of(MetricsScrape.parse(""))));
+
+    DnsperfReport sum = DnsperfReport.sumOver(threeNodes());
+    CacheCounters counters = new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0);
+    RemoteLookups remote = RemoteLookups.of(after.get(0)).plus(RemoteLookups.of(after.get(1)))
+        .minus(RemoteLookups.of(before.get(0)).plus(RemoteLookups.of(before.get(1))));
+    ClusterRow.Capacity paced = new ClusterRow.Capacity("churn", 0.25, 81.5, 0.42, 3292);
+    List<String> cells = ClusterRow.of("paced-3", 3, true, sum, 0, counters, remote, latency, null, 1.7, paced).cells();
+    assertEquals(List.of("0.500", "2.000", "3292"), cells.subList(cells.size() - 3, cells.size()));
+    assertEquals("200", cells.get(ClusterRow.COLUMNS.indexOf("remote_lookups_answered")));
+    // outside a cluster there are no owner lookups to time, whatever the scrapes hold
+    ClusterRow off = ClusterRow.of("independent-3", 3, false, sum, 0, counters, remote, latency, null, 1.7,
+        ClusterRow.Capacity.NONE);
+    assertNull(off.remoteLookupP50Ms());
+    assertNull(off.remoteLookupP90Ms());
+    assertNull(off.maxQpsPerNode());
+    List<String> offCells = off.cells();
+    assertEquals(List.of("", "", ""), offCells.subList(offCells.size() - 3, offCells.size()));
   }
 
   @Test
@@ -147,17 +196,18 @@ class ClusterResultsTest {
         ClusterRow.of("memory", 1, false, DnsperfReport.parse(DnsperfReportTest.resource("dnsperf-shoal.txt")), 3168,
             new CacheCounters(1704L, 3168L, 2952L, 0.06, 904L, 0.004), RemoteLookups.NONE, null, null),
         ClusterRow.of("cluster-3", 3, true, sum, 1314, new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0),
-            new RemoteLookups(5, 543, 0, 0), 6.0474, 1.7, new ClusterRow.Capacity("churn", 0.25, 81.5, 0.42)));
+            new RemoteLookups(5, 543, 0, 0), new RemoteLookupLatency(0.5, 2.0), 6.0474, 1.7,
+            new ClusterRow.Capacity("churn", 0.25, 81.5, 0.42, 1234)));
     String text = StudyCsv.CLUSTER.render(rows);
     List<String> lines = text.lines().toList();
     assertEquals("member,nodes,cluster,achieved_qps,avg_latency_ms,sent,completed,lost,upstream_queries,"
         + "fair_hit_rate_pct,cache_hits,cache_misses,cache_hit_rate_pct,remote_lookups_answered,remote_lookups_timeout,"
         + "remote_lookups_failed,remote_lookups_refused,remote_lookup_overhead_ms,cpu_seconds,cpu_us_per_query,"
-        + "group,cpu_quota,p99_latency_ms,load_cpu_seconds",
+        + "group,cpu_quota,p99_latency_ms,load_cpu_seconds,remote_lookup_p50_ms,remote_lookup_p90_ms,max_qps_per_node",
         lines.get(0));
-    assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,,,,,,,", lines.get(1));
+    assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,,,,,,,,,,", lines.get(1));
     assertEquals("cluster-3,3,on,43.0,2073.745,860,340,520,1314,0.00,29,1379,2.07,5,543,0,0,6.0474,1.70,5000.00,"
-        + "churn,0.25,81.500,0.42", lines.get(2));
+        + "churn,0.25,81.500,0.42,0.500,2.000,1234", lines.get(2));
     List<ClusterRow> back = StudyCsv.CLUSTER.parse(text);
     assertEquals(rows.get(1).member(), back.get(1).member());
     assertEquals(3, back.get(1).nodes());
@@ -171,6 +221,11 @@ class ClusterResultsTest {
     assertEquals(0.25, back.get(1).cpuQuota(), 1e-9);
     assertEquals(81.5, back.get(1).p99LatencyMs(), 1e-9);
     assertEquals(0.42, back.get(1).loadCpuSeconds(), 1e-9);
+    assertEquals(0.5, back.get(1).remoteLookupP50Ms(), 1e-9);
+    assertEquals(2.0, back.get(1).remoteLookupP90Ms(), 1e-9);
+    assertEquals(1234, back.get(1).maxQpsPerNode());
+    assertNull(back.get(0).remoteLookupP50Ms());
+    assertNull(back.get(0).maxQpsPerNode());
     assertThrows(IllegalArgumentException.class, () -> StudyCsv.CLUSTER.parse(StudyCsv.RESULTS.render(List.of())));
   }
 }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.shoal.study.measure.DnsperfReportTest;
 import io.shoal.study.timeline.KillTimeline;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The "At a glance" lines: computed from the rows, relative to the baseline member. */
@@ -18,7 +19,7 @@ class StudySummaryTest {
   void slowerMembersAreSaidToCostAPercentageOfTheBaselinesQps() {
     List<String> lines = StudySummary.atAGlance(List.of(
         shoalRow("memory", null, 20000, 50.1, 0.02),
-        shoalRow("lmdb-full", "full", 12600, 49.8, 0.35)), "memory");
+        shoalRow("lmdb-full", "full", 12600, 49.8, 0.35)), "memory", Map.of());
     assertEquals("memory (baseline): ~20,000 qps, hit rate 50.1%, fill mean 0.0200 ms.", lines.get(0));
     assertEquals("lmdb-full costs about 37% QPS versus memory (~12,600 vs ~20,000 qps); "
         + "hit rate 49.8% vs 50.1%; fill mean 0.350 ms vs 0.0200 ms.", lines.get(1));
@@ -29,7 +30,7 @@ class StudySummaryTest {
     List<String> lines = StudySummary.atAGlance(List.of(
         peerRow("unbound", 31000, 49.5),
         shoalRow("shoal-memory", null, 20000, 50.0, 0.02),
-        peerRow("dnsmasq", 20040, 48.0)), "shoal-memory");
+        peerRow("dnsmasq", 20040, 48.0)), "shoal-memory", Map.of());
     assertEquals("shoal-memory (baseline): ~20,000 qps, hit rate 50.0%, fill mean 0.0200 ms.", lines.get(0));
     assertEquals("unbound is about 55% faster than shoal-memory (~31,000 vs ~20,000 qps); hit rate 49.5% vs 50.0%.",
         lines.get(1));
@@ -40,7 +41,7 @@ class StudySummaryTest {
   @Test
   void moreThanDoubleIsSaidAsAMultiple() {
     List<String> lines = StudySummary.atAGlance(List.of(
-        shoalRow("shoal-memory", null, 1937.1, 42.2, 0.0137), peerRow("unbound", 32107.0, 49.3)), "shoal-memory");
+        shoalRow("shoal-memory", null, 1937.1, 42.2, 0.0137), peerRow("unbound", 32107.0, 49.3)), "shoal-memory", Map.of());
     assertEquals("unbound reaches about 16.6x the QPS of shoal-memory (~32,100 vs ~1,940 qps); "
         + "hit rate 49.3% vs 42.2%.", lines.get(1));
   }
@@ -48,7 +49,7 @@ class StudySummaryTest {
   @Test
   void aMissingBaselineFallsBackToTheFirstRowAndSaysSo() {
     List<String> lines = StudySummary.atAGlance(List.of(
-        shoalRow("lmdb-full", "full", 1000, 40, 1.0), shoalRow("lmdb-none", "none", 1500, 41, 0.5)), "memory");
+        shoalRow("lmdb-full", "full", 1000, 40, 1.0), shoalRow("lmdb-none", "none", 1500, 41, 0.5)), "memory", Map.of());
     assertTrue(lines.get(0).contains("memory has no row"), lines.get(0));
     assertTrue(lines.get(2).startsWith("lmdb-none is about 50% faster than lmdb-full"), lines.get(2));
   }
@@ -58,7 +59,7 @@ class StudySummaryTest {
     List<String> lines = StudySummary.atAGlance(List.of(
         withCpu(shoalRow("memory", null, 20000, 50.1, 0.02), 0.0124),
         withCpu(peerRow("unbound", 31000, 49.5), 0.007),
-        peerRow("dnsmasq", 20000, 48.0)), "memory");
+        peerRow("dnsmasq", 20000, 48.0)), "memory", Map.of());
     assertEquals("memory (baseline): ~20,000 qps, hit rate 50.1%, fill mean 0.0200 ms, CPU 12.5 us per query.",
         lines.get(0));
     assertEquals("unbound is about 55% faster than memory (~31,000 vs ~20,000 qps); hit rate 49.5% vs 50.1%; "
@@ -72,7 +73,7 @@ class StudySummaryTest {
   void heavyLossIsPointedOut() {
     ResultRow lossy = new ResultRow("lossy", null, "write-behind", 900, 9, 1000, 900, 100, 8, 50.0, 1L, 1L,
         null, null, null, null, null, null);
-    List<String> lines = StudySummary.atAGlance(List.of(shoalRow("memory", null, 1000, 50, 0.02), lossy), "memory");
+    List<String> lines = StudySummary.atAGlance(List.of(shoalRow("memory", null, 1000, 50, 0.02), lossy), "memory", Map.of());
     assertTrue(lines.stream().anyMatch(l -> l.equals(
         "lossy lost 100 of 1000 queries (10.0%): its QPS understates what it answered in time.")), lines.toString());
   }
@@ -81,7 +82,7 @@ class StudySummaryTest {
       long upstream, Double overheadMs) {
     return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
         ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 6L : null, cluster ? 0L : null,
-        cluster ? 0L : null, cluster ? 0L : null, overheadMs, null, null, null, null, null, null);
+        cluster ? 0L : null, cluster ? 0L : null, overheadMs, null, null, null, null, null, null, null, null, null);
   }
 
   /** A row of a capacity study: 30 s runs, CPU seconds and dnsperf's CPU seconds given. */
@@ -91,7 +92,7 @@ class StudySummaryTest {
     return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
         ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 0L : null, cluster ? 0L : null,
         cluster ? 0L : null, cluster ? 0L : null, null, cpuSeconds, cpuSeconds * 1e6 / completed, group, 0.25, p99,
-        loadCpuSeconds);
+        loadCpuSeconds, null, null, null);
   }
 
   @Test
@@ -119,6 +120,57 @@ class StudySummaryTest {
     assertEquals(6, lines.size(), lines.toString());
   }
 
+  /** {@link #capacityRow} for a cluster paced at {@code perNode} qps per dnsperf, with its owner lookups' quantiles. */
+  private static ClusterRow pacedRow(String member, double qps, Double p50, Double p90, int perNode) {
+    ClusterRow r = capacityRow(member, "churn", 3, true, qps, 0, 18.0, 2.7, 5.0);
+    return new ClusterRow(r.member(), r.nodes(), r.cluster(), r.achievedQps(), r.avgLatencyMs(), r.sent(),
+        r.completed(), r.lost(), r.upstreamQueries(), r.fairHitRatePct(), r.cacheHits(), r.cacheMisses(),
+        r.cacheHitRatePct(), 6000L, 0L, 0L, 0L, null, r.cpuSeconds(), r.cpuMicrosPerQuery(), r.group(),
+        r.cpuQuota(), r.p99LatencyMs(), r.loadCpuSeconds(), p50, p90, perNode);
+  }
+
+  @Test
+  void aPacedClusterIsNotComparedWithOneNodeAsACapacityAndItsOwnerLookupsMeetTheirGoalOrNot() {
+    List<String> lines = StudySummary.clusterAtAGlance(List.of(
+        capacityRow("churn-1", "churn", 1, false, 5000, 75000, 7.5, 1.5, 30.0),
+        capacityRow("churn-cluster-3", "churn", 3, true, 11000, 30000, 22.5, 3.3, 60.0),
+        pacedRow("churn-cluster-3-paced", 8800, 0.5, 2.0, 2933)));
+    assertEquals("churn-cluster-3-paced: owner lookups over the measured run took at most 0.500 ms at the median "
+        + "and at most 2.000 ms at p90 (bucket bounds of shoal_cluster_remote_lookup_seconds, all nodes' histograms "
+        + "summed); paced at 2933 qps per node: the load it was offered, not a capacity figure (goal p90 at most "
+        + "2.000 ms: met).", lines.get(0));
+    assertTrue(lines.get(2).startsWith("churn: churn-cluster-3 (3 nodes, cluster, 0.25 CPU each): 2.20x the QPS of "
+        + "churn-1 (goal 2.4x: not met)"), lines.get(2));
+    // no capacity verdict for the paced member: its QPS is what it was offered
+    assertEquals("churn: churn-cluster-3-paced (3 nodes, cluster, 0.25 CPU each): 1.76x the QPS of churn-1 (paced "
+        + "at 2933 qps per node: the load it was offered, not a capacity figure); 1.36x the CPU per answered query "
+        + "(68.2 vs 50.0 us); the nodes used 80% of their quota; p99 latency 5.000 ms; its dnsperf processes used "
+        + "0.09 CPU.", lines.get(3));
+    assertEquals(4, lines.size(), lines.toString());
+    List<String> slow = StudySummary.clusterAtAGlance(List.of(pacedRow("p", 8800, 2.0, 5.0, 2933)));
+    assertTrue(slow.get(0).endsWith("at most 5.000 ms at p90 (bucket bounds of shoal_cluster_remote_lookup_seconds, "
+        + "all nodes' histograms summed); paced at 2933 qps per node: the load it was offered, not a capacity figure "
+        + "(goal p90 at most 2.000 ms: not met)."), slow.get(0));
+    // an unpaced cluster's lookups are reported without the goal, which is for a cluster below its capacity
+    ClusterRow saturated = capacityRow("c", "churn", 3, true, 11000, 0, 22.5, 3.3, 60.0);
+    ClusterRow timed = new ClusterRow(saturated.member(), 3, true, 11000, 1.0, 330000, 330000, 0, 0, 100.0, 10L,
+        10L, 50.0, 6000L, 0L, 0L, 0L, null, null, null, "churn", 0.25, null, null, 10.0, Double.POSITIVE_INFINITY, null);
+    assertEquals(List.of("c: owner lookups over the measured run took at most 10.000 ms at the median and at most "
+        + "more than the last bucket at p90 (bucket bounds of shoal_cluster_remote_lookup_seconds, all nodes' "
+        + "histograms summed)."), StudySummary.clusterAtAGlance(List.of(timed)));
+  }
+
+  @Test
+  void aPacedMembersLineAgainstTheBaselineSaysItsQpsIsNoCapacity() {
+    List<String> lines = StudySummary.atAGlance(List.of(
+        shoalRow("churn-1", null, 5000, 50.0, 0.02),
+        shoalRow("churn-cluster-3-paced", null, 8800, 99.0, 0.02)), "churn-1",
+        Map.of("churn-cluster-3-paced", new io.shoal.study.scenario.Pace("churn-cluster-3", 0.8)));
+    assertEquals("churn-cluster-3-paced is about 76% faster than churn-1 (~8,800 vs ~5,000 qps; paced at 0.8x "
+        + "churn-cluster-3's QPS, the load it was offered, not a capacity figure); hit rate 99.0% vs 50.0%; fill mean "
+        + "0.0200 ms vs 0.0200 ms.", lines.get(1));
+  }
+
   @Test
   void clusterLinesCompareUpstreamQueriesPerAnsweredQueryAndQpsWithOneNode() {
     List<String> lines = StudySummary.clusterAtAGlance(List.of(
@@ -140,7 +192,8 @@ class StudySummaryTest {
   @Test
   void refusedOwnerLookupsArePointedOut() {
     ClusterRow refused = new ClusterRow("cluster-3", 3, true, 300, 1.0, 1000, 1000, 0, 500,
-        ResultRow.fairHitRatePct(500, 1000), 10L, 10L, 50.0, 0L, 0L, 0L, 40L, null, null, null, null, null, null, null);
+        ResultRow.fairHitRatePct(500, 1000), 10L, 10L, 50.0, 0L, 0L, 0L, 40L, null, null, null, null, null, null, null,
+        null, null, null);
     assertEquals(List.of("cluster-3: 40 remote lookups were refused (the owner's access_control does not allow the "
         + "other nodes; the node went upstream itself)."), StudySummary.clusterAtAGlance(List.of(refused)));
   }
@@ -185,7 +238,7 @@ class StudySummaryTest {
 
   @Test
   void noRowsSaysSo() {
-    assertEquals(List.of("No member produced a result."), StudySummary.atAGlance(List.of(), "memory"));
+    assertEquals(List.of("No member produced a result."), StudySummary.atAGlance(List.of(), "memory", Map.of()));
   }
 
   @Test

@@ -228,7 +228,7 @@ class ScenarioTest {
     Scenario s = Scenario.load(CATALOG.resolve("cluster_capacity.conf"));
     assertEquals(0.25, s.recipe().cpuQuota());
     assertTrue(s.recipe().latencyPercentiles());
-    assertEquals(List.of("hit", "hit", "churn", "churn", "churn"),
+    assertEquals(List.of("hit", "hit", "churn", "churn", "churn", "churn"),
         s.members().stream().map(Member::group).toList());
     for (String group : List.of("hit", "churn")) {
       List<Member> in = s.members().stream().filter(m -> group.equals(m.group())).toList();
@@ -243,6 +243,66 @@ class ScenarioTest {
           : s.recipe().maxEntries();
       assertEquals(m.group().equals("hit"), entries >= s.recipe().queries().names(), m.name());
     }
+    // owner lookups' latency at 80% of the cluster's capacity, measured right after that capacity
+    Member paced = s.members().get(5);
+    assertEquals("churn-cluster-3-paced", paced.name());
+    assertEquals(new Pace("churn-cluster-3", 0.8), paced.pace());
+    assertEquals(3, paced.nodes());
+    assertTrue(paced.cluster());
+    assertEquals(java.util.Map.of("churn-cluster-3-paced", new Pace("churn-cluster-3", 0.8)), s.paces());
+    assertTrue(s.members().stream().filter(m -> m != paced).allMatch(m -> m.pace() == null));
+  }
+
+  private static final String PACE_RECIPE = "recipe { zone = \"bench.test.\", stub_ttl = 60s,"
+      + " queries { names = 4, lines = 10, seed = 1 }, ingress_workers = 1, fill = write-behind, max_entries = 2,"
+      + " when_full = evict_one, shard_count = 1, map_size = 1MiB, sync_interval = 1s, upstream_workers = 1,"
+      + " jvm_options = [], dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
+      + " quick { duration = 4s, warmup = 0s } }\n";
+
+  @Test
+  void aPaceSharesAnEarlierMembersQpsOverThePacedMembersNodes() {
+    Scenario s = Scenario.from("t", ConfigFactory.parseString(PACE_RECIPE + "members = [{ name = full, kind = shoal,"
+        + " nodes = 3, cluster = on }, { name = paced, kind = shoal, nodes = 3, cluster = on,"
+        + " pace { of = full, share = 0.8 } }, { name = one, kind = shoal, pace { of = full, share = 1 } }]"));
+    Pace pace = s.members().get(1).pace();
+    assertEquals(new Pace("full", 0.8), pace);
+    assertNull(s.members().get(0).pace());
+    assertEquals(List.of("paced", "one"), List.copyOf(s.paces().keySet()));
+    // each of the 3 dnsperf: 0.8 x 12,345.6 / 3 = 3,292.16
+    assertEquals(3292, pace.maxQpsPerNode(12345.6, 3));
+    assertEquals(3293, new Pace("full", 0.8).maxQpsPerNode(12348.0, 3)); // 3,292.8 rounds up
+    assertEquals(12346, s.members().get(2).pace().maxQpsPerNode(12345.6, 1));
+    // dnsperf takes a whole positive rate: never 0
+    assertEquals(1, new Pace("full", 0.1).maxQpsPerNode(5, 3));
+    // the pace is kept when the run rewrites a member
+    assertEquals(pace, s.withPolicyListAt(Path.of("list.txt")).members().get(1).pace());
+  }
+
+  @Test
+  void paceMistakesAreRejectedWithTheKey() {
+    String full = "{ name = full, kind = shoal, nodes = 3, cluster = on }";
+    List<String[]> bad = List.of(
+        new String[] {full + ", { name = p, kind = shoal, pace { of = nobody, share = 0.8 } }",
+            "members[1].pace.of: no member named 'nobody'"},
+        new String[] {"{ name = p, kind = shoal, pace { of = full, share = 0.8 } }, " + full,
+            "members[0].pace.of: full is listed after p"},
+        new String[] {full + ", { name = p, kind = shoal, pace { of = p, share = 0.8 } }",
+            "members[1].pace.of: a member cannot be paced by its own QPS"},
+        new String[] {full + ", { name = p, kind = shoal, pace { of = full, share = 0 } }", "members[1].pace.share"},
+        new String[] {full + ", { name = p, kind = shoal, pace { of = full, share = 1.2 } }", "members[1].pace.share"},
+        new String[] {full + ", { name = p, kind = shoal, pace { of = full, share = -0.5 } }", "members[1].pace.share"},
+        new String[] {full + ", { name = p, kind = shoal, pace { of = full, share = 0.8, qps = 10 } }",
+            "members[1].pace.qps: unknown key"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(PACE_RECIPE + "members = [" + b[0] + "]")), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
+    // a missing share or reference is HOCON's own error, naming the key
+    com.typesafe.config.ConfigException missing = assertThrows(com.typesafe.config.ConfigException.class,
+        () -> Scenario.from("t", ConfigFactory.parseString(PACE_RECIPE + "members = [" + full
+            + ", { name = p, kind = shoal, pace { of = full } }]")));
+    assertTrue(missing.getMessage().contains("share"), missing.getMessage());
   }
 
   @Test
@@ -415,7 +475,11 @@ class ScenarioTest {
             "outage.lenght"},
         new String[] {"members = [{ name = k, kind = knotd }]\n"
             + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }",
-            "shoal of one node"});
+            "shoal of one node"},
+        // the outage timeline runs every member alike: a pace would go unused
+        new String[] {"members = [{ name = a, kind = shoal }, { name = b, kind = shoal, pace { of = a, share = 0.5 } }]"
+            + "\noutage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }",
+            "without a kill or pace block"});
     for (String[] b : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> Scenario.from("t", ConfigFactory.parseString(base + b[0])), b[0]);
