@@ -129,15 +129,23 @@ public class ProcessSpec extends JUnitSuite {
   @Test
   public void metricsAnswerOnlyOnceTheDnsSocketsServe() throws Exception {
     // Ports from the OS, known before start: the test races the node's start-up on purpose, so it
-    // cannot wait for the start-up line that would name ports chosen by the node.
-    int port = TestNode.freePort();
-    int metricsPort = TestNode.freePort();
-    ShoalProcess p = ShoalProcess.launch("serve", "-Dshoal.listen.udp=127.0.0.1:" + port,
-        "-Dshoal.listen.tcp=127.0.0.1:" + port, "-Dshoal.upstreams.default.servers.0=127.0.0.1:9",
-        "-Dshoal.metrics.prometheus.port=" + metricsPort);
-    try {
+    // cannot wait for the start-up line that would name ports chosen by the node. Another process
+    // may take a port between freePort() and the node's bind; the node then exits saying so, and
+    // is started again on new ports (at most three times).
+    int port = 0;
+    ShoalProcess p = null;
+    boolean metricsUp = false;
+    for (int attempt = 0; attempt < 3 && !metricsUp; attempt++) {
+      if (p != null) {
+        p.exit(30);
+        assertTrue(p.output(), p.output().contains("Address already in use"));
+      }
+      port = TestNode.freePort();
+      int metricsPort = TestNode.freePort();
+      p = ShoalProcess.launch("serve", "-Dshoal.listen.udp=127.0.0.1:" + port,
+          "-Dshoal.listen.tcp=127.0.0.1:" + port, "-Dshoal.upstreams.default.servers.0=127.0.0.1:9",
+          "-Dshoal.metrics.prometheus.port=" + metricsPort);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      boolean metricsUp = false;
       while (!metricsUp && p.process.isAlive() && System.nanoTime() < deadline) {
         try (java.net.Socket s = new java.net.Socket()) {
           s.connect(new InetSocketAddress("127.0.0.1", metricsPort), 200);
@@ -146,6 +154,8 @@ public class ProcessSpec extends JUnitSuite {
           Thread.sleep(10); // the poll interval: this loop is the race the test is about
         }
       }
+    }
+    try {
       assertTrue(p.output(), metricsUp);
       // The node says it is up: a query sent now must be answered (here with REFUSED for a zone
       // transfer, which needs no upstream), not lost to a socket that is not served yet.
