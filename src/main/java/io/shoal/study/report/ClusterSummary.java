@@ -113,7 +113,7 @@ final class ClusterSummary {
 
   /** What a paced row's QPS is: the load it was offered, not what it could serve. */
   static String pacedNote(ClusterRow r) {
-    return "paced at " + r.maxQpsPerNode() + " qps per node: the load it was offered, not a capacity figure";
+    return "paced at " + r.maxQpsPerNode() + " qps per node: " + StudySummary.OFFERED_NOT_CAPACITY;
   }
 
   /**

@@ -244,8 +244,11 @@ public final class StudySummary {
    * capacity figure".
    */
   static String pacedNote(Pace pace) {
-    return "paced at " + pace.share() + "x " + pace.of() + "'s QPS, the load it was offered, not a capacity figure";
+    return "paced at " + pace.share() + "x " + pace.of() + "'s QPS, " + OFFERED_NOT_CAPACITY;
   }
+
+  /** What a paced member's QPS is, in every line that quotes it. */
+  static final String OFFERED_NOT_CAPACITY = "the load it was offered, not a capacity figure";
 
   /** "; CPU per query 0.28x memory's (3.5 vs 12.5 us)", or nothing when either is missing. */
   static String cpuAgainst(Double us, Double baseUs, String baseline) {
