@@ -58,6 +58,8 @@ import picocli.CommandLine.Parameters;
       "With recipe.cpu_quota (cluster_capacity) every shoal process runs under a CPU quota of its",
       "own (a cgroup v1 CFS quota as root, or systemd-run --scope -p CPUQuota= on cgroup v2), as a",
       "Kubernetes CPU limit bounds a pod; members with a group are compared within their group.",
+      "With recipe.cpu_quota_from = measured the quota applies after the warm-up (the JVM is told",
+      "the processors the quota gives it from its start), so the measured run sees compiled code.",
       "A scenario with an attacks block (robustness) runs its one shoal member through its phases,",
       "no attack (over UDP, then TCP), then TCP connection holders, malformed UDP, drip/idle TCP, a",
       "miss flood from one source and from 256 networks, and a hostile upstream, each while dnsperf",

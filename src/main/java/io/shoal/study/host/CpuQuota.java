@@ -21,6 +21,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * study tracks stays that of the server. Elsewhere (cgroup v2) {@code systemd-run --scope -p
  * CPUQuota=} does the same through systemd. Neither: {@link #check} says so before anything starts.
  *
+ * <p>A quota can also be made <em>deferred</em> ({@link #deferred}): the process starts in its group
+ * with no limit but the weight, and the quota applies from {@link #enforce} on. That is how a
+ * study warms a node up before measuring it (a JVM held to a quarter of a CPU is still compiling
+ * minutes after its start, and its compiler's CPU is then charged to the queries measured); the
+ * JVM is told the processor count the quota gives it ({@link #jvmOptions}), so it sizes its
+ * collector and thread pools as it would under the quota from the start.
+ *
  * <p>The groups this class made are removed when their process has exited ({@link #remove}), and
  * from a shutdown hook when the study is interrupted: a group can only be removed once empty, so
  * the hook waits (bounded) for the processes, which the study's own hook stops meanwhile.
@@ -50,12 +57,17 @@ public final class CpuQuota {
   private final Mechanism mechanism;
   private final Path group;
   private final String systemdRun;
+  /** The systemd scope's unit name, so a deferred quota can be set on it later; null with cgroup v1. */
+  private final String unit;
+  private volatile boolean enforced;
 
-  private CpuQuota(double cpus, Mechanism mechanism, Path group, String systemdRun) {
+  private CpuQuota(double cpus, Mechanism mechanism, Path group, String systemdRun, String unit, boolean enforced) {
     this.cpus = cpus;
     this.mechanism = mechanism;
     this.group = group;
     this.systemdRun = systemdRun;
+    this.unit = unit;
+    this.enforced = enforced;
   }
 
   /**
@@ -82,7 +94,18 @@ public final class CpuQuota {
     if (!(cpus > 0) || cpus > 64) {
       throw new IllegalArgumentException("a CPU quota from 0 (exclusive) to 64 CPUs, is " + cpus);
     }
-    return group(name, cpus);
+    return group(name, cpus, false);
+  }
+
+  /**
+   * A quota of {@code cpus} CPUs for one process called {@code name} that does not limit it yet:
+   * the process runs with the group's weight only until {@link #enforce}.
+   */
+  public static CpuQuota deferred(String name, double cpus) throws StudyException {
+    if (!(cpus > 0) || cpus > 64) {
+      throw new IllegalArgumentException("a CPU quota from 0 (exclusive) to 64 CPUs, is " + cpus);
+    }
+    return group(name, cpus, true);
   }
 
   /**
@@ -90,16 +113,16 @@ public final class CpuQuota {
    * must not be what runs out. With systemd-run, a scope of the same weight ({@code CPUWeight}).
    */
   public static CpuQuota weightOnly(String name) throws StudyException {
-    return group(name, 0);
+    return group(name, 0, false);
   }
 
-  private static CpuQuota group(String name, double cpus) throws StudyException {
+  private static CpuQuota group(String name, double cpus, boolean deferred) throws StudyException {
     Mechanism m = check();
+    String groupName = "shoal-study-" + ProcessHandle.current().pid() + "-" + name.replaceAll("[^A-Za-z0-9._-]", "-");
     if (m == Mechanism.SYSTEMD_RUN) {
-      return new CpuQuota(cpus, m, null, onPath("systemd-run"));
+      return new CpuQuota(cpus, m, null, onPath("systemd-run"), groupName + ".scope", !deferred);
     }
-    Path group = V1_ROOT.resolve("shoal-study-" + ProcessHandle.current().pid() + "-"
-        + name.replaceAll("[^A-Za-z0-9._-]", "-"));
+    Path group = V1_ROOT.resolve(groupName);
     try {
       registerHook();
       Files.createDirectory(group);
@@ -107,12 +130,54 @@ public final class CpuQuota {
       write(group.resolve("cpu.shares"), Long.toString(SHARES));
       write(group.resolve("cpu.cfs_period_us"), Long.toString(PERIOD_US));
       // -1: no quota (a weight-only group)
-      write(group.resolve("cpu.cfs_quota_us"), cpus > 0 ? Long.toString(Math.round(cpus * PERIOD_US)) : "-1");
+      write(group.resolve("cpu.cfs_quota_us"), cpus > 0 && !deferred ? quotaMicros(cpus) : "-1");
     } catch (IOException e) {
       throw new StudyException("cannot make the cgroup " + group + " for a CPU quota of " + cpus + ": "
           + e.getMessage(), e);
     }
-    return new CpuQuota(cpus, m, group, null);
+    return new CpuQuota(cpus, m, group, null, null, !deferred);
+  }
+
+  private static String quotaMicros(double cpus) {
+    return Long.toString(Math.round(cpus * PERIOD_US));
+  }
+
+  /**
+   * Options for the JVM started under this quota: a deferred quota's JVM is told the processors the
+   * quota will give it (the JDK reads the quota at start, and there is none yet); none otherwise.
+   */
+  public List<String> jvmOptions() {
+    return enforced || cpus <= 0 ? List.of() : List.of("-XX:ActiveProcessorCount=" + (int) Math.ceil(cpus));
+  }
+
+  /** True once the quota limits the process (from its start unless {@link #deferred}). */
+  public boolean enforced() {
+    return enforced;
+  }
+
+  /** Applies a deferred quota now; nothing when it already applies. */
+  public void enforce() throws StudyException {
+    if (enforced || cpus <= 0) {
+      return;
+    }
+    try {
+      if (mechanism == Mechanism.CGROUP_V1) {
+        write(group.resolve("cpu.cfs_quota_us"), quotaMicros(cpus));
+      } else {
+        Process p = new ProcessBuilder("systemctl", "set-property", "--runtime", unit,
+            "CPUQuota=" + Math.round(cpus * 100) + "%").redirectErrorStream(true).start();
+        String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
+          throw new StudyException("cannot set the CPU quota of " + unit + ": systemctl set-property said: " + said);
+        }
+      }
+    } catch (IOException e) {
+      throw new StudyException("cannot set the CPU quota of " + (group != null ? group : unit) + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StudyException("interrupted while setting the CPU quota of " + unit, e);
+    }
+    enforced = true;
   }
 
   /** {@code command} wrapped so that it runs under this quota from its first instruction, with the same PID. */
@@ -120,9 +185,9 @@ public final class CpuQuota {
     List<String> cmd = new ArrayList<>();
     if (mechanism == Mechanism.SYSTEMD_RUN) {
       // --scope runs the command in systemd-run's own process: the PID is the server's
-      cmd.addAll(List.of(systemdRun, "--scope", "--quiet", "--collect",
+      cmd.addAll(List.of(systemdRun, "--scope", "--quiet", "--collect", "--unit=" + unit,
           "-p", "CPUWeight=" + SHARES * 100 / 1024));
-      if (cpus > 0) {
+      if (cpus > 0 && enforced) {
         cmd.addAll(List.of("-p", "CPUQuota=" + Math.round(cpus * 100) + "%"));
       }
       cmd.add("--");

@@ -27,8 +27,43 @@ public final class ProcessCpu {
    * One reading of a member's processes.
    *
    * @param ticks utime + stime summed over the processes, in clock ticks
+   * @param compilerTicks the part of {@code ticks} spent by JIT compiler threads (HotSpot's "C1
+   *     CompilerThread" and "C2 CompilerThread"), summed over the threads alive at the reading
    */
-  public record Sample(long ticks) {}
+  public record Sample(long ticks, long compilerTicks) {}
+
+  /** HotSpot's compiler threads, as the kernel keeps their names (15 characters). */
+  private static boolean compilerThread(String comm) {
+    return comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre");
+  }
+
+  /**
+   * utime + stime of {@code pid}'s JIT compiler threads, from /proc/PID/task/TID/stat; their lines
+   * go to {@code text}. A thread that ended between the listing and the read is skipped (HotSpot
+   * starts and stops compiler threads as the queue grows and shrinks, so a sum over time can
+   * only undercount).
+   */
+  private static long compilerTicks(long pid, StringBuilder text) throws IOException {
+    long ticks = 0;
+    Path tasks = Path.of("/proc", Long.toString(pid), "task");
+    try (var threads = Files.list(tasks)) {
+      for (Path t : threads.toList()) {
+        try {
+          String comm = Files.readString(t.resolve("comm"), StandardCharsets.UTF_8).strip();
+          if (compilerThread(comm)) {
+            String line = Files.readString(t.resolve("stat"), StandardCharsets.UTF_8).strip();
+            ticks += ticksOf(line);
+            text.append(pid).append(" thread ").append(t.getFileName()).append(": ").append(line).append('\n');
+          }
+        } catch (NoSuchFileException e) {
+          // the thread ended meanwhile
+        }
+      }
+    } catch (NoSuchFileException e) {
+      return 0;
+    }
+    return ticks;
+  }
 
   private ProcessCpu() {}
 
@@ -87,6 +122,7 @@ public final class ProcessCpu {
       throw new StudyException("no process to read CPU time from (not started?)");
     }
     long ticks = 0;
+    long compiler = 0;
     StringBuilder text = new StringBuilder();
     for (long pid : pids) {
       String line;
@@ -98,14 +134,23 @@ public final class ProcessCpu {
       }
       ticks += ticksOf(line);
       text.append(pid).append(": ").append(line).append('\n');
+      compiler += compilerTicks(pid, text);
     }
     Files.writeString(audit, text.toString(), StandardCharsets.UTF_8);
-    return new Sample(ticks);
+    return new Sample(ticks, compiler);
   }
 
   /** CPU seconds between two samples of the same processes. */
   public static double secondsBetween(Sample before, Sample after, long ticksPerSecond) {
     return (double) (after.ticks() - before.ticks()) / ticksPerSecond;
+  }
+
+  /**
+   * CPU seconds of the JIT compiler threads between two samples, never below 0 (a compiler thread
+   * that ended meanwhile takes its ticks out of the second sum).
+   */
+  public static double compilerSecondsBetween(Sample before, Sample after, long ticksPerSecond) {
+    return Math.max(0, (double) (after.compilerTicks() - before.compilerTicks()) / ticksPerSecond);
   }
 
   /** CPU microseconds per answered query; null when nothing completed or no CPU time was read. */

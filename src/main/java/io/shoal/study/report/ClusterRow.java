@@ -30,6 +30,8 @@ import java.util.List;
  * @param remoteLookupP90Ms the same for the 90th percentile
  * @param maxQpsPerNode the -Q each of a paced member's dnsperf processes ran with, or null: not paced,
  *     so its QPS is what the member could answer, not what it was offered
+ * @param jitCpuSeconds the part of {@code cpuSeconds} the nodes' JIT compiler threads took, or null
+ *     where not read: a node still compiling charges that to the queries it answers
  */
 public record ClusterRow(
     String member,
@@ -58,12 +60,16 @@ public record ClusterRow(
     Double loadCpuSeconds,
     Double remoteLookupP50Ms,
     Double remoteLookupP90Ms,
-    Integer maxQpsPerNode) {
+    Integer maxQpsPerNode,
+    Double jitCpuSeconds) {
 
-  /** What a capacity study adds to a row, with the -Q of a paced member; every part may be null. */
+  /**
+   * What a capacity study adds to a row, with the -Q of a paced member and the JIT compiler's part
+   * of the nodes' CPU; every part may be null.
+   */
   public record Capacity(String group, Double cpuQuota, Double p99LatencyMs, Double loadCpuSeconds,
-      Integer maxQpsPerNode) {
-    public static final Capacity NONE = new Capacity(null, null, null, null, null);
+      Integer maxQpsPerNode, Double jitCpuSeconds) {
+    public static final Capacity NONE = new Capacity(null, null, null, null, null, null);
   }
 
   /** The header, in order. */
@@ -72,7 +78,7 @@ public record ClusterRow(
       "upstream_queries", "fair_hit_rate_pct", "cache_hits", "cache_misses", "cache_hit_rate_pct",
       "remote_lookups_answered", "remote_lookups_timeout", "remote_lookups_failed", "remote_lookups_refused",
       "remote_lookup_overhead_ms", "cpu_seconds", "cpu_us_per_query", "group", "cpu_quota", "p99_latency_ms",
-      "load_cpu_seconds", "remote_lookup_p50_ms", "remote_lookup_p90_ms", "max_qps_per_node");
+      "load_cpu_seconds", "remote_lookup_p50_ms", "remote_lookup_p90_ms", "max_qps_per_node", "jit_cpu_seconds");
 
   /**
    * A row from a member's measured numbers; {@code remote} is ignored outside a cluster;
@@ -96,7 +102,7 @@ public record ClusterRow(
         cluster ? remote.refused() : null, overheadMs, cpuSeconds,
         ProcessCpu.microsPerQuery(cpuSeconds, load.completed()), capacity.group(), capacity.cpuQuota(),
         capacity.p99LatencyMs(), capacity.loadCpuSeconds(), cluster ? latency.p50Ms() : null,
-        cluster ? latency.p90Ms() : null, capacity.maxQpsPerNode());
+        cluster ? latency.p90Ms() : null, capacity.maxQpsPerNode(), capacity.jitCpuSeconds());
   }
 
   /**
@@ -136,7 +142,8 @@ public record ClusterRow(
         ResultRow.fixed(remoteLookupOverheadMs, 4), ResultRow.fixed(cpuSeconds, 2),
         ResultRow.fixed(cpuMicrosPerQuery, 2), group == null ? "" : group, ResultRow.fixed(cpuQuota, 2),
         ResultRow.fixed(p99LatencyMs, 3), ResultRow.fixed(loadCpuSeconds, 2), ResultRow.fixed(remoteLookupP50Ms, 3),
-        ResultRow.fixed(remoteLookupP90Ms, 3), maxQpsPerNode == null ? "" : Integer.toString(maxQpsPerNode));
+        ResultRow.fixed(remoteLookupP90Ms, 3), maxQpsPerNode == null ? "" : Integer.toString(maxQpsPerNode),
+        ResultRow.fixed(jitCpuSeconds, 2));
   }
 
   /** Reads a row back from its cells, the inverse of {@link #cells()}. */
@@ -153,6 +160,7 @@ public record ClusterRow(
         ResultRow.longOrNull(c.get(16)), ResultRow.decimal(c.get(17)), ResultRow.decimal(c.get(18)),
         ResultRow.decimal(c.get(19)), c.get(20).isEmpty() ? null : c.get(20), ResultRow.decimal(c.get(21)),
         ResultRow.decimal(c.get(22)), ResultRow.decimal(c.get(23)), ResultRow.decimal(c.get(24)),
-        ResultRow.decimal(c.get(25)), c.get(26).isEmpty() ? null : Integer.valueOf(c.get(26)));
+        ResultRow.decimal(c.get(25)), c.get(26).isEmpty() ? null : Integer.valueOf(c.get(26)),
+        ResultRow.decimal(c.get(27)));
   }
 }

@@ -99,6 +99,10 @@ final class ClusterSummary {
       if (use != null) {
         line.append(String.format(Locale.ROOT, "; the nodes used %.0f%% of their quota", use));
       }
+      if (r.jitCpuSeconds() != null && r.cpuSeconds() != null && r.cpuSeconds() > 0) {
+        line.append(String.format(Locale.ROOT, ", %.0f%% of that in JIT compiler threads",
+            100.0 * r.jitCpuSeconds() / r.cpuSeconds()));
+      }
       if (r.p99LatencyMs() != null) {
         line.append("; p99 latency ").append(StudySummary.ms(r.p99LatencyMs()));
       }

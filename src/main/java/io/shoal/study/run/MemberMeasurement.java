@@ -175,6 +175,9 @@ final class MemberMeasurement {
         dnsperf.run(server.transport(), server.queryPort(), queries, load, load.warmup(),
             dir.resolve("dnsperf-warmup.txt"));
       }
+      if (server instanceof ShoalUnderTest shoal) {
+        shoal.enforceQuota();
+      }
       Pause.sleep(SETTLE);
       CacheCounters before = server.counters(dir.resolve("stats-before.txt"));
       long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
@@ -231,6 +234,9 @@ final class MemberMeasurement {
       if (!load.warmup().isZero()) {
         dnsperf.runAtOnce(ports(all), queriesFor(all, group), load, load.warmup(),
             outputs(all, "dnsperf-warmup.txt"));
+      }
+      for (ShoalUnderTest n : all) {
+        n.enforceQuota();
       }
       Pause.sleep(SETTLE);
       List<MetricsScrape> before = new ArrayList<>();
@@ -312,7 +318,7 @@ final class MemberMeasurement {
    * the servers they loaded.
    */
   private record LoadRun(List<DnsperfReport> reports, List<LatencyPercentiles> percentiles, double cpuSeconds,
-      double serverCpuSeconds) {}
+      double serverCpuSeconds, double serverJitCpuSeconds) {}
 
   /**
    * The measured dnsperf runs against {@code ports} (of {@code servers}) at once, each with the
@@ -361,7 +367,7 @@ final class MemberMeasurement {
       }
     }
     return new LoadRun(reports, percentiles, (double) (after - before) / ticks,
-        ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticks));
+        ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticks), ProcessCpu.compilerSecondsBetween(cpuBefore, cpuAfter, ticks));
   }
 
   /** Each quota-bound node's cpu.stat into {@code file} in its directory; nothing for nodes without a quota. */
@@ -381,7 +387,8 @@ final class MemberMeasurement {
     Double p99 = loadRun == null || loadRun.percentiles() == null ? null
         : LatencyPercentiles.of(loadRun.percentiles()).millis(99);
     return new ClusterRow.Capacity(m.group(), scenario.recipe().cpuQuota(), p99,
-        loadRun == null ? null : loadRun.cpuSeconds(), load.maxQps());
+        loadRun == null ? null : loadRun.cpuSeconds(), load.maxQps(),
+        loadRun == null ? null : loadRun.serverJitCpuSeconds());
   }
 
   /**

@@ -76,7 +76,8 @@ public final class StudyRun {
     if (scenario.recipe().cpuQuota() != null) {
       // before anything starts: a quota-bound study without quotas would measure something else
       out.println("study: each shoal process runs under a CPU quota of " + scenario.recipe().cpuQuota() + " CPU ("
-          + io.shoal.study.host.CpuQuota.check().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + ")");
+          + io.shoal.study.host.CpuQuota.check().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + ")"
+          + (scenario.recipe().cpuQuotaAfterWarmup() ? ", from the end of its warm-up on" : ""));
     }
     Files.createDirectories(runDir);
     if (scenario.source() != null) {

@@ -17,6 +17,9 @@ import java.util.List;
  * @param signing how knotd signs the zone, or null for an unsigned zone (the studies before DNSSEC)
  * @param cpuQuota CPUs each shoal process may use ({@code cpu_quota}, a cgroup CPU quota per
  *     process as a Kubernetes CPU limit bounds a pod), or null for no quota
+ * @param cpuQuotaAfterWarmup true if the quota applies from the measured run on
+ *     ({@code cpu_quota_from = measured}): the nodes start and warm up held by their weight only,
+ *     as a node that has served for hours has compiled its code; false: from the JVM's start
  * @param latencyPercentiles true if the measured dnsperf runs report every query ({@code -v}), so the
  *     study can give latency percentiles ({@code latency_percentiles}); false: the mean only
  */
@@ -39,6 +42,7 @@ public record Recipe(
     PolicyList policyList,
     Signing signing,
     Double cpuQuota,
+    boolean cpuQuotaAfterWarmup,
     boolean latencyPercentiles) {
 
   /** True if knotd signs the zone, dnsperf sets DO, and validating members get its trust anchor. */

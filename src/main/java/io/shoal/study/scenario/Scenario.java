@@ -34,7 +34,7 @@ public record Scenario(
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
       "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds", "policy_list",
-      "dnssec", "cpu_quota", "latency_percentiles");
+      "dnssec", "cpu_quota", "cpu_quota_from", "latency_percentiles");
   /** Rounds a scenario may ask for: each one runs every member again. */
   static final int MAX_ROUNDS = 9;
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
@@ -175,6 +175,7 @@ public record Scenario(
         r.hasPath("policy_list") ? policyList(r.getConfig("policy_list")) : null,
         r.hasPath("dnssec") ? Signing.from(r.getConfig("dnssec")) : null,
         cpuQuota(r),
+        cpuQuotaAfterWarmup(r),
         r.hasPath("latency_percentiles") && r.getBoolean("latency_percentiles"));
 
     List<Member> members = new ArrayList<>();
@@ -365,6 +366,25 @@ public record Scenario(
       throw new IllegalArgumentException("recipe.cpu_quota: CPUs per shoal process, from 0.01 to 64, is " + q);
     }
     return q;
+  }
+
+  /**
+   * recipe.cpu_quota_from: {@code start} (the default: the JVM starts under its quota) or
+   * {@code measured} (the quota applies from the measured run on, after the warm-up).
+   */
+  private static boolean cpuQuotaAfterWarmup(Config r) {
+    if (!r.hasPath("cpu_quota_from")) {
+      return false;
+    }
+    if (!r.hasPath("cpu_quota")) {
+      throw new IllegalArgumentException("recipe.cpu_quota_from: says when recipe.cpu_quota applies, which is not set");
+    }
+    return switch (r.getString("cpu_quota_from")) {
+      case "start" -> false;
+      case "measured" -> true;
+      default -> throw new IllegalArgumentException("recipe.cpu_quota_from: start (the JVM starts under its quota) or"
+          + " measured (after the warm-up), is '" + r.getString("cpu_quota_from") + "'");
+    };
   }
 
   private static KillPlan kill(Config k, String at, int nodes, boolean cluster, LoadSettings load,

@@ -208,6 +208,9 @@ public final class ShoalUnderTest extends ServerUnderTest {
     List<String> cmd = new ArrayList<>();
     cmd.add(JavaLauncher.path());
     cmd.addAll(recipe.jvmOptions());
+    if (quota != null) {
+      cmd.addAll(quota.jvmOptions());
+    }
     cmd.addAll(List.of("-jar", jar.toAbsolutePath().toString(), "serve", "--config", configFile().toString()));
     return quota == null ? cmd : quota.wrap(cmd);
   }
@@ -217,7 +220,9 @@ public final class ShoalUnderTest extends ServerUnderTest {
   public void launch() throws IOException {
     if (recipe.cpuQuota() != null && quota == null) {
       try {
-        quota = CpuQuota.make(label.replace('/', '-'), recipe.cpuQuota());
+        String name = label.replace('/', '-');
+        quota = recipe.cpuQuotaAfterWarmup()
+            ? CpuQuota.deferred(name, recipe.cpuQuota()) : CpuQuota.make(name, recipe.cpuQuota());
       } catch (StudyException e) {
         throw new IOException(e.getMessage(), e);
       }
@@ -451,6 +456,14 @@ public final class ShoalUnderTest extends ServerUnderTest {
         + (recipe.signed() ? ", DNSSEC validation " + validated.dnssec().mode().configName()
             + (member.validates() ? " (trust anchor: the zone's DS)" : "") : "")
         + (transport().encrypted() ? ", " + transport().configName() + " on its own port" : "")
-        + (recipe.cpuQuota() == null ? "" : ", under a CPU quota of " + recipe.cpuQuota() + " CPU of its own");
+        + (recipe.cpuQuota() == null ? "" : ", under a CPU quota of " + recipe.cpuQuota() + " CPU of its own"
+            + (recipe.cpuQuotaAfterWarmup() ? " from the end of the warm-up on (its weight only before)" : ""));
+  }
+
+  /** Applies a quota that waited for the warm-up ({@code recipe.cpu_quota_from = measured}); nothing otherwise. */
+  public void enforceQuota() throws StudyException {
+    if (quota != null) {
+      quota.enforce();
+    }
   }
 }

@@ -144,9 +144,9 @@ class ClusterResultsTest {
     CacheCounters counters = new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0);
     RemoteLookups remote = RemoteLookups.of(after.get(0)).plus(RemoteLookups.of(after.get(1)))
         .minus(RemoteLookups.of(before.get(0)).plus(RemoteLookups.of(before.get(1))));
-    ClusterRow.Capacity paced = new ClusterRow.Capacity("churn", 0.25, 81.5, 0.42, 3292);
+    ClusterRow.Capacity paced = new ClusterRow.Capacity("churn", 0.25, 81.5, 0.42, 3292, 0.05);
     List<String> cells = ClusterRow.of("paced-3", 3, true, sum, 0, counters, remote, latency, null, 1.7, paced).cells();
-    assertEquals(List.of("0.500", "2.000", "3292"), cells.subList(cells.size() - 3, cells.size()));
+    assertEquals(List.of("0.500", "2.000", "3292", "0.05"), cells.subList(cells.size() - 4, cells.size()));
     assertEquals("200", cells.get(ClusterRow.COLUMNS.indexOf("remote_lookups_answered")));
     // outside a cluster there are no owner lookups to time, whatever the scrapes hold
     ClusterRow off = ClusterRow.of("independent-3", 3, false, sum, 0, counters, remote, latency, null, 1.7,
@@ -155,7 +155,7 @@ class ClusterResultsTest {
     assertNull(off.remoteLookupP90Ms());
     assertNull(off.maxQpsPerNode());
     List<String> offCells = off.cells();
-    assertEquals(List.of("", "", ""), offCells.subList(offCells.size() - 3, offCells.size()));
+    assertEquals(List.of("", "", "", ""), offCells.subList(offCells.size() - 4, offCells.size()));
   }
 
   @Test
@@ -197,17 +197,17 @@ class ClusterResultsTest {
             new CacheCounters(1704L, 3168L, 2952L, 0.06, 904L, 0.004), RemoteLookups.NONE, null, null),
         ClusterRow.of("cluster-3", 3, true, sum, 1314, new CacheCounters(29L, 1379L, 1197L, 0.28, 0L, 0.0),
             new RemoteLookups(5, 543, 0, 0), new RemoteLookupLatency(0.5, 2.0), 6.0474, 1.7,
-            new ClusterRow.Capacity("churn", 0.25, 81.5, 0.42, 1234)));
+            new ClusterRow.Capacity("churn", 0.25, 81.5, 0.42, 1234, 0.31)));
     String text = StudyCsv.CLUSTER.render(rows);
     List<String> lines = text.lines().toList();
     assertEquals("member,nodes,cluster,achieved_qps,avg_latency_ms,sent,completed,lost,upstream_queries,"
         + "fair_hit_rate_pct,cache_hits,cache_misses,cache_hit_rate_pct,remote_lookups_answered,remote_lookups_timeout,"
         + "remote_lookups_failed,remote_lookups_refused,remote_lookup_overhead_ms,cpu_seconds,cpu_us_per_query,"
-        + "group,cpu_quota,p99_latency_ms,load_cpu_seconds,remote_lookup_p50_ms,remote_lookup_p90_ms,max_qps_per_node",
+        + "group,cpu_quota,p99_latency_ms,load_cpu_seconds,remote_lookup_p50_ms,remote_lookup_p90_ms,max_qps_per_node,jit_cpu_seconds",
         lines.get(0));
-    assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,,,,,,,,,,", lines.get(1));
+    assertEquals("memory,1,off,1539.3,122.300,4872,4872,0,3168,34.98,1704,3168,34.98,,,,,,,,,,,,,,,", lines.get(1));
     assertEquals("cluster-3,3,on,43.0,2073.745,860,340,520,1314,0.00,29,1379,2.07,5,543,0,0,6.0474,1.70,5000.00,"
-        + "churn,0.25,81.500,0.42,0.500,2.000,1234", lines.get(2));
+        + "churn,0.25,81.500,0.42,0.500,2.000,1234,0.31", lines.get(2));
     List<ClusterRow> back = StudyCsv.CLUSTER.parse(text);
     assertEquals(rows.get(1).member(), back.get(1).member());
     assertEquals(3, back.get(1).nodes());
@@ -224,6 +224,8 @@ class ClusterResultsTest {
     assertEquals(0.5, back.get(1).remoteLookupP50Ms(), 1e-9);
     assertEquals(2.0, back.get(1).remoteLookupP90Ms(), 1e-9);
     assertEquals(1234, back.get(1).maxQpsPerNode());
+    assertEquals(0.31, back.get(1).jitCpuSeconds(), 1e-9);
+    assertNull(back.get(0).jitCpuSeconds());
     assertNull(back.get(0).remoteLookupP50Ms());
     assertNull(back.get(0).maxQpsPerNode());
     assertThrows(IllegalArgumentException.class, () -> StudyCsv.CLUSTER.parse(StudyCsv.RESULTS.render(List.of())));

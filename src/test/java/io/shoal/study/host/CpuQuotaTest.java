@@ -45,6 +45,34 @@ class CpuQuotaTest {
   }
 
   @Test
+  void aDeferredQuotaLimitsItsProcessOnlyOnceEnforced() throws Exception {
+    assumeTrue(Files.isWritable(CpuQuota.V1_ROOT.resolve("cgroup.procs")),
+        "a writable cgroup v1 cpu controller (root on a cgroup v1 host)");
+    CpuQuota quota = CpuQuota.deferred("cpu-quota-deferred-test-" + System.nanoTime(), 0.3);
+    Process p = null;
+    try {
+      // the JVM reads the quota at its start, when there is none yet: it is told the processor count
+      assertEquals(List.of("-XX:ActiveProcessorCount=1"), quota.jvmOptions());
+      assertFalse(quota.enforced());
+      p = new ProcessBuilder(quota.wrap(List.of("/bin/sh", "-c", "cat /proc/self/cgroup; exec sleep 30")))
+          .redirectErrorStream(true).start();
+      String cpuLine = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
+          .lines().filter(l -> l.matches("\\d+:([^:]*,)?cpu(,[^:]*)?:.*")).findFirst().orElseThrow();
+      Path group = CpuQuota.V1_ROOT.resolve(cpuLine.substring(cpuLine.lastIndexOf('/') + 1));
+      assertEquals("-1", Files.readString(group.resolve("cpu.cfs_quota_us")).strip(), "no limit before enforce");
+      quota.enforce();
+      assertEquals("30000", Files.readString(group.resolve("cpu.cfs_quota_us")).strip());
+      assertTrue(quota.enforced());
+      assertEquals(List.of(), quota.jvmOptions(), "a JVM started under an enforced quota reads it itself");
+    } finally {
+      if (p != null) {
+        p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+      quota.remove();
+    }
+  }
+
+  @Test
   void aQuotaIsAPositiveShareOfACpu() {
     assertThrows(IllegalArgumentException.class, () -> CpuQuota.make("x", 0));
     assertThrows(IllegalArgumentException.class, () -> CpuQuota.make("x", 65));

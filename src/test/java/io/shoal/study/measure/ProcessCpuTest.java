@@ -59,8 +59,11 @@ class ProcessCpuTest {
 
   @Test
   void cpuPerQueryIsTheCpuTimeOverTheCompletedQueriesInMicroseconds() {
-    ProcessCpu.Sample before = new ProcessCpu.Sample(1_000);
-    ProcessCpu.Sample after = new ProcessCpu.Sample(1_375);
+    ProcessCpu.Sample before = new ProcessCpu.Sample(1_000, 40);
+    ProcessCpu.Sample after = new ProcessCpu.Sample(1_375, 65);
+    assertEquals(0.25, ProcessCpu.compilerSecondsBetween(before, after, 100), 1e-12);
+    // a compiler thread that ended meanwhile takes its ticks out of the later sum: never below 0
+    assertEquals(0.0, ProcessCpu.compilerSecondsBetween(after, before, 100), 1e-12);
     double seconds = ProcessCpu.secondsBetween(before, after, 100);
     assertEquals(3.75, seconds, 1e-12);
     // 3.75 s of CPU for 300,000 answers: 12.5 us each
@@ -77,6 +80,9 @@ class ProcessCpuTest {
     ProcessCpu.Sample twice = ProcessCpu.sample(List.of(self, self), dir.resolve("cpu2.txt"));
     // this JVM has run the test framework: it has used CPU, and the second reading is not less
     assertTrue(once.ticks() > 0, Files.readString(audit));
+    // this JVM has compiled the test framework's hot methods: its compiler threads are a part of its CPU
+    assertTrue(once.compilerTicks() > 0 && once.compilerTicks() <= once.ticks(), Files.readString(audit));
+    assertTrue(Files.readString(audit).contains(" thread "), "the compiler threads' lines are kept");
     assertTrue(twice.ticks() >= 2 * once.ticks(), Files.readString(dir.resolve("cpu2.txt")));
     assertTrue(Files.readString(audit).startsWith(self + ": " + self + " ("), Files.readString(audit));
   }

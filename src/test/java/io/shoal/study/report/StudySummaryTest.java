@@ -4,6 +4,7 @@ import static io.shoal.study.report.StudyCsvTest.peerRow;
 import static io.shoal.study.report.StudyCsvTest.shoalRow;
 import static io.shoal.study.report.StudyCsvTest.withCpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shoal.study.measure.DnsperfReportTest;
@@ -82,7 +83,7 @@ class StudySummaryTest {
       long upstream, Double overheadMs) {
     return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
         ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 6L : null, cluster ? 0L : null,
-        cluster ? 0L : null, cluster ? 0L : null, overheadMs, null, null, null, null, null, null, null, null, null);
+        cluster ? 0L : null, cluster ? 0L : null, overheadMs, null, null, null, null, null, null, null, null, null, null);
   }
 
   /** A row of a capacity study: 30 s runs, CPU seconds and dnsperf's CPU seconds given. */
@@ -92,7 +93,19 @@ class StudySummaryTest {
     return new ClusterRow(member, nodes, cluster, qps, 1.0, completed, completed, 0, upstream,
         ResultRow.fairHitRatePct(upstream, completed), 10L, 10L, 50.0, cluster ? 0L : null, cluster ? 0L : null,
         cluster ? 0L : null, cluster ? 0L : null, null, cpuSeconds, cpuSeconds * 1e6 / completed, group, 0.25, p99,
-        loadCpuSeconds, null, null, null);
+        loadCpuSeconds, null, null, null, null);
+  }
+
+  @Test
+  void aCapacityLineSaysHowMuchOfTheNodesCpuTheJitCompilerTook() {
+    ClusterRow one = capacityRow("hit-1", "hit", 1, false, 10000, 0, 8.0, 3.0, 20.0);
+    ClusterRow compiling = new ClusterRow(one.member(), 1, false, one.achievedQps(), one.avgLatencyMs(), one.sent(),
+        one.completed(), one.lost(), one.upstreamQueries(), one.fairHitRatePct(), one.cacheHits(), one.cacheMisses(),
+        one.cacheHitRatePct(), null, null, null, null, null, one.cpuSeconds(), one.cpuMicrosPerQuery(), one.group(),
+        one.cpuQuota(), one.p99LatencyMs(), one.loadCpuSeconds(), null, null, null, 2.0);
+    String line = StudySummary.clusterAtAGlance(List.of(compiling)).get(0);
+    assertTrue(line.contains("of their quota, 25% of that in JIT compiler threads;"), line);
+    assertFalse(StudySummary.clusterAtAGlance(List.of(one)).get(0).contains("JIT"));
   }
 
   @Test
@@ -126,7 +139,7 @@ class StudySummaryTest {
     return new ClusterRow(r.member(), r.nodes(), r.cluster(), r.achievedQps(), r.avgLatencyMs(), r.sent(),
         r.completed(), r.lost(), r.upstreamQueries(), r.fairHitRatePct(), r.cacheHits(), r.cacheMisses(),
         r.cacheHitRatePct(), 6000L, 0L, 0L, 0L, null, r.cpuSeconds(), r.cpuMicrosPerQuery(), r.group(),
-        r.cpuQuota(), r.p99LatencyMs(), r.loadCpuSeconds(), p50, p90, perNode);
+        r.cpuQuota(), r.p99LatencyMs(), r.loadCpuSeconds(), p50, p90, perNode, r.jitCpuSeconds());
   }
 
   @Test
@@ -154,7 +167,7 @@ class StudySummaryTest {
     // an unpaced cluster's lookups are reported without the goal, which is for a cluster below its capacity
     ClusterRow saturated = capacityRow("c", "churn", 3, true, 11000, 0, 22.5, 3.3, 60.0);
     ClusterRow timed = new ClusterRow(saturated.member(), 3, true, 11000, 1.0, 330000, 330000, 0, 0, 100.0, 10L,
-        10L, 50.0, 6000L, 0L, 0L, 0L, null, null, null, "churn", 0.25, null, null, 10.0, Double.POSITIVE_INFINITY, null);
+        10L, 50.0, 6000L, 0L, 0L, 0L, null, null, null, "churn", 0.25, null, null, 10.0, Double.POSITIVE_INFINITY, null, null);
     assertEquals(List.of("c: owner lookups over the measured run took at most 10.000 ms at the median and at most "
         + "more than the last bucket at p90 (bucket bounds of shoal_cluster_remote_lookup_seconds, all nodes' "
         + "histograms summed)."), StudySummary.clusterAtAGlance(List.of(timed)));
@@ -193,7 +206,7 @@ class StudySummaryTest {
   void refusedOwnerLookupsArePointedOut() {
     ClusterRow refused = new ClusterRow("cluster-3", 3, true, 300, 1.0, 1000, 1000, 0, 500,
         ResultRow.fairHitRatePct(500, 1000), 10L, 10L, 50.0, 0L, 0L, 0L, 40L, null, null, null, null, null, null, null,
-        null, null, null);
+        null, null, null, null);
     assertEquals(List.of("cluster-3: 40 remote lookups were refused (the owner's access_control does not allow the "
         + "other nodes; the node went upstream itself)."), StudySummary.clusterAtAGlance(List.of(refused)));
   }

@@ -107,7 +107,7 @@ class ScenarioTest {
     // Everything but the rounds as in query_path, so its rows compare with query_path's.
     assertEquals(new Recipe(full.zone(), full.stubTtl(), full.queries(), full.ingressWorkers(), full.fill(),
         full.maxEntries(), full.whenFull(), full.shardCount(), full.mapSizeBytes(), full.syncInterval(),
-        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing(), full.cpuQuota(), full.latencyPercentiles()), hit.recipe());
+        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing(), full.cpuQuota(), full.cpuQuotaAfterWarmup(), full.latencyPercentiles()), hit.recipe());
     assertEquals("unbound", hit.baseline());
     assertEquals(List.of("unbound", "shoal-memory"), hit.members().stream().map(Member::name).toList());
     assertEquals(1, hit.members().get(0).config().getInt("threads"));
@@ -315,7 +315,10 @@ class ScenarioTest {
     Scenario ok = Scenario.from("t", ConfigFactory.parseString(recipe + ", cpu_quota = 0.3 }\n"
         + "members = [{ name = a, kind = shoal, group = g }]"));
     assertEquals(0.3, ok.recipe().cpuQuota());
+    assertFalse(ok.recipe().cpuQuotaAfterWarmup(), "the quota applies from the JVM's start unless told otherwise");
     assertFalse(ok.recipe().latencyPercentiles());
+    assertTrue(Scenario.from("t", ConfigFactory.parseString(recipe + ", cpu_quota = 0.3, cpu_quota_from = measured }\n"
+        + "members = [{ name = a, kind = shoal }]")).recipe().cpuQuotaAfterWarmup());
     assertEquals("g", ok.members().get(0).group());
     assertNull(Scenario.from("t", ConfigFactory.parseString(recipe + " }\nmembers = [{ name = a, kind = shoal }]"))
         .recipe().cpuQuota());
@@ -323,7 +326,10 @@ class ScenarioTest {
         new String[] {", cpu_quota = 0 }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota"},
         new String[] {", cpu_quota = 65 }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota"},
         new String[] {", cpu_quota = 0.5 }\nmembers = [{ name = u, kind = unbound }]", "members[0].kind"},
-        new String[] {" }\nmembers = [{ name = u, kind = unbound, group = g }]", "members[0].group"});
+        new String[] {" }\nmembers = [{ name = u, kind = unbound, group = g }]", "members[0].group"},
+        new String[] {", cpu_quota = 0.5, cpu_quota_from = later }\nmembers = [{ name = a, kind = shoal }]",
+            "recipe.cpu_quota_from"},
+        new String[] {", cpu_quota_from = measured }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota_from"});
     for (String[] b : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> Scenario.from("t", ConfigFactory.parseString(recipe + b[0])), b[0]);
