@@ -57,6 +57,13 @@ public interface AnswerCache extends AutoCloseable {
   }
 
   /**
+   * Removes the answer held for {@code key} if it was stored at {@code storedAtMillis} or before
+   * (the one a caller read from this cache), never one stored since (fetched afresh meanwhile);
+   * completes with whether one went. Warm join releases so the answers it handed to their owner.
+   */
+  CompletionStage<Boolean> removeIfStoredBy(CacheKey key, long storedAtMillis);
+
+  /**
    * Hands {@code sink} every stored answer, expired ones included, for {@code shoal cache dump}.
    * Blocking and possibly long: callers run it off the query path. It never holds a lock or a
    * read snapshot that fills or hits wait on, so what it sees of concurrent fills is not defined.

@@ -125,6 +125,20 @@ public final class OwnerDirectory {
     return r.withoutSelf.nodeFor(key.bytes());
   }
 
+  /**
+   * Whether this node owns {@code key} now: the ring places it here, or there is no ring (then
+   * the node answers every key itself).
+   */
+  boolean ownedHere(CacheKey key) {
+    Ring r = ring.get();
+    return r.hash == null || r.hash.nodeFor(key.bytes()).equals(r.self);
+  }
+
+  /** Whether {@code cache} is the near cache: copies of answers other nodes own, not this node's own. */
+  boolean isNearCache(AnswerCache cache) {
+    return nearCache != null && cache == nearCache;
+  }
+
   /** Whether the ring now places {@code key} on {@code member} (a member's cluster address). */
   boolean ownedBy(CacheKey key, String member) {
     Ring r = ring.get();

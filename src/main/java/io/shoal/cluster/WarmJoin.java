@@ -28,8 +28,10 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
@@ -54,6 +56,12 @@ import org.slf4j.LoggerFactory;
  * agree; the receiver counts a second of transit against each, so a TTL never grows on the way.
  * Answers with less than {@code min_ttl_left} left, and remembered failures, are not sent. The
  * receiver keeps an answer it holds that was stored no earlier than the one it is sent.
+ *
+ * <p>A node that sent a joining member its answers releases them once the member holds them: it
+ * removes them from its own caches (not from its near copies), unless it owns the key again by
+ * then or has fetched the answer afresh since. Its caches are sized for the keys it owns, and the
+ * copies would push those out. A node that hands over because it leaves releases nothing: it is
+ * stopping.
  */
 public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
 
@@ -85,15 +93,23 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     }
   }
 
-  /** A batch was stored: {@code stored} answers kept; {@code accepting} false when the node takes none (warm join off). */
+  /**
+   * A batch was stored: {@code stored} answers kept; {@code held} of the batch's answers the node
+   * holds now (those stored, and those it held as fresh already); {@code accepting} false when the
+   * node takes none (warm join off). A node of an earlier version sends no {@code held}: 0.
+   */
   public static final class Taken implements CborSerializable {
     public final boolean accepting;
     public final int stored;
+    public final int held;
 
     @JsonCreator
-    public Taken(@JsonProperty("accepting") boolean accepting, @JsonProperty("stored") int stored) {
+    public Taken(
+        @JsonProperty("accepting") boolean accepting, @JsonProperty("stored") int stored,
+        @JsonProperty("held") int held) {
       this.accepting = accepting;
       this.stored = stored;
+      this.held = held;
     }
   }
 
@@ -103,7 +119,8 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
    */
   record HandOver(ActorRef<akka.Done> replyTo) implements Command {}
 
-  private record TransferEnded(String to, long sent, long millis, String failure, ActorRef<akka.Done> replyTo)
+  private record TransferEnded(
+      String to, long sent, long released, long millis, String failure, ActorRef<akka.Done> replyTo)
       implements Command {}
 
   /** The receiver of this name lives beside each node's owner endpoint. */
@@ -176,9 +193,11 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
 
   /**
    * A transfer to do: where each key goes ({@code destination}: a member, or null to keep it),
-   * described as {@code to} in the log; {@code replyTo} (or null) is told when it ended.
+   * described as {@code to} in the log; {@code release}: remove what the receiver stored from this
+   * node's own caches; {@code replyTo} (or null) is told when it ended.
    */
-  private record Job(String to, Function<CacheKey, String> destination, ActorRef<akka.Done> replyTo) {}
+  private record Job(
+      String to, Function<CacheKey, String> destination, boolean release, ActorRef<akka.Done> replyTo) {}
 
   private Behavior<Command> onNewOwner(NewOwner owner) {
     receivers.put(owner.member(), owner.receiver());
@@ -186,7 +205,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       return this;
     }
     String member = owner.member();
-    waiting.addLast(new Job(member, key -> directory.ownedBy(key, member) ? member : null, null));
+    waiting.addLast(new Job(member, key -> directory.ownedBy(key, member) ? member : null, true, null));
     startNext();
     return this;
   }
@@ -204,7 +223,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       walking.cancelled = true;
     }
     waiting.addFirst(new Job("the members that own this node's names once it has left", directory::successorOf,
-        handOver.replyTo()));
+        false, handOver.replyTo()));
     startNext();
     return this;
   }
@@ -215,10 +234,10 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     }
     Job next = waiting.poll();
     long start = System.nanoTime();
-    Transfer transfer = new Transfer(next.destination(), Map.copyOf(receivers));
+    Transfer transfer = new Transfer(next.destination(), next.release(), Map.copyOf(receivers));
     walking = transfer;
     getContext().pipeToSelf(CompletableFuture.supplyAsync(transfer::run, walks), (sent, failure) ->
-        new TransferEnded(next.to(), failure == null ? sent : transfer.sent,
+        new TransferEnded(next.to(), failure == null ? sent : transfer.sent, transfer.released,
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
             failure == null ? null : String.valueOf(failure.getCause() != null ? failure.getCause() : failure),
             next.replyTo()));
@@ -229,9 +248,11 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     if (ended.failure() == null && ended.sent() == 0) {
       log.debug("warm join: no answer held here goes to {}", ended.to());
     } else if (ended.failure() == null) {
-      log.info("warm join: sent {} answer(s) to {} in {} ms", ended.sent(), ended.to(), ended.millis());
+      log.info("warm join: sent {} answer(s) to {} in {} ms, released {} of them here", ended.sent(), ended.to(),
+          ended.millis(), ended.released());
     } else {
-      log.info("warm join to {} ended after {} answer(s): {}", ended.to(), ended.sent(), ended.failure());
+      log.info("warm join to {} ended after {} answer(s), {} released here: {}", ended.to(), ended.sent(),
+          ended.released(), ended.failure());
     }
     if (ended.replyTo() != null) {
       ended.replyTo().tell(akka.Done.getInstance());
@@ -246,6 +267,8 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
    */
   private final class Transfer {
     private final Function<CacheKey, String> destination;
+    /** Whether answers a receiver holds leave this node's own caches (a join, not a hand-over). */
+    private final boolean release;
     private final Map<String, ActorRef<Command>> receivers;
     private final Map<String, Batch> batches = new HashMap<>();
     /** Members that take no answers (warm join off there, or no acknowledgement): skipped from then on. */
@@ -253,11 +276,14 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     private long startNanos;
     /** Answers the receivers have acknowledged; read by the actor once the walk ended. */
     volatile long sent;
+    /** Of those, answers removed from this node's own caches; read by the actor once the walk ended. */
+    volatile long released;
     /** Set by the actor: the node is stopping, and the hand-over goes first. */
     volatile boolean cancelled;
 
-    Transfer(Function<CacheKey, String> destination, Map<String, ActorRef<Command>> receivers) {
+    Transfer(Function<CacheKey, String> destination, boolean release, Map<String, ActorRef<Command>> receivers) {
       this.destination = destination;
+      this.release = release;
       this.receivers = receivers;
     }
 
@@ -277,14 +303,14 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
             return;
           }
           Batch batch = batches.computeIfAbsent(to, m -> new Batch());
-          batch.add(key, answer);
-          if (batch.keys.size() >= settings.batch() || batch.bytes >= MAX_BATCH_BYTES) {
+          batch.add(key, answer, cache);
+          if (batch.entries.size() >= settings.batch() || batch.bytes >= MAX_BATCH_BYTES) {
             send(to, batch);
           }
         });
       }
       batches.forEach((to, batch) -> {
-        if (!batch.keys.isEmpty() && !declined.containsKey(to)) {
+        if (!batch.entries.isEmpty() && !declined.containsKey(to)) {
           send(to, batch);
         }
       });
@@ -308,7 +334,8 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       if (entries == null) {
         return;
       }
-      int count = batch.lastCount;
+      List<Entry> encoded = batch.lastSent;
+      int count = encoded.size();
       Taken taken;
       try {
         taken = AskPattern.<Command, Taken>ask(receivers.get(to), replyTo -> new Answers(entries, count, replyTo),
@@ -324,30 +351,60 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       }
       sent += count;
       metrics.warmJoinSent(count);
+      if (release && taken.held == count) {
+        release(encoded);
+      }
+    }
+
+    /**
+     * Removes answers a joining member holds now from the caches they were read from, the near
+     * cache aside, each unless this node owns its key now or holds one stored since; waits (up to
+     * the batch timeout) to count them.
+     */
+    private void release(List<Entry> stored) {
+      List<CompletableFuture<Boolean>> removals = new ArrayList<>();
+      for (Entry e : stored) {
+        if (!directory.isNearCache(e.from()) && !directory.ownedHere(e.key())) {
+          removals.add(e.from().removeIfStoredBy(e.key(), e.answer().storedAtMillis()).toCompletableFuture());
+        }
+      }
+      try {
+        CompletableFuture.allOf(removals.toArray(CompletableFuture[]::new))
+            .get(BATCH_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | TimeoutException e) {
+        // Counted below as far as they went: an answer not removed costs room, never an answer.
+      }
+      int n = 0;
+      for (CompletableFuture<Boolean> r : removals) {
+        if (r.isDone() && !r.isCompletedExceptionally() && r.getNow(false)) {
+          n++;
+        }
+      }
+      released += n;
+      metrics.warmJoinReleased(n);
     }
   }
 
+  /** An answer read from {@code from}, to be sent. */
+  private record Entry(CacheKey key, CachedAnswer answer, AnswerCache from) {}
+
   /** Answers waiting to go to one member. */
   private static final class Batch {
-    final List<CacheKey> keys = new ArrayList<>();
-    final List<CachedAnswer> answers = new ArrayList<>();
+    final List<Entry> entries = new ArrayList<>();
     int bytes;
-    int count;
     /** Entries {@link #encode} wrote. */
-    int lastCount;
+    List<Entry> lastSent = List.of();
 
-    void add(CacheKey key, CachedAnswer answer) {
-      keys.add(key);
-      answers.add(answer);
+    void add(CacheKey key, CachedAnswer answer, AnswerCache from) {
+      entries.add(new Entry(key, answer, from));
       bytes += key.bytes().length + answer.encodedSize() + 22;
-      count++;
     }
 
     void clear() {
-      keys.clear();
-      answers.clear();
+      entries.clear();
       bytes = 0;
-      count = 0;
     }
 
     /**
@@ -357,21 +414,22 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
      */
     byte[] encode(long now, long minLeft) {
       ByteBuffer out = ByteBuffer.allocate(bytes);
-      lastCount = 0;
-      for (int i = 0; i < keys.size(); i++) {
-        CachedAnswer a = answers.get(i);
+      List<Entry> written = new ArrayList<>(entries.size());
+      for (Entry e : entries) {
+        CachedAnswer a = e.answer();
         long left = a.expiresAtMillis() - now;
         if (left < minLeft) {
           continue;
         }
-        byte[] key = keys.get(i).bytes();
+        byte[] key = e.key().bytes();
         out.putShort((short) key.length).put(key);
         out.putLong(Math.max(0, now - a.storedAtMillis())).putLong(left);
         out.putInt(a.encodedSize());
         a.encode(out);
-        lastCount++;
+        written.add(e);
       }
-      if (lastCount == 0) {
+      lastSent = written;
+      if (written.isEmpty()) {
         return null;
       }
       byte[] entries = new byte[out.position()];
@@ -398,12 +456,13 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
    */
   private Behavior<Command> onAnswers(Answers batch) {
     if (!settings.enabled()) {
-      batch.replyTo.tell(new Taken(false, 0));
+      batch.replyTo.tell(new Taken(false, 0, 0));
       return this;
     }
     long now = clock.getAsLong();
     ProfileTable table = profiles.get();
     List<CompletableFuture<Boolean>> fills = new ArrayList<>(batch.count);
+    int kept = 0;
     try {
       ByteBuffer in = ByteBuffer.wrap(batch.entries);
       for (int i = 0; i < batch.count; i++) {
@@ -424,6 +483,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
         AnswerCache cache = table.match(key).cache();
         CachedAnswer held = cache.get(key, now);
         if (held != null && held.storedAtMillis() >= storedAt) {
+          kept++;
           continue; // this node's own is as fresh or fresher
         }
         fills.add(cache.fill(key, new CachedAnswer(
@@ -434,6 +494,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
           batch.replyTo.path().address(), e.toString());
     }
     ActorRef<Taken> replyTo = batch.replyTo;
+    int heldAlready = kept;
     CompletableFuture.allOf(fills.toArray(CompletableFuture[]::new)).handle((v, failure) -> {
       int stored = 0;
       for (CompletableFuture<Boolean> f : fills) {
@@ -442,7 +503,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
         }
       }
       metrics.warmJoinReceived(stored);
-      replyTo.tell(new Taken(true, stored));
+      replyTo.tell(new Taken(true, stored, stored + heldAlready));
       return null;
     });
     return this;

@@ -12,6 +12,7 @@ public final class ClusterMetrics {
   private final Gauge owners;
   private final Counter warmSent;
   private final Counter warmReceived;
+  private final Counter warmReleased;
 
   public ClusterMetrics(String node) {
     this.rejoins = Kamon.counter("shoal.cluster.rejoins",
@@ -21,9 +22,11 @@ public final class ClusterMetrics {
     this.owners = Kamon.gauge("shoal.cluster.owners",
         "Members whose keys this node looks up at their owner, itself included").withTag("node", node);
     kamon.metric.Metric.Counter warm = Kamon.counter("shoal.cluster.warm_join.answers",
-        "Answers sent to the node that now owns them, or taken in from the node that held them, by warm join");
+        "Answers sent to the node that now owns them, taken in from the node that held them, or released by the"
+            + " node that sent them to their joining owner, by warm join");
     this.warmSent = warm.withTags(TagSet.builder().add("node", node).add("direction", "sent").build());
     this.warmReceived = warm.withTags(TagSet.builder().add("node", node).add("direction", "received").build());
+    this.warmReleased = warm.withTags(TagSet.builder().add("node", node).add("direction", "released").build());
   }
 
   /** Warm join sent {@code n} answers to their new owner: shoal_cluster_warm_join_answers_total{direction="sent"}. */
@@ -34,6 +37,14 @@ public final class ClusterMetrics {
   /** Warm join stored {@code n} answers this node now owns: {direction="received"}. */
   public void warmJoinReceived(long n) {
     warmReceived.increment(n);
+  }
+
+  /**
+   * Warm join removed {@code n} answers from this node's own caches after their new owner, a
+   * member that joined, stored them: {direction="released"}.
+   */
+  public void warmJoinReleased(long n) {
+    warmReleased.increment(n);
   }
 
   /** The membership started again after it was downed or could not join: shoal_cluster_rejoins_total. */

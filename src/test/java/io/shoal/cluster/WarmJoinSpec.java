@@ -1,11 +1,13 @@
 package io.shoal.cluster;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
 import io.shoal.testing.Await;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.Metrics;
+import io.shoal.testing.ShoalCli;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestCluster;
 import io.shoal.testing.TestNode;
@@ -14,6 +16,8 @@ import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.FixMethodOrder;
@@ -31,8 +35,9 @@ import org.xbill.DNS.Type;
 /**
  * A fourth node joins three warm ones (one JVM, one counting test upstream). With warm join the
  * nodes that hold the names it now owns send them to it, and it answers them with no upstream
- * query; with warm join off on the joiner, each of those names is fetched upstream again. A node
- * that stops hands the names it owns over to the nodes that own them next.
+ * query; with warm join off on the joiner, each of those names is fetched upstream again. The
+ * nodes that sent the joiner its names drop their own copies of them. A node that stops hands the
+ * names it owns over to the nodes that own them next.
  */
 // The joiner without warm join comes first and leaves before the one with it joins.
 @FixMethodOrder(MethodSorters.NAME_ASCENDING)
@@ -109,7 +114,7 @@ public class WarmJoinSpec extends JUnitSuite {
     return sum;
   }
 
-  /** The names that {@code joiner} owns in the ring of the first node. */
+  /** The names that {@code joiner} owns in the ring of another node (of the first, unless it is that one). */
   private static List<String> ownedBy(TestNode joiner) {
     List<String> names = new ArrayList<>();
     for (int i = 0; i < NAMES; i++) {
@@ -120,9 +125,11 @@ public class WarmJoinSpec extends JUnitSuite {
 
   private static List<String> ownedBy(TestNode joiner, List<String> names) {
     OwnerDirectory.Owner it = new OwnerDirectory.Owner(joiner.udp(), joiner.tcp());
+    // A node's own ring names no owner for the keys it owns itself.
+    TestNode viewer = joiner == nodes.get(0) ? nodes.get(1) : nodes.get(0);
     List<String> owned = new ArrayList<>();
     for (String name : names) {
-      if (it.equals(nodes.get(0).server.ownerOf(CacheKey.of(name, Type.A, DClass.IN, 0)))) {
+      if (it.equals(viewer.server.ownerOf(CacheKey.of(name, Type.A, DClass.IN, 0)))) {
         owned.add(name);
       }
     }
@@ -155,6 +162,7 @@ public class WarmJoinSpec extends JUnitSuite {
           owned.size(), upstreamQueries() - before);
       assertEquals("it took no answers in", 0.0, cold.metrics().value(
           "shoal_cluster_warm_join_answers_total", "node=\"cold\"", "direction=\"received\""), 0.0);
+      assertEquals("the nodes that offered them kept their own", 0.0, released(cold.metrics().settled()), 0.0);
     } finally {
       cold.close();
     }
@@ -203,11 +211,72 @@ public class WarmJoinSpec extends JUnitSuite {
   }
 
   /**
+   * The nodes that sent the joiner its names removed them from their own caches once it stored
+   * them (a cache sized for the names a node owns keeps no copies of others'), and kept the names
+   * they still own. Asked again, a moved name is answered by its new owner, not fetched upstream.
+   */
+  @Test
+  public void cTheNodesThatSentTheJoinerItsNamesReleaseTheirCopies() throws Exception {
+    List<String> moved = ownedBy(warm);
+    for (int k = 0; k < NODES; k++) {
+      TestNode node = nodes.get(k);
+      List<String> kept = ownedBy(node);
+      assertTrue("warm-" + k + " still owns some of " + NAMES + " names", !kept.isEmpty());
+      // Released batch by batch as the joiner acknowledges them: until none of the moved names is left.
+      String dump = Await.value(Duration.ofSeconds(30), () -> dump(node),
+          d -> moved.stream().noneMatch(name -> dumped(d, name)));
+      for (String name : moved) {
+        assertFalse("warm-" + k + " released " + name + ", which the joiner owns now:\n" + dump, dumped(dump, name));
+      }
+      for (String name : kept) {
+        assertTrue("warm-" + k + " still holds " + name + ", which it owns:\n" + dump, dumped(dump, name));
+      }
+      double entries = node.metrics().await(v -> v == kept.size(),
+          "shoal_cache_entries", "node=\"warm-" + k + "\"", "cache=\"answers\"");
+      assertEquals("warm-" + k + "'s answer cache holds the names it owns, no more", kept.size(), entries, 0.0);
+    }
+    Map<String, Double> scrape = nodes.get(0).metrics().settled();
+    assertEquals("the nodes counted what they released", moved.size(), released(scrape), 0.0);
+    int before = upstreamQueries();
+    for (int i = 0; i < moved.size(); i++) {
+      for (int k = 0; k < NODES; k++) {
+        Message m = ask(nodes.get(k), 6000 + i * NODES + k, moved.get(i));
+        assertEquals(moved.get(i), Rcode.NOERROR, m.getRcode());
+        assertEquals(moved.get(i), 1, m.getSection(Section.ANSWER).size());
+      }
+    }
+    assertEquals("the released names are answered by the joiner, not fetched again", 0, upstreamQueries() - before);
+  }
+
+  /** Answers the three first nodes released by warm join, in {@code scrape}. */
+  private static double released(Map<String, Double> scrape) {
+    double sum = 0;
+    for (int k = 0; k < NODES; k++) {
+      sum += Metrics.value(scrape, "shoal_cluster_warm_join_answers_total", "node=\"warm-" + k + "\"",
+          "direction=\"released\"");
+    }
+    return sum;
+  }
+
+  /** {@code shoal cache dump} of {@code node}'s own caches, through its admin endpoint. */
+  private static String dump(TestNode node) {
+    ShoalCli.Run run = ShoalCli.run("cache", "dump", "--admin", "127.0.0.1:" + node.server.adminAddress().getPort(),
+        "--token-file", node.adminTokenFile().toString());
+    assertEquals(run.err(), 0, run.status());
+    return run.out();
+  }
+
+  /** Whether {@code dump} has an A record of {@code name}. */
+  private static boolean dumped(String dump, String name) {
+    return Pattern.compile("(?m)^" + Pattern.quote(name) + "\\s+\\d+\\s+IN\\s+A\\s").matcher(dump).find();
+  }
+
+  /**
    * A node told to stop hands the answers it owns over to the nodes that own them once it has
    * left: names only it held are answered by the others without an upstream query.
    */
   @Test
-  public void cANodeThatStopsHandsTheNamesItOwnsOverBeforeItLeaves() throws Exception {
+  public void dANodeThatStopsHandsTheNamesItOwnsOverBeforeItLeaves() throws Exception {
     List<String> names = new ArrayList<>();
     for (int i = 0; i < NAMES; i++) {
       names.add(later(i));

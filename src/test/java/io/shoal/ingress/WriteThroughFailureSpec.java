@@ -80,6 +80,11 @@ public class WriteThroughFailureSpec extends JUnitSuite {
     }
 
     @Override
+    public CompletionStage<Boolean> removeIfStoredBy(CacheKey key, long storedAtMillis) {
+      return held.removeIfStoredBy(key, storedAtMillis);
+    }
+
+    @Override
     public void entries(java.util.function.BiConsumer<CacheKey, CachedAnswer> sink) {
       held.entries(sink);
     }

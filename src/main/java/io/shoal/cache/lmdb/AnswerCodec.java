@@ -140,6 +140,11 @@ final class AnswerCodec {
     return value.order(BIG_ENDIAN).getLong(value.position());
   }
 
+  /** The stored-at (epoch ms) that follows the expires-at; the buffer's position is left alone. */
+  static long storedAt(ByteBuffer value) {
+    return value.order(BIG_ENDIAN).getLong(value.position() + 8);
+  }
+
   /** {@code answer} encoded into {@code reuse}, or into a larger buffer when it does not fit. */
   static ByteBuffer encode(CachedAnswer answer, ByteBuffer reuse) {
     int size = answer.encodedSize();

@@ -10,6 +10,8 @@ import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.LmdbShardMetrics;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Supplier;
 
 /**
@@ -35,7 +37,10 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
   /** A fill somebody waits for is queued: commit the queue as soon as the mailbox allows. */
   public enum CommitNow implements Command { INSTANCE }
 
-  /** Flushes are queued ({@link ShardState#flushes}): run them after committing the fills queued before. */
+  /**
+   * Flushes or releases are queued ({@link ShardState#flushes}): run them after committing the
+   * fills queued before.
+   */
   public enum FlushesQueued implements Command { INSTANCE }
 
   /** Force written pages to disk: the CacheSupervisor's periodic sync. */
@@ -70,6 +75,9 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
 
     ShardStore open(ShardSettings settings, CacheMetrics metrics);
   }
+
+  /** Releases removed in one write transaction at most. */
+  private static final int MAX_RELEASES = 1024;
 
   private final ShardSettings settings;
   private final ShardState state;
@@ -188,11 +196,30 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     }
     // Fills queued before a flush belong before it.
     onCommitNow();
-    for (ShardState.Flush flush = state.flushes.peek(); flush != null; flush = state.flushes.peek()) {
-      int removed = store.removeName(flush.name(), flush.qtype());
-      state.flushes.poll();
+    for (ShardState.Removal next = state.flushes.peek(); next != null; next = state.flushes.peek()) {
+      if (next instanceof ShardState.Flush flush) {
+        int removed = store.removeName(flush.name(), flush.qtype());
+        state.flushes.poll();
+        batch.entriesChanged();
+        flush.removed().complete(removed);
+        continue;
+      }
+      // The releases at the head go in one transaction: warm join queues a batch of them at once.
+      List<ShardState.Release> releases = new ArrayList<>();
+      for (ShardState.Removal r : state.flushes) {
+        if (!(r instanceof ShardState.Release release) || releases.size() == MAX_RELEASES) {
+          break;
+        }
+        releases.add(release);
+      }
+      boolean[] removed = store.removeStored(releases);
+      for (int i = 0; i < releases.size(); i++) {
+        state.flushes.poll();
+      }
       batch.entriesChanged();
-      flush.removed().complete(removed);
+      for (int i = 0; i < releases.size(); i++) {
+        releases.get(i).removed().complete(removed[i]);
+      }
     }
     return this;
   }
@@ -229,8 +256,8 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     if (batch != null) {
       batch.abandonQueued();
     }
-    for (ShardState.Flush flush = state.flushes.poll(); flush != null; flush = state.flushes.poll()) {
-      flush.removed().complete(0);
+    for (ShardState.Removal removal = state.flushes.poll(); removal != null; removal = state.flushes.poll()) {
+      removal.removedNothing();
     }
     return closed();
   }

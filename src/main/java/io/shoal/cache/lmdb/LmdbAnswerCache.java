@@ -238,6 +238,25 @@ public final class LmdbAnswerCache implements AnswerCache {
     return total;
   }
 
+  /**
+   * Queued for the key's shard with the flushes, after the fills queued before it (so an answer
+   * fetched afresh meanwhile is committed first, and stays); releases queued together go in one
+   * transaction.
+   */
+  @Override
+  public CompletionStage<Boolean> removeIfStoredBy(CacheKey key, long storedAtMillis) {
+    if (closed.get()) {
+      return CompletableFuture.completedFuture(Boolean.FALSE);
+    }
+    ShardState shard = shards[shardOf(key, shardCount)];
+    return started.thenCompose(v -> {
+      CompletableFuture<Boolean> done = new CompletableFuture<>();
+      shard.flushes.add(new ShardState.Release(key, storedAtMillis, done));
+      shard.writer.tell(CacheShard.FlushesQueued.INSTANCE);
+      return done.orTimeout(FLUSH_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    });
+  }
+
   /** Answers copied per read snapshot while a dump walks a shard. */
   private static final int DUMP_CHUNK = 512;
 

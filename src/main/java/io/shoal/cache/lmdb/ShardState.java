@@ -38,15 +38,37 @@ final class ShardState {
    */
   final AtomicInteger pending = new AtomicInteger();
 
+  /** A removal waiting for the shard: a {@link Flush} or a {@link Release}. */
+  sealed interface Removal permits Flush, Release {
+    /** Completes it as having removed nothing (the shard stopped first). */
+    void removedNothing();
+  }
+
   /** A flush waiting for the shard: remove a wire-form name's answers, complete with how many went. */
-  record Flush(byte[] name, int qtype, CompletableFuture<Integer> removed) {}
+  record Flush(byte[] name, int qtype, CompletableFuture<Integer> removed) implements Removal {
+    @Override
+    public void removedNothing() {
+      removed.complete(0);
+    }
+  }
 
   /**
-   * Flushes waiting for the shard, in arrival order. Like fills they wait here, not in the
-   * mailbox, so that a restart of the shard loses none: the flush at the head is taken off only
+   * Remove the answer under {@code key} if it was stored at {@code storedAtMillis} or before;
+   * complete with whether it went.
+   */
+  record Release(CacheKey key, long storedAtMillis, CompletableFuture<Boolean> removed) implements Removal {
+    @Override
+    public void removedNothing() {
+      removed.complete(Boolean.FALSE);
+    }
+  }
+
+  /**
+   * Removals waiting for the shard, in arrival order. Like fills they wait here, not in the
+   * mailbox, so that a restart of the shard loses none: the removal at the head is taken off only
    * once it ran, and a new incarnation starts with what is left.
    */
-  final Queue<Flush> flushes = new ConcurrentLinkedQueue<>();
+  final Queue<Removal> flushes = new ConcurrentLinkedQueue<>();
 
   /** Set by the filler that wakes the shard for queued fills; cleared by the shard before it drains the queue. */
   final AtomicBoolean woken = new AtomicBoolean();

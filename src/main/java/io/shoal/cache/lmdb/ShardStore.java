@@ -261,6 +261,37 @@ class ShardStore implements AutoCloseable {
     }
   }
 
+  /**
+   * Removes, in one transaction, the answer under each release's key that was stored at its
+   * {@code storedAtMillis} or before; returns, release by release, whether one went.
+   */
+  boolean[] removeStored(List<ShardState.Release> releases) {
+    for (int round = 1; ; round++) {
+      try (Txn<ByteBuffer> txn = begin()) {
+        boolean[] removed = new boolean[releases.size()];
+        ByteBuffer indexScratch = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY + 8);
+        for (int i = 0; i < removed.length; i++) {
+          ShardState.Release release = releases.get(i);
+          byte[] key = release.key().bytes();
+          ByteBuffer held = databases.answers().get(txn, AnswerCodec.copyInto(writeKey, key));
+          if (held == null || held.remaining() < 16 || AnswerCodec.storedAt(held) > release.storedAtMillis()) {
+            continue;
+          }
+          databases.delete(txn, key, AnswerCodec.expiresAt(held), writeKey, indexScratch);
+          hot.removed(key);
+          removed[i] = true;
+        }
+        finish(txn, databases.answers().stat(txn).entries);
+        return removed;
+      } catch (Env.MapFullException e) {
+        if (round > MAX_MAP_ROUNDS) {
+          throw e;
+        }
+        makeRoom(EVICTION_ROUNDS + 1, System.currentTimeMillis());
+      }
+    }
+  }
+
   /** Forces written pages to disk (MDB_NOSYNC modes rely on this); returns the nanoseconds it took. */
   long sync() {
     long start = System.nanoTime();

@@ -205,6 +205,23 @@ public final class MemoryAnswerCache implements AnswerCache {
   }
 
   @Override
+  public CompletionStage<Boolean> removeIfStoredBy(CacheKey key, long storedAtMillis) {
+    writeLock.lock();
+    try {
+      Slot s = map.get(key);
+      if (s == null || s.answer.storedAtMillis() > storedAtMillis) {
+        return CompletableFuture.completedFuture(Boolean.FALSE);
+      }
+      map.remove(key);
+      unlink(s);
+      metrics.entries(0, map.size());
+    } finally {
+      writeLock.unlock();
+    }
+    return CompletableFuture.completedFuture(Boolean.TRUE);
+  }
+
+  @Override
   public void entries(BiConsumer<CacheKey, CachedAnswer> sink) {
     // The map's iterator is weakly consistent: no lock, so fills go on while a dump runs.
     for (Slot s : map.values()) {

@@ -135,6 +135,36 @@ public class LmdbAnswerCacheSpec extends JUnitSuite {
   }
 
   @Test
+  public void removeIfStoredByRemovesThatKeyUnlessItWasStoredSince() throws Exception {
+    TestProbe<CacheShard.Event> events = testKit.createTestProbe();
+    try (LmdbAnswerCache cache = open(testKit, settings("release", tmp.newFolder().toPath(), 4, 1000, WhenFull.EVICT_ONE), events)) {
+      long now = System.currentTimeMillis();
+      CacheKey released = key("released.example.");
+      CacheKey releasedDo = CacheKey.of("released.example.", 1, 1, CacheKey.FLAG_DO);
+      CacheKey refetched = key("refetched.example.");
+      CachedAnswer sent = answer(60, (byte) 1, now + 600_000);
+      awaitAll(List.of(cache.fill(released, sent), cache.fill(releasedDo, sent), cache.fill(refetched, sent)));
+      // Read once, so the hot answers hold it: they must let it go with LMDB.
+      assertNotNull(cache.get(released, now));
+      // Fetched afresh after the copy was sent: stored later, not queued behind the release's commit.
+      CompletionStage<Boolean> fresh = cache.fill(refetched, answer(60, (byte) 2, now + 700_000));
+
+      CompletionStage<Boolean> r1 = cache.removeIfStoredBy(released, sent.storedAtMillis());
+      CompletionStage<Boolean> r2 = cache.removeIfStoredBy(refetched, sent.storedAtMillis());
+      CompletionStage<Boolean> r3 = cache.removeIfStoredBy(key("absent.example."), sent.storedAtMillis());
+      assertTrue(await(fresh));
+      assertTrue(await(r1));
+      assertFalse("an answer stored since stays", await(r2));
+      assertFalse(await(r3));
+
+      assertNull(cache.get(released, now));
+      assertNotNull("only the key released", cache.get(releasedDo, now));
+      assertEquals(2, cache.get(refetched, now).wire()[0]);
+      assertEquals(2, cache.size());
+    }
+  }
+
+  @Test
   public void aFullFillQueueDropsTheFillAndCountsIt() throws Exception {
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
     Counter dropped = Kamon.counter("shoal.dropped").withTag("reason", ServerMetrics.FILL_QUEUE_FULL);

@@ -1,6 +1,7 @@
 package io.shoal.cache.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -231,6 +232,32 @@ class MemoryAnswerCacheTest {
     }
     assertEquals(4, c.size());
     assertEquals(4, countPresent(c, 50));
+  }
+
+  @ParameterizedTest
+  @EnumSource(WhenFull.class)
+  void removeIfStoredByRemovesOnlyThatKeyAndNotAnAnswerStoredSince(WhenFull whenFull) {
+    MemoryAnswerCache c = cache(4, whenFull);
+    CacheKey a = key("a.example.");
+    CacheKey aDo = CacheKey.of("a.example.", Type.A, DClass.IN, CacheKey.FLAG_DO);
+    CacheKey b = key("b.example.");
+    fill(c, a, answer(NOW + 60_000));
+    fill(c, aDo, answer(NOW + 60_000));
+    fill(c, b, new CachedAnswer(new byte[12], new int[0], -1, -1, NOW + 5_000, NOW + 65_000));
+
+    assertTrue(c.removeIfStoredBy(a, NOW).toCompletableFuture().join());
+    assertFalse(c.removeIfStoredBy(b, NOW).toCompletableFuture().join(), "b was stored since");
+    assertFalse(c.removeIfStoredBy(key("absent.example."), NOW).toCompletableFuture().join());
+
+    assertNull(c.get(a, NOW));
+    assertNotNull(c.get(aDo, NOW));
+    assertNotNull(c.get(b, NOW));
+    assertEquals(2, c.size());
+    // Unlinked from the eviction structures too: later fills still evict within the bound.
+    for (int i = 0; i < 20; i++) {
+      fill(c, key("h" + i + ".example."), answer(NOW + 1_000 * (i + 1)));
+      assertTrue(c.size() <= 4);
+    }
   }
 
   @Test
