@@ -13,8 +13,10 @@ import io.shoal.study.measure.MetricsScrape;
 import io.shoal.study.scenario.AttackPlan;
 import io.shoal.study.scenario.LoadSettings;
 import io.shoal.study.scenario.Member;
+import io.shoal.study.scenario.MemberKind;
 import io.shoal.study.scenario.Scenario;
 import io.shoal.study.server.KnotUpstream;
+import io.shoal.study.server.ServerUnderTest;
 import io.shoal.study.server.ShoalUnderTest;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -31,10 +33,11 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
- * The phases of a robustness scenario against its one shoal member: a baseline, then each attack
- * of the {@link AttackPlan} while dnsperf replays the recipe's queries as the honest clients. The
- * member gets a second profile for the plan's hostile zone whose upstream is a
- * {@link HostileUpstream} started here; every other name goes to knotd as in any study.
+ * The phases of a robustness scenario against one of its members: a baseline, then each attack of
+ * the {@link AttackPlan} while dnsperf replays the recipe's queries as the honest clients (at
+ * honest_qps in every UDP phase when the recipe sets it). A shoal member gets a second profile for
+ * the plan's hostile zone whose upstream is a {@link HostileUpstream} started here, an unbound
+ * member a forward-zone to it; every other name goes to knotd as in any study.
  */
 public final class AttackPhases {
   /** The attack starts this long before dnsperf, so dnsperf measures it in full swing. */
@@ -67,7 +70,7 @@ public final class AttackPhases {
     this.out = out;
   }
 
-  /** How long the phases take beyond starting the member: warm-up, then every phase. */
+  /** How long the phases take beyond starting one member: warm-up, then every phase. */
   public static Duration estimate(LoadSettings load) {
     Duration phase = LEAD.plus(load.duration()).plus(SETTLE).plus(Duration.ofSeconds(2));
     return load.warmup().plus(phase.multipliedBy(AttackPlan.Phase.values().length));
@@ -89,6 +92,18 @@ public final class AttackPhases {
         .withFallback(memberDeltas);
   }
 
+  /**
+   * The configuration of an unbound member with the plan's hostile zone forwarded to {@code hostile}:
+   * the equivalent of shoal's hostile profile (unbound has no per-zone upstream timeout; its own
+   * retry and timeout logic applies).
+   */
+  public static Config withHostileForward(Config memberConfig, AttackPlan plan, InetSocketAddress hostile) {
+    return memberConfig
+        .withValue(Member.UNBOUND_SIDE_ZONE, ConfigValueFactory.fromAnyRef(plan.hostileZone()))
+        .withValue(Member.UNBOUND_SIDE_ADDR, ConfigValueFactory.fromAnyRef(
+            hostile.getAddress().getHostAddress() + "@" + hostile.getPort()));
+  }
+
   /** What the member ran as, for the summary; empty before {@link #run}. */
   public String setupNote() {
     return setupNote;
@@ -99,32 +114,43 @@ public final class AttackPhases {
       Path shoalJar) throws IOException, StudyException {
     List<PhaseRow> rows = new ArrayList<>();
     try (HostileUpstream hostile = HostileUpstream.start(SEED)) {
-      Member m = new Member(member.name(), member.kind(), withHostileProfile(member.config(), plan, hostile.address()));
+      boolean shoal = member.kind() == MemberKind.SHOAL;
+      Member m = new Member(member.name(), member.kind(), shoal
+          ? withHostileProfile(member.config(), plan, hostile.address())
+          : withHostileForward(member.config(), plan, hostile.address()));
       Files.createDirectories(dir);
       processes.note("# in-process: hostile upstream on " + hostile.address().getAddress().getHostAddress() + ":"
-          + hostile.address().getPort() + " for " + plan.hostileZone());
-      try (ShoalUnderTest server = new ShoalUnderTest(m, scenario.recipe(), dir, knot.address(), processes, tools,
-          shoalJar)) {
-        setupNote = server.setupNote() + "; profile '" + HOSTILE + "' (" + plan.hostileZone()
-            + ") forwards to the study's hostile upstream, timeout " + plan.hostileTimeout().toMillis() + " ms";
+          + hostile.address().getPort() + " for " + plan.hostileZone() + " (member " + m.name() + ")");
+      try (ServerUnderTest server = shoal
+          ? new ShoalUnderTest(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar)
+          : ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar, null)) {
+        setupNote = server.setupNote() + (shoal
+            ? "; profile '" + HOSTILE + "' (" + plan.hostileZone() + ") forwards to the study's hostile upstream, "
+                + "timeout " + plan.hostileTimeout().toMillis() + " ms"
+            : "; a forward-zone for " + plan.hostileZone() + " to the study's hostile upstream (unbound's own "
+                + "timeouts)");
         server.start();
         if (!load.warmup().isZero()) {
           out.println("study: warming up " + m.name() + " for " + load.warmup().toSeconds() + " s");
+          // not paced: the warm-up fills the cache, and a short one at honest_qps would leave names
+          // for the baseline to miss (and a miss budget to answer SERVFAIL)
           dnsperf.run(server.port(), queries, load, load.warmup(), dir.resolve("dnsperf-warmup.txt"));
         }
         AttackPlan.Phase[] phases = AttackPlan.Phase.values();
         for (int i = 0; i < phases.length; i++) {
           AttackPlan.Phase phase = phases[i];
-          out.println("study: phase " + (i + 1) + " of " + phases.length + ": " + phase.configName() + " ("
-              + phase.what() + ")");
+          out.println("study: " + m.name() + " phase " + (i + 1) + " of " + phases.length + ": "
+              + phase.configName() + " (" + phase.what() + ")");
           Double baselineQps = rows.isEmpty() ? null : rows.get(0).honestQps();
           Double againstQps = rows.stream().filter(r -> r.phase().equals(phase.baseline().configName()))
               .map(PhaseRow::honestQps).findFirst().orElse(null);
-          PhaseRow row = phase(phase, dir.resolve("phases").resolve((i + 1) + "-" + phase.configName()), server,
-              hostile, baselineQps, againstQps, processes);
+          PhaseRow row = phase(m.name(), phase, dir.resolve("phases").resolve((i + 1) + "-" + phase.configName()),
+              server, hostile, baselineQps, againstQps, processes);
           rows.add(row);
-          out.println(String.format(Locale.ROOT, "study:   honest %.0f QPS%s, SERVFAIL %d, lost %d; RSS max %s MiB, "
-              + "fds max %s; dropped %s", row.honestQps(),
+          out.println(String.format(Locale.ROOT, "study:   honest %.0f QPS%s%s, SERVFAIL %d, lost %d; RSS max %s "
+              + "MiB, fds max %s; dropped %s", row.honestQps(),
+              row.answeredOfOffered() == null ? "" : String.format(Locale.ROOT, " (%.3f of %d offered)",
+                  row.answeredOfOffered(), row.honestOffered()),
               row.qpsVsBaseline() == null ? "" : String.format(Locale.ROOT, " (%.2fx %s)", row.qpsVsBaseline(),
                   phase.baseline().configName()),
               row.honestServfail(), row.honestLost(), row.rssMaxMib() == null ? "?" : String.format(Locale.ROOT,
@@ -141,13 +167,43 @@ public final class AttackPhases {
   }
 
   /**
+   * The honest clients' load in {@code phase}: held to honest_qps in every UDP phase of a paced
+   * plan, with honest_outstanding queries outstanding when the plan sets it.
+   */
+  public LoadSettings honestLoad(AttackPlan.Phase phase) {
+    if (!phase.pacedIn(plan)) {
+      return load;
+    }
+    LoadSettings paced = load.paced(plan.honestQps());
+    return plan.honestOutstanding() == null ? paced : paced.withOutstanding(plan.honestOutstanding());
+  }
+
+  /**
+   * Queries the honest clients were to send in {@code phase} at their fixed rate over {@code duration}
+   * (dnsperf -Q over -l seconds); null when they were not paced.
+   */
+  Long offered(AttackPlan.Phase phase, Duration duration) {
+    return phase.pacedIn(plan) ? (long) plan.honestQps() * Math.max(1, duration.toSeconds()) : null;
+  }
+
+  /** The server's cumulative counts of what it turned away: shoal's dropped counter, unbound's own. */
+  private static Map<String, Long> refusals(ServerUnderTest server, Path audit) throws IOException, StudyException {
+    if (server instanceof ShoalUnderTest shoal) {
+      return shoalRefusals(shoal.scrape(audit));
+    }
+    Map<String, Long> counts = server.refusalCounters(audit);
+    return counts == null ? Map.of() : counts;
+  }
+
+  /**
    * @param baselineQps the UDP baseline's honest QPS (the miss flood's rate follows it)
    * @param againstQps the honest QPS of the phase this one is compared with; null for a baseline
    */
-  private PhaseRow phase(AttackPlan.Phase phase, Path pd, ShoalUnderTest server, HostileUpstream hostile,
-      Double baselineQps, Double againstQps, StartedProcesses processes) throws IOException, StudyException {
+  private PhaseRow phase(String member, AttackPlan.Phase phase, Path pd, ServerUnderTest server,
+      HostileUpstream hostile, Double baselineQps, Double againstQps, StartedProcesses processes)
+      throws IOException, StudyException {
     Files.createDirectories(pd);
-    MetricsScrape before = server.scrape(pd.resolve("metrics-before.txt"));
+    Map<String, Long> before = refusals(server, pd.resolve("metrics-before.txt"));
     Map<HostileUpstream.Misbehaviour, Long> hostileBefore = hostile.counts();
     Duration limit = LEAD.plus(load.duration()).plus(SLACK);
     Attack.Report report;
@@ -158,15 +214,15 @@ public final class AttackPhases {
         Attack attack = start(phase, server.address(), limit, baselineQps, processes)) {
       Pause.sleep(LEAD);
       List<String> flags = phase.overTcp() ? List.of("-v", "-m", "tcp") : List.of("-v");
-      List<StartedProcesses.Running> running = dnsperf.launchAtOnce(List.of(server.port()), List.of(queries), load,
-          load.duration(), flags, List.of(pd.resolve("dnsperf.txt")));
+      List<StartedProcesses.Running> running = dnsperf.launchAtOnce(List.of(server.port()), List.of(queries),
+          honestLoad(phase), load.duration(), flags, List.of(pd.resolve("dnsperf.txt")));
       output = dnsperf.awaitAll(running, load.duration()).get(0);
       report = attack.stop();
       rss = footprint.maxRssMib();
       fds = footprint.maxFds();
     }
     Pause.sleep(SETTLE);
-    MetricsScrape after = server.scrape(pd.resolve("metrics-after.txt"));
+    Map<String, Long> after = refusals(server, pd.resolve("metrics-after.txt"));
     DnsperfReport dnsperfReport = DnsperfReport.parse(output);
     PhaseRow.Honest honest = PhaseRow.Honest.of(output);
     keepStatisticsOnly(pd.resolve("dnsperf.txt"), output, honest);
@@ -181,10 +237,10 @@ public final class AttackPhases {
     double qps = dnsperfReport.queriesPerSecond();
     // a baseline is compared with itself: 1 when it measured anything
     double against = phase.baseline() == phase ? qps : againstQps == null ? 0 : againstQps;
-    return new PhaseRow(phase.configName(), report.sent(), report.perSecond(), qps,
-        against > 0 ? qps / against : null,
-        dnsperfReport.avgLatencyMillis(), honest.p99LatencyMs(), dnsperfReport.completed(), honest.servfail(),
-        dnsperfReport.lost(), rss, fds, droppedDelta(before, after), detail);
+    return new PhaseRow(member, phase.configName(), report.sent(), report.perSecond(), qps,
+        against > 0 ? qps / against : null, dnsperfReport.avgLatencyMillis(), honest.p99LatencyMs(),
+        offered(phase, load.duration()), dnsperfReport.completed(), honest.servfail(), dnsperfReport.lost(), rss, fds,
+        delta(before, after), detail);
   }
 
   /** The phase's attack, started; the baseline's does nothing. */
@@ -212,23 +268,37 @@ public final class AttackPhases {
     return attack;
   }
 
-  /** The miss flood's rate: the plan's multiple of the baseline's honest QPS, under its ceiling. */
+  /**
+   * The miss flood's rate: the plan's multiple of the honest clients' rate (honest_qps when paced,
+   * the baseline's measured QPS otherwise), under its ceiling.
+   */
   int missRate(Double baselineQps) {
-    double base = baselineQps == null ? 0 : baselineQps;
+    double base = plan.paced() ? plan.honestQps() : baselineQps == null ? 0 : baselineQps;
     return (int) Math.max(1, Math.min(plan.missMaxPerSecond(), Math.ceil(plan.missTimesBaseline() * base)));
   }
 
-  /** How much each reason of shoal_dropped_total grew between two scrapes; reasons that did not grow are left out. */
-  static Map<String, Long> droppedDelta(MetricsScrape before, MetricsScrape after) {
-    Map<String, Long> was = dropped(before);
+  /** How much each cumulative count grew; counts that did not grow are left out. */
+  static Map<String, Long> delta(Map<String, Long> was, Map<String, Long> now) {
     Map<String, Long> delta = new TreeMap<>();
-    dropped(after).forEach((reason, n) -> {
+    now.forEach((reason, n) -> {
       long d = n - was.getOrDefault(reason, 0L);
       if (d > 0) {
         delta.put(reason, d);
       }
     });
     return delta;
+  }
+
+  /**
+   * shoal's cumulative counts of what it turned away: shoal_dropped_total by reason, and misses
+   * answered SERVFAIL past a miss budget (shoal_miss_budget_exceeded_total) as miss_budget_BUDGET.
+   */
+  static Map<String, Long> shoalRefusals(MetricsScrape s) {
+    Map<String, Long> counts = dropped(s);
+    s.samples().stream().filter(x -> x.name().equals("shoal_miss_budget_exceeded_total")
+        && x.labels().containsKey("budget"))
+        .forEach(x -> counts.merge("miss_budget_" + x.labels().get("budget"), Math.round(x.value()), Long::sum));
+    return counts;
   }
 
   private static Map<String, Long> dropped(MetricsScrape s) {

@@ -15,27 +15,41 @@ import java.util.stream.Collectors;
  * honest clients (dnsperf) got meanwhile and against the baseline phase, and what it cost the
  * server (largest RSS and descriptor count, packets dropped by reason).
  *
+ * @param member the member measured (each member runs every phase, compared with its own baseline)
  * @param attackSent packets sent, or TCP connections opened; 0 for the baseline
  * @param qpsVsBaseline honestQps over the baseline phase's; null if the baseline completed nothing
  * @param p99LatencyMs the 99th percentile of the honest answers' latency; null if none came
+ * @param honestOffered queries the honest clients were to send at their fixed rate (honest_qps x
+ *     the phase's seconds); null when they ran as fast as answers came, so nothing was offered as such
  * @param honestServfail honest queries answered SERVFAIL
  * @param honestLost honest queries dnsperf gave up on (no answer within its timeout)
  * @param rssMaxMib the server's largest VmRSS over the phase; null if /proc could not be read
  * @param fdsMax the server's most open descriptors over the phase; null if /proc could not be read
- * @param droppedByReason the phase's increase of shoal_dropped_total, per reason, only reasons that grew
+ * @param droppedByReason the phase's increase of the server's own count of what it turned away, per
+ *     reason, only reasons that grew: shoal_dropped_total for shoal, requestlist and ip-ratelimit
+ *     counters for unbound
  */
-public record PhaseRow(String phase, long attackSent, double attackPerSecond, double honestQps, Double qpsVsBaseline,
-    double avgLatencyMs, Double p99LatencyMs, long honestCompleted, long honestServfail, long honestLost,
+public record PhaseRow(String member, String phase, long attackSent, double attackPerSecond, double honestQps,
+    Double qpsVsBaseline, double avgLatencyMs, Double p99LatencyMs, Long honestOffered, long honestCompleted,
+    long honestServfail, long honestLost,
     Double rssMaxMib, Long fdsMax, Map<String, Long> droppedByReason, String attackDetail) {
 
   /** The header of robustness.csv, in order. */
   public static final List<String> COLUMNS = List.of(
-      "phase", "attack_sent", "attack_per_second", "honest_qps", "qps_vs_baseline", "avg_latency_ms",
-      "p99_latency_ms", "honest_completed", "honest_servfail", "honest_lost", "rss_max_mib", "fds_max",
-      "dropped_total", "dropped_by_reason", "attack_detail");
+      "member", "phase", "attack_sent", "attack_per_second", "honest_qps", "qps_vs_baseline", "avg_latency_ms",
+      "p99_latency_ms", "honest_offered", "honest_completed", "answered_of_offered", "honest_servfail", "honest_lost",
+      "rss_max_mib", "fds_max", "dropped_total", "dropped_by_reason", "attack_detail");
 
   public PhaseRow {
     droppedByReason = Map.copyOf(new TreeMap<>(droppedByReason));
+  }
+
+  /**
+   * The part of the offered honest queries that were answered (completed over offered); null for
+   * a phase whose honest clients were not paced.
+   */
+  public Double answeredOfOffered() {
+    return honestOffered == null || honestOffered == 0 ? null : (double) honestCompleted / honestOffered;
   }
 
   /** Every packet the phase dropped, whatever the reason. */
@@ -50,10 +64,11 @@ public record PhaseRow(String phase, long attackSent, double attackPerSecond, do
   }
 
   public List<String> cells() {
-    return List.of(phase, Long.toString(attackSent), String.format(Locale.ROOT, "%.1f", attackPerSecond),
+    return List.of(member, phase, Long.toString(attackSent), String.format(Locale.ROOT, "%.1f", attackPerSecond),
         String.format(Locale.ROOT, "%.1f", honestQps), optional(qpsVsBaseline, "%.3f"),
         String.format(Locale.ROOT, "%.3f", avgLatencyMs), optional(p99LatencyMs, "%.3f"),
-        Long.toString(honestCompleted), Long.toString(honestServfail), Long.toString(honestLost),
+        honestOffered == null ? "" : Long.toString(honestOffered), Long.toString(honestCompleted),
+        optional(answeredOfOffered(), "%.4f"), Long.toString(honestServfail), Long.toString(honestLost),
         optional(rssMaxMib, "%.1f"), fdsMax == null ? "" : Long.toString(fdsMax), Long.toString(droppedTotal()),
         droppedWords(), attackDetail);
   }
@@ -63,16 +78,18 @@ public record PhaseRow(String phase, long attackSent, double attackPerSecond, do
       throw new IllegalArgumentException("a robustness.csv row has " + COLUMNS.size() + " cells: " + c);
     }
     Map<String, Long> dropped = new TreeMap<>();
-    for (String word : c.get(13).split(" ")) {
+    for (String word : c.get(16).split(" ")) {
       if (!word.isEmpty()) {
         int eq = word.indexOf('=');
         dropped.put(word.substring(0, eq), Long.parseLong(word.substring(eq + 1)));
       }
     }
-    return new PhaseRow(c.get(0), Long.parseLong(c.get(1)), Double.parseDouble(c.get(2)), Double.parseDouble(c.get(3)),
-        decimal(c.get(4)), Double.parseDouble(c.get(5)), decimal(c.get(6)), Long.parseLong(c.get(7)),
-        Long.parseLong(c.get(8)), Long.parseLong(c.get(9)), decimal(c.get(10)),
-        c.get(11).isEmpty() ? null : Long.valueOf(c.get(11)), dropped, c.get(14));
+    // answered_of_offered (10) and dropped_total (15) are derived, not read back
+    return new PhaseRow(c.get(0), c.get(1), Long.parseLong(c.get(2)), Double.parseDouble(c.get(3)),
+        Double.parseDouble(c.get(4)), decimal(c.get(5)), Double.parseDouble(c.get(6)), decimal(c.get(7)),
+        c.get(8).isEmpty() ? null : Long.valueOf(c.get(8)), Long.parseLong(c.get(9)), Long.parseLong(c.get(11)),
+        Long.parseLong(c.get(12)), decimal(c.get(13)), c.get(14).isEmpty() ? null : Long.valueOf(c.get(14)), dropped,
+        c.get(17));
   }
 
   /**

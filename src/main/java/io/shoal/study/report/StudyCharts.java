@@ -171,24 +171,46 @@ public final class StudyCharts {
   }
 
   /**
-   * The robustness chart: honest QPS in each phase, with a line at the baseline phase's, so each
-   * attack's cost reads as the gap below the line.
+   * The robustness chart: honest QPS in each phase, one bar per member (shoal, unbound) in each
+   * phase, with a line at the first member's baseline (the paced rate when the honest clients are
+   * paced), so each attack's cost reads as the gap below the line.
    */
   public static void writeRobustness(Path file, List<PhaseRow> rows, String subtitle) throws IOException {
     System.setProperty("java.awt.headless", "true");
     JFreeChart chart = barChart("Honest clients' throughput under each attack (higher is better)", "phase",
-        "queries per second dnsperf completed", rows.stream().map(PhaseRow::phase).toList(),
-        values(rows, PhaseRow::honestQps), "#,##0", subtitle);
+        "queries per second dnsperf completed", List.of(), List.of(), "#,##0", subtitle);
+    DefaultCategoryDataset data = robustnessData(rows);
+    chart.getCategoryPlot().setDataset(data);
+    if (data.getRowCount() > 1) {
+      chart.addLegend(new org.jfree.chart.title.LegendTitle(chart.getCategoryPlot()));
+      chart.getLegend().setItemFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+      BarRenderer renderer = (BarRenderer) chart.getCategoryPlot().getRenderer();
+      renderer.setSeriesPaint(1, new Color(0xe0, 0x8a, 0x2c));
+      renderer.setSeriesPaint(2, new Color(0x4c, 0x9a, 0x48));
+      renderer.setMaximumBarWidth(0.08);
+      renderer.setDefaultItemLabelFont(new Font(Font.SANS_SERIF, Font.BOLD, 10));
+    }
+    if (data.getColumnCount() > 4) {
+      chart.getCategoryPlot().getDomainAxis().setCategoryLabelPositions(CategoryLabelPositions.UP_45);
+    }
     if (!rows.isEmpty()) {
       ValueMarker baseline = new ValueMarker(rows.get(0).honestQps(), Color.DARK_GRAY, new BasicStroke(1.5f,
           BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
-      baseline.setLabel("baseline");
-      baseline.setLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-      baseline.setLabelAnchor(RectangleAnchor.TOP_RIGHT);
-      baseline.setLabelTextAnchor(TextAnchor.BOTTOM_RIGHT);
+      // said in a subtitle: a label on the line would sit on the bars' own value labels
+      chart.addSubtitle(new TextTitle("dashed line: " + rows.get(0).member() + "'s baseline",
+          new Font(Font.SANS_SERIF, Font.ITALIC, 12)));
       chart.getCategoryPlot().addRangeMarker(baseline);
     }
     save(file, chart);
+  }
+
+  /** The robustness chart's data: one series per member, one category per phase, in the order they ran. */
+  static DefaultCategoryDataset robustnessData(List<PhaseRow> rows) {
+    DefaultCategoryDataset data = new DefaultCategoryDataset();
+    for (PhaseRow r : rows) {
+      data.addValue(r.honestQps(), r.member(), r.phase());
+    }
+    return data;
   }
 
   private static void save(Path file, JFreeChart chart) throws IOException {

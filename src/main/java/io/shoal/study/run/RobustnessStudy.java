@@ -18,11 +18,14 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
- * A robustness scenario: its one shoal member through every attack phase against one knotd, then
- * robustness.csv, its chart and summary.md.
+ * A robustness scenario: each member (shoal, and unbound beside it) through every attack phase in
+ * turn against one knotd, then robustness.csv, its chart and summary.md.
  */
 final class RobustnessStudy {
   private final RunSettings run;
@@ -38,26 +41,33 @@ final class RobustnessStudy {
     this.queries = queries;
   }
 
-  /** Runs every phase; returns 0. A phase that fails ends the run with the exception. */
+  /**
+   * Runs every phase for each member in turn, against the same knotd; returns 0. A phase that
+   * fails ends the run with the exception.
+   */
   int run(String startedAt) throws IOException, StudyException {
     Scenario scenario = run.scenario();
     Path runDir = run.runDir();
     PrintStream out = run.out();
     StartedProcesses processes = run.processes();
-    Member m = scenario.members().get(0);
-    AttackPhases phases = new AttackPhases(scenario, run.load(), queries,
-        runDir.resolve("members").resolve(m.name()), dnsperf, out);
-    List<PhaseRow> rows;
+    List<PhaseRow> rows = new ArrayList<>();
+    Map<String, String> setups = new LinkedHashMap<>();
     out.println("study: starting knotd");
     try (KnotUpstream knot = KnotUpstream.start(runDir.resolve("knotd"), scenario.recipe(), run.root(), run.tools(),
         processes)) {
-      rows = phases.run(m, knot, processes, run.tools(), run.shoalJar());
+      for (Member m : run.members()) {
+        out.println("study: member " + m.name() + " (" + m.kind().configName() + ")");
+        AttackPhases phases = new AttackPhases(scenario, run.load(), queries,
+            runDir.resolve("members").resolve(m.name()), dnsperf, out);
+        rows.addAll(phases.run(m, knot, processes, run.tools(), run.shoalJar()));
+        setups.put(m.name(), phases.setupNote());
+      }
     }
     Path csv = StudyCsv.ROBUSTNESS.write(runDir, rows);
     List<PhaseRow> written = StudyCsv.ROBUSTNESS.read(csv);
     StudyCharts.writeRobustness(runDir.resolve(RobustnessSummary.PNG), written, run.subtitle(startedAt));
     RobustnessSummary.Context context = new RobustnessSummary.Context(scenario, startedAt, run.quick(), run.load(),
-        phases.setupNote(), HostFacts.probe(run.dataPath()),
+        setups, run.skipped(), HostFacts.probe(run.dataPath()),
         ToolVersions.probe(run.tools(), run.shoalJar(), processes, runDir.resolve("versions")), processes.commands());
     Files.writeString(runDir.resolve("summary.md"), RobustnessSummary.render(context, written), StandardCharsets.UTF_8);
     out.println("study: wrote " + csv + ", " + RobustnessSummary.PNG + " and summary.md");

@@ -16,15 +16,27 @@ import java.util.Set;
  *     the server closes them, in the tcp_holders phase
  * @param holderIdleConnections silent TCP connections, reopened whenever the server closes them,
  *     in the tcp_holders phase: with the empty ones, more than the member's tcp_max_connections
- * @param missTimesBaseline the miss flood's rate, as a multiple of the baseline phase's honest QPS
+ * @param missTimesBaseline the miss flood's rate, as a multiple of the honest clients' rate: honestQps
+ *     when paced, the baseline phase's honest QPS otherwise
  * @param missMaxPerSecond a ceiling on the miss flood's rate whatever the baseline was
  * @param hostileZone the zone of the profile whose upstream is the hostile server
  * @param hostilePerSecond queries per second for names of the hostile zone
  * @param hostileTimeout the hostile profile's upstream timeout (its silences cost this long)
+ * @param honestQps the rate the honest clients ask at in every UDP phase (dnsperf -Q), from
+ *     {@code recipe.dnsperf.honest_qps}; null: as fast as answers come (closed loop), as before
+ * @param honestOutstanding dnsperf's -q in the paced phases ({@code recipe.dnsperf.honest_outstanding}):
+ *     a lost query holds its slot for dnsperf's timeout (5 s), so the window must hold what is lost
+ *     meanwhile or the offered rate is not sent; null: the recipe's outstanding
  */
 public record AttackPlan(int malformedPerSecond, int dripConnections, int idleConnections,
     int holderEmptyConnections, int holderIdleConnections, double missTimesBaseline,
-    int missMaxPerSecond, String hostileZone, int hostilePerSecond, Duration hostileTimeout) {
+    int missMaxPerSecond, String hostileZone, int hostilePerSecond, Duration hostileTimeout, Integer honestQps,
+    Integer honestOutstanding) {
+
+  /** True if the honest clients of the UDP phases ask at a fixed rate rather than as fast as answers come. */
+  public boolean paced() {
+    return honestQps != null;
+  }
 
   /** The phases, in the order they run: the baseline first, every other one compared with it. */
   public enum Phase {
@@ -64,6 +76,11 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
       return configName;
     }
 
+    /** True if the honest clients of the phase are held to the plan's honest_qps when it has one (every UDP phase). */
+    public boolean pacedIn(AttackPlan plan) {
+      return plan.paced() && !overTcp();
+    }
+
     /** What the attack of the phase is, in a few words. */
     public String what() {
       return what;
@@ -87,8 +104,13 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
 
   private static final Set<String> KEYS = Set.of("malformed_udp", "tcp", "tcp_holders", "miss_flood", "hostile_upstream");
 
-  /** Reads and checks the {@code attacks} block; errors name the key (prefix {@code attacks.}). */
-  static AttackPlan from(Config a) {
+  /**
+   * Reads and checks the {@code attacks} block; errors name the key (prefix {@code attacks.}).
+   *
+   * @param honestQps the recipe's honest_qps, already checked; null when not set
+   * @param honestOutstanding the recipe's honest_outstanding, already checked; null when not set
+   */
+  static AttackPlan from(Config a, Integer honestQps, Integer honestOutstanding) {
     Scenario.allowOnly(a, "attacks.", KEYS);
     Config malformed = a.getConfig("malformed_udp");
     Scenario.allowOnly(malformed, "attacks.malformed_udp.", Set.of("packets_per_second"));
@@ -130,7 +152,8 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
         between(malformed, "attacks.malformed_udp.", "packets_per_second", 1, MAX_RATE), drip, idle, empty,
         holderIdle, times,
         between(miss, "attacks.miss_flood.", "max_packets_per_second", 1, MAX_RATE), zone,
-        between(hostile, "attacks.hostile_upstream.", "queries_per_second", 1, MAX_RATE), timeout);
+        between(hostile, "attacks.hostile_upstream.", "queries_per_second", 1, MAX_RATE), timeout, honestQps,
+        honestOutstanding);
   }
 
   private static int between(Config c, String prefix, String key, int min, int max) {

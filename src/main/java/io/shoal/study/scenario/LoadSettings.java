@@ -16,6 +16,14 @@ public record LoadSettings(int clients, int outstanding, int threads, Duration d
     return new LoadSettings(clients, outstanding, threads, newDuration, newWarmup, maxQps);
   }
 
+  /** The same load with at most {@code queries} outstanding (dnsperf -q). */
+  public LoadSettings withOutstanding(int queries) {
+    if (queries < 1) {
+      throw new IllegalArgumentException("dnsperf -q takes a positive count, not " + queries);
+    }
+    return new LoadSettings(clients, queries, threads, duration, warmup, maxQps);
+  }
+
   /** The same load with each dnsperf process held to {@code qps} queries a second. */
   public LoadSettings paced(int qps) {
     if (qps < 1) {

@@ -33,6 +33,16 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
   public static final String UNBOUND_VALIDATOR = "validator";
   /** Where the run put the zone's trust anchor, for an unbound member that validates; set by the run only. */
   public static final String UNBOUND_ANCHOR = "trust_anchor_file";
+  /**
+   * An unbound member's switch for asking knotd as the zone's authoritative server (a stub-zone)
+   * rather than as a forwarder (a forward-zone, the default): unbound's {@code ratelimit} leaves
+   * configured forwarders out, so a member whose zone budget is measured asks knotd as a stub.
+   */
+  public static final String UNBOUND_STUB_ZONE = "stub_zone";
+  /** A second zone an unbound member forwards elsewhere (the robustness hostile zone); set by the run only. */
+  public static final String UNBOUND_SIDE_ZONE = "side_forward_zone";
+  /** Where {@link #UNBOUND_SIDE_ZONE} goes, as unbound writes it (127.0.0.1@PORT); set by the run only. */
+  public static final String UNBOUND_SIDE_ADDR = "side_forward_addr";
 
   /** A member outside any comparison group, not paced. */
   public Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,

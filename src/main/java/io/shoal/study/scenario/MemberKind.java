@@ -9,7 +9,7 @@ import java.util.stream.Collectors;
 public enum MemberKind {
   SHOAL("shoal", List.of(), List.of(), false, Set.of()),
   UNBOUND("unbound", List.of("unbound", "unbound-control"), List.of("unbound"), false,
-      Set.of("threads", "msg_cache_size", "rrset_cache_size", "validator", "extra")),
+      Set.of("threads", "msg_cache_size", "rrset_cache_size", "validator", "stub_zone", "extra")),
   // kresd primes the root and refreshes trust anchors on its own.
   KRESD("kresd", List.of("kresd", "kres-cache-gc"), List.of("knot-resolver"), true,
       Set.of("cache_size", "cache_gc", "extra")),

@@ -38,12 +38,15 @@ public record Scenario(
   /** Rounds a scenario may ask for: each one runs every member again. */
   static final int MAX_ROUNDS = 9;
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
-  private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup");
+  private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup",
+      "honest_qps", "honest_outstanding");
   private static final Set<String> QUICK = Set.of("duration", "warmup");
   private static final Set<String> POLICY_LIST = Set.of("names", "quick_names", "seed");
   private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill",
       "policy_list", "transport", "group", "pace");
   private static final Set<String> KILL = Set.of("node", "nodes", "after", "quick_after", "query_timeout");
+  /** dnsperf's most outstanding queries (-q). */
+  static final int MAX_OUTSTANDING = 65_535;
   /** More shoal processes than this on one host measure the host, not shoal. */
   static final int MAX_NODES = 9;
 
@@ -265,20 +268,59 @@ public record Scenario(
       throw new IllegalArgumentException("baseline: no member named '" + baseline + "'");
     }
     String description = c.hasPath("description") ? c.getString("description") : name;
+    Integer honestQps = null;
+    if (d.hasPath("honest_qps")) {
+      int qps = d.getInt("honest_qps");
+      if (qps <= 0 || qps > AttackPlan.MAX_RATE) {
+        throw new IllegalArgumentException("recipe.dnsperf.honest_qps: the rate the honest clients ask at in every "
+            + "UDP phase (dnsperf -Q), from 1 to " + AttackPlan.MAX_RATE + "; is " + qps
+            + " (leave it out for honest clients as fast as answers come)");
+      }
+      if (!c.hasPath("attacks")) {
+        throw new IllegalArgumentException("recipe.dnsperf.honest_qps: paces the honest clients of the robustness "
+            + "phases; this scenario has no attacks block (a member of a plain study is paced with pace { of, share })");
+      }
+      honestQps = qps;
+    }
+    Integer honestOutstanding = null;
+    if (d.hasPath("honest_outstanding")) {
+      int window = d.getInt("honest_outstanding");
+      if (honestQps == null) {
+        throw new IllegalArgumentException("recipe.dnsperf.honest_outstanding: the outstanding queries of the paced "
+            + "honest clients; set honest_qps too, or leave it out");
+      }
+      if (window <= 0 || window > MAX_OUTSTANDING) {
+        throw new IllegalArgumentException("recipe.dnsperf.honest_outstanding: dnsperf -q in the paced phases, from 1 "
+            + "to " + MAX_OUTSTANDING + "; is " + window);
+      }
+      honestOutstanding = window;
+    }
     AttackPlan attacks = null;
     if (c.hasPath("attacks")) {
-      attacks = AttackPlan.from(c.getConfig("attacks"));
-      Member only = members.get(0);
-      // the phases compare one server with itself, under attack and not
-      if (members.size() != 1 || only.kind() != MemberKind.SHOAL || only.isNodeGroup() || only.kill() != null) {
-        throw new IllegalArgumentException("attacks: a robustness scenario has exactly one member, a shoal of "
-            + "one node without a kill block");
+      attacks = AttackPlan.from(c.getConfig("attacks"), honestQps, honestOutstanding);
+      // each member runs every phase, compared with its own baseline: the first is the shoal under
+      // test, the others shoal or unbound servers of one process beside it
+      if (members.get(0).kind() != MemberKind.SHOAL) {
+        throw new IllegalArgumentException("attacks: the first member of a robustness scenario is the shoal under "
+            + "test; is " + members.get(0).kind().configName());
+      }
+      for (int i = 0; i < members.size(); i++) {
+        Member m = members.get(i);
+        String at = "members[" + i + "].";
+        if (m.kind() != MemberKind.SHOAL && m.kind() != MemberKind.UNBOUND) {
+          throw new IllegalArgumentException(at + "kind: a robustness scenario measures shoal and unbound members "
+              + "only (the phases know how to give them the hostile zone); is " + m.kind().configName());
+        }
+        if (m.isNodeGroup() || m.kill() != null || m.pace() != null) {
+          throw new IllegalArgumentException(at.substring(0, at.length() - 1) + ": a robustness member is one "
+              + "server without a kill or pace block (recipe.dnsperf.honest_qps paces the honest clients)");
+        }
+        if (m.transport() != Transport.UDP) {
+          throw new IllegalArgumentException(at + "transport: the robustness phases choose their own transports");
+        }
       }
       if (rounds != 1) {
         throw new IllegalArgumentException("attacks: the phases run once; recipe.rounds must be 1");
-      }
-      if (only.transport() != Transport.UDP) {
-        throw new IllegalArgumentException("members[0].transport: the robustness phases choose their own transports");
       }
     }
     OutagePlan outage = null;

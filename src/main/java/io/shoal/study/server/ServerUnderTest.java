@@ -91,6 +91,15 @@ public abstract class ServerUnderTest implements AutoCloseable {
   /** Cumulative cache counters now, from the server's own statistics; the raw text goes to {@code audit}. */
   public abstract CacheCounters counters(Path audit) throws StudyException, IOException;
 
+  /**
+   * Cumulative counts of queries the server turned away, by reason, from its own statistics (the
+   * robustness phases read them before and after each phase); null when the study does not read
+   * them for this kind. shoal's come from its metrics instead ({@code shoal_dropped_total}).
+   */
+  public Map<String, Long> refusalCounters(Path audit) throws StudyException, IOException {
+    return null;
+  }
+
   /** The LMDB sync mode for the CSV, or null when the member has no LMDB cache. */
   public String lmdbSync() {
     return null;

@@ -65,10 +65,16 @@ final class UnboundPeer extends ServerUnderTest {
     lines.addAll(validatorLines());
     lines.addAll(encryptedListener());
     extraLines().forEach(l -> lines.add("  " + l));
+    lines.addAll(stubZone()
+        ? List.of("stub-zone:", "  name: \"" + zoneApex() + "\"", "  stub-addr: " + upstreamHost() + "@"
+            + upstream.getPort())
+        : List.of("forward-zone:", "  name: \"" + zoneApex() + "\"", "  forward-addr: " + upstreamHost() + "@"
+            + upstream.getPort()));
+    if (member.config().hasPath(Member.UNBOUND_SIDE_ZONE)) {
+      lines.addAll(List.of("forward-zone:", "  name: \"" + member.config().getString(Member.UNBOUND_SIDE_ZONE) + "\"",
+          "  forward-addr: " + member.config().getString(Member.UNBOUND_SIDE_ADDR)));
+    }
     lines.addAll(List.of(
-        "forward-zone:",
-        "  name: \"" + zoneApex() + "\"",
-        "  forward-addr: " + upstreamHost() + "@" + upstream.getPort(),
         "remote-control:",
         "  control-enable: yes",
         "  control-interface: \"" + dir.resolve("unbound.ctl") + "\"",
@@ -111,6 +117,41 @@ final class UnboundPeer extends ServerUnderTest {
           "  tls-service-pem: \"" + certificate.certificate() + "\"");
       case UDP, TCP -> List.of();
     };
+  }
+
+  /** True if the member asks knotd as the zone's authoritative server (stub-zone), not as a forwarder. */
+  private boolean stubZone() {
+    return flag(Member.UNBOUND_STUB_ZONE, false);
+  }
+
+  /**
+   * The counters of queries unbound turned away, cumulative: its request list full
+   * (requestlist.exceeded: dropped; overwritten: an older query replaced), queries dropped by
+   * ip-ratelimit, and queries over the zone ratelimit (num.query.ratelimited). Names as the
+   * robustness summary shows them.
+   */
+  @Override
+  public Map<String, Long> refusalCounters(Path audit) throws StudyException {
+    StartedProcesses.Completed c = processes.run(
+        List.of(tools.path("unbound-control"), "-c", conf().toString(), "stats_noreset"), audit, STATS_LIMIT);
+    if (c.exitCode() != 0) {
+      throw new StudyException("unbound-control stats_noreset failed: " + c.output().strip());
+    }
+    return refusals(keyValues(c.output(), "="));
+  }
+
+  /** {@link #refusalCounters} from unbound-control's key=value lines; a counter unbound does not print counts 0. */
+  static Map<String, Long> refusals(Map<String, String> stats) {
+    Map<String, Long> out = new TreeMap<>();
+    out.put("requestlist_exceeded", Math.round(Double.parseDouble(stats.getOrDefault("total.requestlist.exceeded",
+        "0"))));
+    out.put("requestlist_overwritten", Math.round(Double.parseDouble(stats.getOrDefault(
+        "total.requestlist.overwritten", "0"))));
+    out.put("ip_ratelimited", Math.round(Double.parseDouble(stats.getOrDefault("total.num.queries_ip_ratelimited",
+        "0"))));
+    // the zone ratelimit: misses answered SERVFAIL (or passed one in ratelimit-factor) past ratelimit
+    out.put("ratelimited", Math.round(Double.parseDouble(stats.getOrDefault("num.query.ratelimited", "0"))));
+    return out;
   }
 
   private String topLabel() {
@@ -171,6 +212,8 @@ final class UnboundPeer extends ServerUnderTest {
         + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY) + " B (about "
         + recipe.maxEntries() + " answers), "
         + (member.validates() ? "validator and iterator, trust anchor: the zone's DS, aggressive-nsec off" : "iterator only")
-        + (member.transport().encrypted() ? ", " + member.transport().configName() + " on its own port" : "");
+        + (member.transport().encrypted() ? ", " + member.transport().configName() + " on its own port" : "")
+        + (stubZone() ? ", knotd as a stub-zone (authoritative, ratelimit applies)" : "")
+        + (extraLines().isEmpty() ? "" : ", " + String.join(", ", extraLines()));
   }
 }

@@ -43,4 +43,18 @@ class DnsperfTest {
     assertEquals(List.of("-l", "3", "-Q", "3292"), command(quick).subList(13, 17));
     assertThrows(IllegalArgumentException.class, () -> LOAD.paced(0));
   }
+
+  @Test
+  void theRobustnessHonestClientsAskAtHonestQpsOverUdpAndAsFastAsAnswersComeOverTcp() {
+    io.shoal.study.scenario.Scenario s = io.shoal.study.scenario.Scenario.load(
+        Path.of("bench", "scenarios", "robustness.conf"));
+    io.shoal.study.attack.AttackPhases phases = new io.shoal.study.attack.AttackPhases(s, s.recipe().quick(),
+        Path.of("queries-1.txt"), Path.of("dir"), null, System.out);
+    List<String> udp = command(phases.honestLoad(io.shoal.study.scenario.AttackPlan.Phase.MISS_FLOOD));
+    assertEquals(List.of("/usr/bin/dnsperf", "-s", "127.0.0.1", "-p", "5353", "-d", "queries-1.txt", "-c", "8", "-q",
+        "5000", "-T", "1", "-l", "3", "-Q", "10000", "-v"), udp);
+    List<String> tcp = command(phases.honestLoad(io.shoal.study.scenario.AttackPlan.Phase.TCP_HOLDERS));
+    assertFalse(tcp.contains("-Q"));
+    assertEquals("100", tcp.get(tcp.indexOf("-q") + 1));
+  }
 }

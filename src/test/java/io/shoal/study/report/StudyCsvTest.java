@@ -78,16 +78,22 @@ class StudyCsvTest {
 
   @Test
   void robustnessRowsSurviveARoundTripWithTheirDropsByReason() {
-    PhaseRow malformed = new PhaseRow("malformed_udp", 80000, 19999.5, 15000.0, 0.75, 2.5, 12.25, 45000, 0, 3,
-        312.5, 150L, java.util.Map.of("response", 10L, "malformed", 40L), "malformed UDP: 80000 packets, in 4 s");
-    PhaseRow unread = new PhaseRow("baseline", 0, 0, 20000.0, 1.0, 2.0, null, 60000, 0, 0, null, null,
-        java.util.Map.of(), "no attack");
+    PhaseRow malformed = new PhaseRow("shoal-memory", "malformed_udp", 80000, 19999.5, 9500.0, 0.95, 2.5, 12.25,
+        40000L, 38000, 0, 3, 312.5, 150L, java.util.Map.of("response", 10L, "malformed", 40L),
+        "malformed UDP: 80000 packets, in 4 s");
+    PhaseRow unread = new PhaseRow("unbound", "tcp_baseline", 0, 0, 20000.0, 1.0, 2.0, null, null, 60000, 0, 0, null,
+        null, java.util.Map.of(), "no attack");
     String text = StudyCsv.ROBUSTNESS.render(List.of(unread, malformed));
     assertEquals(String.join(",", PhaseRow.COLUMNS), text.lines().findFirst().orElseThrow());
-    assertEquals("malformed_udp,80000,19999.5,15000.0,0.750,2.500,12.250,45000,0,3,312.5,150,50,"
-        + "malformed=40 response=10,\"malformed UDP: 80000 packets, in 4 s\"", text.lines().toList().get(2));
+    assertEquals("shoal-memory,malformed_udp,80000,19999.5,9500.0,0.950,2.500,12.250,40000,38000,0.9500,0,3,312.5,"
+        + "150,50,malformed=40 response=10,\"malformed UDP: 80000 packets, in 4 s\"", text.lines().toList().get(2));
+    // an unpaced phase has nothing offered as such: empty cells, not zeros
+    assertEquals("unbound,tcp_baseline,0,0.0,20000.0,1.000,2.000,,,60000,,0,0,,,0,,no attack",
+        text.lines().toList().get(1));
     List<PhaseRow> back = StudyCsv.ROBUSTNESS.parse(text);
     assertEquals(List.of(unread, malformed), back);
     assertEquals(50, back.get(1).droppedTotal());
+    assertEquals(0.95, back.get(1).answeredOfOffered(), 1e-12);
+    assertEquals(null, back.get(0).answeredOfOffered());
   }
 }

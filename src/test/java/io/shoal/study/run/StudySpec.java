@@ -89,6 +89,9 @@ public class StudySpec extends JUnitSuite {
     }
     String summary = Files.readString(out.resolve("summary.md"));
     assertTrue(summary, summary.contains("## At a glance"));
+    assertTrue(summary, summary.contains("## Side by side"));
+    assertTrue(summary, summary.contains("answered of offered"));
+    assertTrue(Files.isRegularFile(out.resolve("members/unbound/phases/8-hostile_upstream/attack.txt")));
     assertTrue(summary, summary.contains("four-workers"));
     assertTrue(summary, summary.contains("dnsperf -s 127.0.0.1"));
     for (String audit : List.of("dnsperf.txt", "stats-before.txt", "stats-after.txt", "knotd-stats-after.txt",
@@ -163,6 +166,9 @@ public class StudySpec extends JUnitSuite {
     assertTrue("the chart is a PNG", png.length > 8 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
     String summary = Files.readString(out.resolve("summary.md"));
     assertTrue(summary, summary.contains("## At a glance"));
+    assertTrue(summary, summary.contains("## Side by side"));
+    assertTrue(summary, summary.contains("answered of offered"));
+    assertTrue(Files.isRegularFile(out.resolve("members/unbound/phases/8-hostile_upstream/attack.txt")));
     assertTrue(summary, summary.contains("for stale-off against"));
     assertTrue(summary, summary.contains("kill -STOP"));
     for (String audit : List.of("dnsperf-fill.txt", "dnsperf-outage.txt", "outage-scrapes.txt", "knotd-stop.txt",
@@ -188,11 +194,26 @@ public class StudySpec extends JUnitSuite {
         "--catalog", Path.of("bench", "scenarios").toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
     assertEquals("study exit status (see the output above)", 0, status);
 
-    List<PhaseRow> rows = StudyCsv.ROBUSTNESS.read(out.resolve("robustness.csv"));
-    assertEquals(List.of("baseline", "tcp_baseline", "tcp_holders", "malformed_udp", "tcp_drip_idle", "miss_flood",
-        "miss_flood_spread",
-        "hostile_upstream"),
-        rows.stream().map(PhaseRow::phase).toList());
+    List<PhaseRow> all = StudyCsv.ROBUSTNESS.read(out.resolve("robustness.csv"));
+    List<String> phases = List.of("baseline", "tcp_baseline", "tcp_holders", "malformed_udp", "tcp_drip_idle",
+        "miss_flood", "miss_flood_spread", "hostile_upstream");
+    // shoal runs every phase, then unbound does
+    assertEquals(List.of("shoal-memory", "unbound"), all.stream().map(PhaseRow::member).distinct().toList());
+    List<PhaseRow> rows = all.stream().filter(r -> r.member().equals("shoal-memory")).toList();
+    List<PhaseRow> unbound = all.stream().filter(r -> r.member().equals("unbound")).toList();
+    assertEquals(phases, rows.stream().map(PhaseRow::phase).toList());
+    assertEquals(phases, unbound.stream().map(PhaseRow::phase).toList());
+    for (PhaseRow r : all) {
+      // the honest clients of every UDP phase ask at honest_qps: something was offered, most of it answered
+      if (!r.phase().startsWith("tcp")) {
+        assertTrue(r.member() + " " + r.phase() + " offered " + r.honestOffered(),
+            r.honestOffered() != null && r.honestOffered() > 0);
+        // what share is answered is the study's finding (unbound may answer almost none under a flood)
+        assertTrue(r.member() + " " + r.phase() + " answered " + r.answeredOfOffered(), r.answeredOfOffered() != null);
+      } else {
+        assertEquals(r.member() + " " + r.phase(), null, r.honestOffered());
+      }
+    }
     for (PhaseRow r : rows) {
       // A quick tcp_holders phase (3 s) can end before a one-core host has accepted its way past
       // 1,300 holders to the honest clients' connections: what it keeps of the TCP rate is the
@@ -234,9 +255,12 @@ public class StudySpec extends JUnitSuite {
     assertTrue("robustness.png is a PNG", png.length > 8 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
     String summary = Files.readString(out.resolve("summary.md"));
     for (PhaseRow r : rows) {
-      assertTrue(r.phase(), summary.contains("| " + r.phase() + " |"));
+      assertTrue(r.phase(), summary.contains("| " + r.member() + " | " + r.phase() + " |"));
     }
     assertTrue(summary, summary.contains("## At a glance"));
+    assertTrue(summary, summary.contains("## Side by side"));
+    assertTrue(summary, summary.contains("answered of offered"));
+    assertTrue(Files.isRegularFile(out.resolve("members/unbound/phases/8-hostile_upstream/attack.txt")));
     for (String audit : List.of("dnsperf.txt", "metrics-before.txt", "metrics-after.txt", "attack.txt")) {
       assertTrue(audit, Files.isRegularFile(out.resolve("members/shoal-memory/phases/4-malformed_udp").resolve(audit)));
     }

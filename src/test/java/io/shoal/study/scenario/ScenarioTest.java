@@ -383,7 +383,7 @@ class ScenarioTest {
   void robustnessRunsOneShoalWhoseHostileProfileIsAValidConfiguration() {
     Scenario s = Scenario.load(CATALOG.resolve("robustness.conf"));
     AttackPlan plan = s.attacks();
-    assertEquals(1, s.members().size());
+    assertEquals(List.of("shoal-memory", "unbound"), s.members().stream().map(Member::name).toList());
     assertEquals("hostile.test.", plan.hostileZone());
     assertTrue(plan.dripConnections() + plan.idleConnections() <= AttackPlan.MAX_CONNECTIONS);
     // the holders outnumber the member's connection cap, and the drip phase stays under it
@@ -399,6 +399,74 @@ class ScenarioTest {
     assertTrue(c.profiles().stream().anyMatch(p -> p.name().equals("hostile") && p.upstreams().equals("hostile")),
         c.profiles().toString());
     assertTrue(c.profiles().stream().anyMatch(p -> p.name().equals("default")), c.profiles().toString());
+  }
+
+  @Test
+  void robustnessPacesTheHonestClientsAndRunsUnboundWithItsZoneBudgetBesideShoal() {
+    Scenario s = Scenario.load(CATALOG.resolve("robustness.conf"));
+    AttackPlan plan = s.attacks();
+    // well under the ~72k the 2-core host serves unpaced; the flood at five times that
+    assertEquals(10000, plan.honestQps());
+    assertEquals(5000, plan.honestOutstanding());
+    assertEquals(5.0, plan.missTimesBaseline());
+    assertEquals(100000, plan.missMaxPerSecond());
+    // the recipe's load itself is not paced: only the robustness phases apply honest_qps
+    assertNull(s.recipe().load().maxQps());
+    Member unbound = s.members().get(1);
+    assertEquals(MemberKind.UNBOUND, unbound.kind());
+    assertEquals(1, unbound.config().getInt("threads"));
+    // ratelimit leaves forwarders out: the zone budget needs knotd as a stub
+    assertTrue(unbound.config().getBoolean(Member.UNBOUND_STUB_ZONE));
+    assertTrue(unbound.config().getStringList("extra").contains("ratelimit: 3000"),
+        unbound.config().getStringList("extra").toString());
+    assertTrue(unbound.config().getStringList("extra").contains("incoming-num-tcp: 1024"));
+    assertFalse(unbound.config().getStringList("extra").stream().anyMatch(l -> l.startsWith("ip-ratelimit")),
+        "ip-ratelimit counts hits too (before the cache): not the equivalent of a miss budget");
+    assertEquals(s.members().get(0).config().getInt("miss_budget.per_zone"), 3000);
+  }
+
+  @Test
+  void honestQpsIsCheckedWithAClearMessage() {
+    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s QPS },"
+        + " quick { duration = 1s, warmup = 0s } }\n";
+    String attacks = "attacks { malformed_udp { packets_per_second = 10 }, tcp { drip_connections = 1, "
+        + "idle_connections = 1 }, tcp_holders { zero_length_connections = 1, idle_connections = 1 }, "
+        + "miss_flood { times_baseline = 5, max_packets_per_second = 100000 }, hostile_upstream { zone = "
+        + "\"hostile.test.\", queries_per_second = 10, timeout = 500ms } }";
+    String members = "members = [{ name = a, kind = shoal }, { name = u, kind = unbound, config { stub_zone = on } }]\n";
+    Scenario paced = Scenario.from("t", ConfigFactory.parseString(recipe.replace("QPS", ", honest_qps = 2000")
+        + members + attacks));
+    assertEquals(2000, paced.attacks().honestQps());
+    assertTrue(paced.attacks().paced());
+    Scenario unpaced = Scenario.from("t", ConfigFactory.parseString(recipe.replace("QPS", "") + members + attacks));
+    assertNull(unpaced.attacks().honestQps());
+    assertFalse(unpaced.attacks().paced());
+    List<String[]> bad = List.of(
+        new String[] {recipe.replace("QPS", ", honest_qps = 0") + members + attacks,
+            "recipe.dnsperf.honest_qps: the rate the honest clients ask at in every UDP phase (dnsperf -Q), from 1 to"},
+        new String[] {recipe.replace("QPS", ", honest_qps = -5") + members + attacks, "is -5"},
+        new String[] {recipe.replace("QPS", ", honest_outstanding = 500") + members + attacks,
+            "recipe.dnsperf.honest_outstanding: the outstanding queries of the paced honest clients; set honest_qps"},
+        new String[] {recipe.replace("QPS", ", honest_qps = 10, honest_outstanding = 0") + members + attacks,
+            "recipe.dnsperf.honest_outstanding: dnsperf -q in the paced phases, from 1 to 65535; is 0"},
+        new String[] {recipe.replace("QPS", ", honest_qps = 1000000") + members + attacks, "from 1 to 200000"},
+        new String[] {recipe.replace("QPS", ", honest_qps = 100") + "members = [{ name = a, kind = shoal }]",
+            "recipe.dnsperf.honest_qps: paces the honest clients of the robustness phases; this scenario has no "
+                + "attacks block"},
+        new String[] {recipe.replace("QPS", "") + "members = [{ name = u, kind = unbound }, { name = a, kind = shoal }]\n"
+            + attacks, "attacks: the first member of a robustness scenario is the shoal under test"},
+        new String[] {recipe.replace("QPS", "") + "members = [{ name = a, kind = shoal }, { name = k, kind = kresd }]\n"
+            + attacks, "members[1].kind: a robustness scenario measures shoal and unbound members only"},
+        new String[] {recipe.replace("QPS", "") + "members = [{ name = a, kind = shoal }, { name = u, kind = unbound, "
+            + "transport = tcp }]\n" + attacks, "members[1].transport"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(b[0])), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
   }
 
   @Test
@@ -429,8 +497,8 @@ class ScenarioTest {
             + "\"Hostile\", queries_per_second = 1, timeout = 1s } }", "attacks.hostile_upstream.zone"},
         new String[] {one + "attacks { " + malformed + ", " + tcp + ", " + miss + ", " + hostile + ", slowloris {} }",
             "attacks.slowloris"},
-        new String[] {"members = [{ name = a, kind = shoal }, { name = b, kind = unbound }]\nattacks { " + malformed
-            + ", " + tcp + ", " + miss + ", " + hostile + " }", "exactly one member"});
+        new String[] {"members = [{ name = a, kind = shoal, nodes = 2 }]\nattacks { " + malformed
+            + ", " + tcp + ", " + miss + ", " + hostile + " }", "members[0]: a robustness member is one server"});
     for (String[] b : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> Scenario.from("t", ConfigFactory.parseString(recipe + b[0])), b[0]);

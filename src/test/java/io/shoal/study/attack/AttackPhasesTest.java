@@ -1,0 +1,94 @@
+package io.shoal.study.attack;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import com.typesafe.config.ConfigFactory;
+import io.shoal.study.scenario.AttackPlan;
+import io.shoal.study.scenario.Member;
+import io.shoal.study.scenario.Scenario;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The honest load of each phase, what it offers, the miss flood's rate, and the hostile zone of an unbound member. */
+class AttackPhasesTest {
+  private static final Scenario CATALOG = Scenario.load(Path.of("bench", "scenarios", "robustness.conf"));
+
+  private static AttackPhases phases(Scenario s) {
+    return new AttackPhases(s, s.recipe().load(), Path.of("queries.txt"), Path.of("dir"), null, System.out);
+  }
+
+  /** The catalog scenario without honest_qps: the honest clients as fast as answers come. */
+  private static Scenario unpaced() {
+    String text;
+    try {
+      text = java.nio.file.Files.readString(Path.of("bench", "scenarios", "robustness.conf"));
+    } catch (java.io.IOException e) {
+      throw new AssertionError(e);
+    }
+    String without = text.replaceAll(", honest_qps = 10000,\\s*honest_outstanding = 5000", "");
+    if (without.equals(text)) {
+      throw new AssertionError("robustness.conf no longer sets honest_qps and honest_outstanding as this test expects");
+    }
+    return Scenario.from("robustness", ConfigFactory.parseString(without).resolve());
+  }
+
+  @Test
+  void everyUdpPhaseIsPacedAtHonestQpsAndTheTcpPhasesAreNot() {
+    AttackPhases p = phases(CATALOG);
+    for (AttackPlan.Phase phase : AttackPlan.Phase.values()) {
+      Integer expected = phase.overTcp() ? null : 10000;
+      assertEquals(expected, p.honestLoad(phase).maxQps(), phase.configName());
+      // a paced client's window holds what is lost within dnsperf's timeout; the TCP phases keep the recipe's
+      assertEquals(phase.overTcp() ? 100 : 5000, p.honestLoad(phase).outstanding(), phase.configName());
+      // everything else about the load is the recipe's
+      assertEquals(CATALOG.recipe().load().clients(), p.honestLoad(phase).clients());
+      assertEquals(CATALOG.recipe().load().duration(), p.honestLoad(phase).duration());
+    }
+    assertEquals(200_000L, p.offered(AttackPlan.Phase.MISS_FLOOD, Duration.ofSeconds(20)));
+    assertEquals(30_000L, p.offered(AttackPlan.Phase.BASELINE, Duration.ofSeconds(3)));
+    assertNull(p.offered(AttackPlan.Phase.TCP_HOLDERS, Duration.ofSeconds(20)));
+  }
+
+  @Test
+  void thePacedMissFloodIsAMultipleOfTheOfferedRateNotOfWhatTheBaselineMeasured() {
+    AttackPhases p = phases(CATALOG);
+    // 5 x 10,000 whatever the baseline measured (a baseline that lost a few queries does not lower it)
+    assertEquals(50_000, p.missRate(9_871.4));
+    assertEquals(50_000, p.missRate(null));
+    AttackPhases closedLoop = phases(unpaced());
+    assertNull(closedLoop.honestLoad(AttackPlan.Phase.BASELINE).maxQps());
+    assertNull(closedLoop.offered(AttackPlan.Phase.BASELINE, Duration.ofSeconds(20)));
+    assertEquals(50_000, closedLoop.missRate(10_000.0));
+    // the ceiling holds either way
+    assertEquals(100_000, closedLoop.missRate(72_000.0));
+    assertEquals(1, closedLoop.missRate(null));
+  }
+
+  @Test
+  void shoalsRefusalsAreItsDropsAndItsMissBudgetsServfails() {
+    io.shoal.study.measure.MetricsScrape scrape = io.shoal.study.measure.MetricsScrape.parse(String.join("\n",
+        "shoal_dropped_total{reason=\"malformed\"} 40.0",
+        "shoal_dropped_total{reason=\"response\"} 10.0",
+        "shoal_miss_budget_exceeded_total{budget=\"client\"} 1866.0",
+        "shoal_miss_budget_exceeded_total{budget=\"zone\"} 7.0",
+        "shoal_queries_total 99.0", ""));
+    assertEquals(Map.of("malformed", 40L, "response", 10L, "miss_budget_client", 1866L, "miss_budget_zone", 7L),
+        AttackPhases.shoalRefusals(scrape));
+  }
+
+  @Test
+  void anUnboundMemberForwardsTheHostileZoneToTheHostileUpstream() {
+    Member u = CATALOG.members().get(1);
+    var config = AttackPhases.withHostileForward(u.config(), CATALOG.attacks(), new InetSocketAddress("127.0.0.1", 5399));
+    assertEquals("hostile.test.", config.getString(Member.UNBOUND_SIDE_ZONE));
+    assertEquals("127.0.0.1@5399", config.getString(Member.UNBOUND_SIDE_ADDR));
+    // the scenario's own settings stay
+    assertEquals(1, config.getInt("threads"));
+    assertEquals(Map.of(), AttackPhases.delta(Map.of("a", 3L), Map.of("a", 3L)));
+    assertEquals(Map.of("b", 2L), AttackPhases.delta(Map.of("a", 3L), Map.of("a", 3L, "b", 2L)));
+  }
+}

@@ -1,0 +1,99 @@
+package io.shoal.study.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.shoal.study.attack.PhaseRow;
+import io.shoal.study.host.HostFacts;
+import io.shoal.study.scenario.Scenario;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** summary.md of a robustness run: offered against answered, and shoal beside unbound phase by phase. */
+class RobustnessSummaryTest {
+  private static final Scenario CATALOG_SCENARIO = Scenario.load(Path.of("bench", "scenarios", "robustness.conf"));
+
+  private static PhaseRow row(String member, String phase, double qps, double vs, long offered, long completed,
+      long lost) {
+    return new PhaseRow(member, phase, phase.endsWith("baseline") ? 0 : 1000, phase.endsWith("baseline") ? 0 : 50000,
+        qps, vs, 0.5, 1.5, phase.startsWith("tcp") ? null : offered, completed, 0, lost, 100.0, 30L,
+        member.equals("unbound") ? Map.of("requestlist_exceeded", 7L) : Map.of(), phase + " attack");
+  }
+
+  /** Both members through the UDP baseline and the two floods, and the TCP pair, at 10,000 q/s for 20 s. */
+  private static List<PhaseRow> rows() {
+    List<PhaseRow> rows = new ArrayList<>();
+    rows.add(row("shoal-memory", "baseline", 10000, 1.0, 200000, 200000, 0));
+    rows.add(row("shoal-memory", "tcp_baseline", 3400, 1.0, 0, 68000, 0));
+    rows.add(row("shoal-memory", "miss_flood", 9900, 0.99, 200000, 198000, 0));
+    rows.add(row("shoal-memory", "miss_flood_spread", 9800, 0.98, 200000, 196000, 0));
+    rows.add(row("unbound", "baseline", 9990, 1.0, 200000, 199800, 0));
+    rows.add(row("unbound", "tcp_baseline", 4000, 1.0, 0, 80000, 0));
+    rows.add(row("unbound", "miss_flood", 4995, 0.5, 200000, 99900, 1234));
+    return rows;
+  }
+
+  private static String render(List<PhaseRow> rows) {
+    Map<String, String> setups = new LinkedHashMap<>();
+    setups.put("shoal-memory", "shoal, memory cache");
+    setups.put("unbound", "unbound, 1 thread, ratelimit: 3000");
+    return RobustnessSummary.render(new RobustnessSummary.Context(CATALOG_SCENARIO, "2026-12-02T15:00:00Z", false,
+        CATALOG_SCENARIO.recipe().load(), setups, Map.of(), new HostFacts("cpu", 2, "linux", "disk"), Map.of(),
+        List.of("dnsperf ...")), rows);
+  }
+
+  @Test
+  void shoalAndUnboundStandSideBySidePhaseByPhaseEachAgainstItsOwnBaseline() {
+    String table = RobustnessSummary.sideBySide(rows());
+    List<String> lines = table.lines().toList();
+    assertEquals("| phase | shoal-memory vs own baseline | shoal-memory answered of offered | shoal-memory lost |"
+        + " unbound vs own baseline | unbound answered of offered | unbound lost |", lines.get(0));
+    // phases in the order the study runs them, one line each, whatever order the rows came in
+    assertEquals("| baseline | 1.000 | 1.0000 | 0 | 1.000 | 0.9990 | 0 |", lines.get(2));
+    assertEquals("| tcp_baseline | 1.000 | unpaced | 0 | 1.000 | unpaced | 0 |", lines.get(3));
+    assertEquals("| miss_flood | 0.990 | 0.9900 | 0 | 0.500 | 0.4995 | 1234 |", lines.get(4));
+    // unbound has no row for this phase: said so, not left blank as if it measured nothing
+    assertEquals("| miss_flood_spread | 0.980 | 0.9800 | 0 | not run | | |", lines.get(5));
+    assertEquals(6, lines.size());
+  }
+
+  @Test
+  void theSummarySaysWhatWasOfferedAndWhatAnswered() {
+    String md = render(rows());
+    assertTrue(md.contains("Honest clients ask at a fixed 10000 queries/s in every UDP phase (dnsperf -Q 10000)"), md);
+    assertTrue(md.contains("## Side by side"), md);
+    assertTrue(md.contains("| miss_flood | 0.990 | 0.9900 | 0 | 0.500 | 0.4995 | 1234 |"), md);
+    assertTrue(md.contains("- unbound miss_flood: honest clients ~5,000 qps, 50.0% of the 200,000 offered answered "
+        + "(0.50x baseline)"), md);
+    assertTrue(md.contains("| unbound | miss_flood | miss_flood attack | 4995 | 0.500 | 200000 | 0.4995 |"), md);
+    // the flood's rate follows the paced rate: 5 x 10,000
+    assertTrue(md.contains("- miss_flood: queries for unique names under the zone at 5.0 times the honest clients' "
+        + "10000 queries/s (50000/s)"), md);
+    assertTrue(md.contains("-Q 10000 -q 5000 (UDP phases)"), md);
+    assertTrue(md.contains("A lost query holds one of dnsperf's 5000 outstanding slots (-q)"), md);
+    assertTrue(md.contains("- member unbound: unbound, 1 thread, ratelimit: 3000"), md);
+    assertTrue(md.contains("requestlist_exceeded=7"), md);
+  }
+
+  @Test
+  void aSingleMemberRunHasNoSideBySideTable() {
+    List<PhaseRow> shoalOnly = rows().stream().filter(r -> r.member().equals("shoal-memory")).toList();
+    String md = render(shoalOnly);
+    assertFalse(md.contains("## Side by side"), md);
+    assertTrue(md.contains("- baseline: honest clients ~10,000 qps, 100.0% of the 200,000 offered answered"), md);
+  }
+
+  @Test
+  void theChartHasOneSeriesPerMemberAndOneCategoryPerPhase() {
+    org.jfree.data.category.DefaultCategoryDataset data = StudyCharts.robustnessData(rows());
+    assertEquals(List.of("shoal-memory", "unbound"), data.getRowKeys());
+    assertEquals(List.of("baseline", "tcp_baseline", "miss_flood", "miss_flood_spread"), data.getColumnKeys());
+    assertEquals(4995.0, data.getValue("unbound", "miss_flood").doubleValue(), 1e-9);
+    assertEquals(null, data.getValue("unbound", "miss_flood_spread"));
+  }
+}
