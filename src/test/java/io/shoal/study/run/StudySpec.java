@@ -89,9 +89,6 @@ public class StudySpec extends JUnitSuite {
     }
     String summary = Files.readString(out.resolve("summary.md"));
     assertTrue(summary, summary.contains("## At a glance"));
-    assertTrue(summary, summary.contains("## Side by side"));
-    assertTrue(summary, summary.contains("answered of offered"));
-    assertTrue(Files.isRegularFile(out.resolve("members/unbound/phases/8-hostile_upstream/attack.txt")));
     assertTrue(summary, summary.contains("four-workers"));
     assertTrue(summary, summary.contains("dnsperf -s 127.0.0.1"));
     for (String audit : List.of("dnsperf.txt", "stats-before.txt", "stats-after.txt", "knotd-stats-after.txt",
@@ -166,9 +163,6 @@ public class StudySpec extends JUnitSuite {
     assertTrue("the chart is a PNG", png.length > 8 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G');
     String summary = Files.readString(out.resolve("summary.md"));
     assertTrue(summary, summary.contains("## At a glance"));
-    assertTrue(summary, summary.contains("## Side by side"));
-    assertTrue(summary, summary.contains("answered of offered"));
-    assertTrue(Files.isRegularFile(out.resolve("members/unbound/phases/8-hostile_upstream/attack.txt")));
     assertTrue(summary, summary.contains("for stale-off against"));
     assertTrue(summary, summary.contains("kill -STOP"));
     for (String audit : List.of("dnsperf-fill.txt", "dnsperf-outage.txt", "outage-scrapes.txt", "knotd-stop.txt",
@@ -204,8 +198,8 @@ public class StudySpec extends JUnitSuite {
     assertEquals(phases, rows.stream().map(PhaseRow::phase).toList());
     assertEquals(phases, unbound.stream().map(PhaseRow::phase).toList());
     for (PhaseRow r : all) {
-      // the honest clients of every UDP phase ask at honest_qps: something was offered, most of it answered
-      if (!r.phase().startsWith("tcp")) {
+      // the honest clients of every UDP phase (all but the two whose clients ask over TCP) ask at honest_qps: something was offered, most of it answered
+      if (!r.phase().equals("tcp_baseline") && !r.phase().equals("tcp_holders")) {
         assertTrue(r.member() + " " + r.phase() + " offered " + r.honestOffered(),
             r.honestOffered() != null && r.honestOffered() > 0);
         // what share is answered is the study's finding (unbound may answer almost none under a flood)
