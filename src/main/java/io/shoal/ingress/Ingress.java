@@ -16,6 +16,7 @@ import io.shoal.wire.ScannedAnswer;
 import io.shoal.wire.WireException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -30,7 +31,8 @@ import java.util.function.LongSupplier;
  * has a hit near its expiry prefetched; in a cluster, a hit in the near cache of copies too),
  * refuses a miss that did not ask for recursion (RD=0), denies a miss that a kept DNSSEC denial
  * covers (RFC 8198), answers SERVFAIL to a miss over its
- * client's or zone's miss budget, and hands any other miss to the worker that owns its cache key.
+ * client's or zone's miss budget, asks a key's owner node itself in a cluster ({@link
+ * DirectOwnerLookups}), and hands any other miss to the worker that owns its cache key.
  * Each worker holds at most {@code maxPending} misses; beyond that a query is dropped and counted,
  * so overload costs answers, never unbounded memory. What a reload changes comes in one {@link
  * QueryPlan}, read once per query.
@@ -46,6 +48,7 @@ public final class Ingress {
   private final ServerMetrics metrics;
   private final Prefetch prefetch;
   private final OwnerDirectory owners;
+  private final DirectOwnerLookups direct;
   /** What a reload replaces; read once per query. */
   private volatile QueryPlan plan;
 
@@ -53,12 +56,14 @@ public final class Ingress {
    * @param plan the profiles, access control, local data, policy and logs queries start with
    * @param clock epoch milliseconds (injected so tests can move time)
    * @param prefetch the claims of prefetches under way, kept across plans (a plan turns it on or off)
+   * @param ownerTimeout how long an owner node's answer is waited for
    */
   public Ingress(
       QueryPlan plan, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers, AtomicInteger[] pending,
-      int maxPending, ServerMetrics metrics, Prefetch prefetch, OwnerDirectory owners) {
+      int maxPending, ServerMetrics metrics, Prefetch prefetch, OwnerDirectory owners, Duration ownerTimeout) {
     this.plan = plan;
     this.owners = owners;
+    this.direct = new DirectOwnerLookups(owners, ownerTimeout, metrics, clock);
     this.prefetch = prefetch;
     this.clock = clock;
     this.workers = List.copyOf(workers);
@@ -170,7 +175,14 @@ public final class Ingress {
       return;
     }
     reply.owed(query, p.streamGuard().toMillis());
-    workers.get(w).tell(new IngressWorker.Resolve(query, client, protocol, reply));
+    IngressWorker.Resolve resolve = new IngressWorker.Resolve(query, client, protocol, reply);
+    // In a cluster, a key another node owns is asked of it from here: see DirectOwnerLookups.
+    OwnerDirectory.Owner owner = direct.ownerOf(resolve);
+    if (owner != null) {
+      direct.ask(owner, profile, resolve, pending[w], workers.get(w));
+      return;
+    }
+    workers.get(w).tell(resolve);
   }
 
   /**

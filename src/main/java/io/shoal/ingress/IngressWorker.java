@@ -56,6 +56,13 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   public record Resolve(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath replyTo)
       implements Command {}
 
+  /**
+   * A miss that the thread that read it asked of its key's owner ({@link DirectOwnerLookups}), whose
+   * {@code reply} (null: none in time) was not a plain answer to send at once: resolved here as if
+   * this worker had asked the owner, asked at {@code askedNanos}.
+   */
+  public record OwnerAnswered(Resolve resolve, byte[] reply, long askedNanos) implements Command {}
+
   /** A hit found its answer near expiry: fetch it again, nobody waits (see {@link Prefetch}). */
   public record Refresh(DnsQuery query) implements Command {}
 
@@ -135,6 +142,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Resolve.class, this::onResolve)
+        .onMessage(OwnerAnswered.class, this::onOwnerAnswered)
         .onMessage(Refresh.class, this::onRefresh)
         .onMessage(Replan.class, this::onReplan)
         .onMessage(StaleDeadline.class, this::onStaleDeadline)
@@ -154,6 +162,31 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       flights.reply(r, r.query().servfail(ExtendedError.UPSTREAM_FAILED));
     }
     return this;
+  }
+
+  private Behavior<Command> onOwnerAnswered(OwnerAnswered a) {
+    Resolve r = a.resolve();
+    CacheKey key = r.query().key();
+    try {
+      Profile profile = profiles.match(key);
+      Flight flight = flights.get(key);
+      if (flight != null) {
+        // another query for the key is being resolved here: this one waits for it
+        if (flight.staleServed) {
+          flights.replyStale(r, flight.stale, profile, Flights.CLIENT_TIMEOUT);
+        } else {
+          flight.waiters.add(r);
+        }
+        return this;
+      }
+      flights.start(key, r);
+      return onOwnerDone(new OwnerDone(key, profile, a.reply(), a.askedNanos()));
+    } catch (RuntimeException e) {
+      failures.warn("query " + key + " failed", e);
+      metrics.dropped(ServerMetrics.WORKER_FAILURE);
+      flights.servfailAll(key, ExtendedError.UPSTREAM_FAILED);
+      return this;
+    }
   }
 
   private void resolve(Resolve r) {

@@ -89,7 +89,8 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
               .onFailure(SupervisorStrategy.restart().withLoggingEnabled(false)),
           "ingress-" + i));
     }
-    Ingress ingress = new Ingress(plan, clock, workers, pending, config.maxPendingPerWorker(), metrics, prefetch, owners);
+    Ingress ingress = new Ingress(plan, clock, workers, pending, config.maxPendingPerWorker(), metrics, prefetch, owners,
+        ownerTimeout);
     return new Resolver(ingress, List.copyOf(cacheList), owners, plans);
   }
 
