@@ -46,6 +46,10 @@ public final class ClusterBoot {
     // task); a JVM hook of its own would race with that.
     m.put("akka.coordinated-shutdown.run-by-jvm-shutdown-hook", "off");
     m.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
+    // Receptionist changes (a node's owner endpoint listed, or withdrawn as it stops) are written to
+    // every node at once rather than gossiped within seconds: a stopping node's peers must drop it
+    // from their rings before it stops reading (ClusterNode.handOver).
+    m.put("akka.cluster.typed.receptionist.write-consistency", "all");
     // A flush written to every node reaches its caches within this (Akka's default is 500 ms).
     m.put("akka.cluster.distributed-data.notify-subscribers-interval", "100ms");
     // Where the management port is, as the node tells other nodes (its bootstrap contact point):

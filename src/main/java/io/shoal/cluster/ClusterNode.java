@@ -65,7 +65,15 @@ public final class ClusterNode {
   /** One incarnation: its actor system, the flush record in it, and its Akka Management routes. */
   private record Incarnation(
       ActorSystem<Void> system, ActorRef<FlushRecord.Command> flushes, ActorRef<WarmJoin.Command> warmJoin,
+      ActorRef<OwnerEndpoint.WhereIsDns> ownerEndpoint,
       Function<HttpRequest, CompletionStage<HttpResponse>> managementRoutes) {}
+
+  /**
+   * How long a stopping node keeps answering DNS after it withdrew from the owner ring, so that the
+   * other nodes' rings drop it (the receptionist writes to every node at once, and they hear of it
+   * within Distributed Data's 100 ms notification interval) before it stops reading.
+   */
+  static final Duration WITHDRAW_SETTLE = Duration.ofSeconds(1);
 
   /** Set once by {@link #start}, before the first incarnation. */
   private Config akkaConfig;
@@ -129,6 +137,7 @@ public final class ClusterNode {
   private Incarnation incarnate(Duration joinWait) {
     CompletableFuture<ActorRef<FlushRecord.Command>> flushes = new CompletableFuture<>();
     CompletableFuture<ActorRef<WarmJoin.Command>> warmJoins = new CompletableFuture<>();
+    CompletableFuture<ActorRef<OwnerEndpoint.WhereIsDns>> endpoints = new CompletableFuture<>();
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           flushes.complete(ctx.spawn(
@@ -138,7 +147,7 @@ public final class ClusterNode {
           ActorRef<WarmJoin.Command> warm = ctx.spawn(WarmJoin.create(services.caches(), services.owners(),
               services.profiles(), services.clock(), warmJoin, metrics), WarmJoin.NAME);
           warmJoins.complete(warm);
-          ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp()), "owner");
+          endpoints.complete(ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp()), "owner"));
           ctx.spawn(Membership.create(services.owners(), metrics, warm), "membership");
           ctx.spawn(DenialSharing.create(services.denials()), "denial-sharing");
           return Behaviors.empty();
@@ -155,7 +164,8 @@ public final class ClusterNode {
           });
       system.getWhenTerminated().thenRun(() -> onTerminated(system));
       Function<HttpRequest, CompletionStage<HttpResponse>> routes = ClusterBoot.start(system);
-      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS), warmJoins.get(30, TimeUnit.SECONDS), routes);
+      return new Incarnation(system, flushes.get(30, TimeUnit.SECONDS), warmJoins.get(30, TimeUnit.SECONDS),
+          endpoints.get(30, TimeUnit.SECONDS), routes);
     } catch (Exception e) {
       system.terminate();
       throw new IllegalStateException(e.getMessage(), e);
@@ -211,6 +221,12 @@ public final class ClusterNode {
    * Sends the answers this node owns to the members that own them once it has left (warm join's
    * hand-over), while it still answers DNS; completes when they are stored there, or after
    * {@code limit}, whichever comes first. Never fails: a node that cannot hand over still stops.
+   *
+   * <p>Then the node withdraws from the owner ring (its endpoint leaves the receptionist) and keeps
+   * answering for {@link #WITHDRAW_SETTLE}: the other nodes ask the new owners, which hold the
+   * answers now, before this node stops reading. Until this was so, the others kept asking it from
+   * its unbind until it left the cluster, each lookup timed out and went upstream: a burst of
+   * upstream queries at every node's stop in a rolling restart.
    */
   public CompletionStage<Done> handOver(Duration limit) {
     Incarnation now = current;
@@ -224,7 +240,18 @@ public final class ClusterNode {
             log.info("hand-over of this node's answers cut short after {} ms", limit.toMillis());
           }
           return Done.getInstance();
-        });
+        })
+        .thenCompose(done -> withdraw(now));
+  }
+
+  /** Takes this node's endpoint out of the receptionist, then waits {@link #WITHDRAW_SETTLE}. */
+  private CompletionStage<Done> withdraw(Incarnation now) {
+    now.system().receptionist().tell(
+        akka.actor.typed.receptionist.Receptionist.deregister(OwnerEndpoint.KEY, now.ownerEndpoint()));
+    CompletableFuture<Done> settled = new CompletableFuture<>();
+    now.system().scheduler().scheduleOnce(WITHDRAW_SETTLE, () -> settled.complete(Done.getInstance()),
+        now.system().executionContext());
+    return settled;
   }
 
   /**

@@ -300,4 +300,39 @@ public class WarmJoinSpec extends JUnitSuite {
       assertEquals(owned.get(i) + " was handed over, not fetched again", 1, auth.queries(owned.get(i), Type.A));
     }
   }
+
+  /**
+   * A stopping node leaves the other nodes' owner rings while it still answers DNS: their lookups
+   * of its names go to the new owners from then on, never to a node that no longer reads (they
+   * would time out and go upstream).
+   */
+  @Test
+  public void eAStoppingNodeLeavesTheOtherRingsWhileItStillAnswers() throws Exception {
+    TestNode late = join("late", "");
+    java.util.concurrent.CompletableFuture<Void> closed = java.util.concurrent.CompletableFuture.runAsync(() -> {
+      try {
+        late.close();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    boolean droppedEverywhere = false;
+    boolean answeredAfterDrop = false;
+    long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
+    // Bounded by count and time: one short query and one look at the rings per round.
+    for (int round = 0; round < 4000 && System.nanoTime() < deadline && !answeredAfterDrop; round++) {
+      droppedEverywhere = droppedEverywhere || nodes.stream().allMatch(n -> n.server.ownerRingSize() == NODES);
+      byte[] reply = DnsClient.udp(late.udp(), DnsClient.query(6000 + round % 4000, name(0), Type.A, null).toWire(), 200);
+      if (droppedEverywhere && reply != null) {
+        answeredAfterDrop = true;
+      }
+      if (closed.isDone() && droppedEverywhere) {
+        break;
+      }
+    }
+    closed.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    assertTrue("every other node's ring dropped the stopping node", droppedEverywhere
+        || nodes.stream().allMatch(n -> n.server.ownerRingSize() == NODES));
+    assertTrue("the stopping node answered DNS after the others had dropped it from their rings", answeredAfterDrop);
+  }
 }
