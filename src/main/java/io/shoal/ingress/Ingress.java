@@ -232,7 +232,8 @@ public final class Ingress {
     if (!query.fromPeer()) {
       CachedAnswer copy = owners.nearHit(query.key(), now);
       if (copy != null) {
-        reply.sendCached(copy.render(query, now, protocol.sizeLimit(query)), client);
+        // as a hit on an owned name: rendered into the socket's own buffer on the reading thread
+        reply.sendHit(copy, query, now, protocol.sizeLimit(query), client);
         return true;
       }
     }
