@@ -47,8 +47,10 @@ public final class ServeCommand implements Callable<Integer> {
         }
       });
     }
-    // SIGHUP before the node is up is ignored: the node is about to read the file anyway.
-    Signal.handle(HUP, sig -> {});
+    // SIGHUP before the node is up is remembered, and the file read again once it is: the node
+    // says it answers (and a client may change the file and signal) a moment before start returns.
+    AtomicBoolean hupWhileStarting = new AtomicBoolean();
+    Signal.handle(HUP, sig -> hupWhileStarting.set(true));
     ShoalServer server;
     try {
       ConfigSource source = options.source();
@@ -67,6 +69,9 @@ public final class ServeCommand implements Callable<Integer> {
     }
     // Installed again now the node is up: something in its start takes SIGHUP over.
     Signal.handle(HUP, sig -> reloadOnSignal(server, stopRequested));
+    if (hupWhileStarting.get()) {
+      reloadOnSignal(server, stopRequested);
+    }
     Done done = server.whenTerminated().toCompletableFuture().join();
     return done == null ? 1 : 0;
   }
