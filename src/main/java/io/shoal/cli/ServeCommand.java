@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /** {@code shoal serve}: run a node until SIGTERM or SIGINT. */
 @Command(
@@ -47,10 +48,22 @@ public final class ServeCommand implements Callable<Integer> {
         }
       });
     }
-    // SIGHUP before the node is up is remembered, and the file read again once it is: the node
-    // says it answers (and a client may change the file and signal) a moment before start returns.
+    // One SIGHUP handler for the whole life of the process: before the node is up a signal is
+    // remembered and the file read again once it is (the node says it answers, and a client may
+    // change the file and signal, a moment before start returns).
     AtomicBoolean hupWhileStarting = new AtomicBoolean();
-    Signal.handle(HUP, sig -> hupWhileStarting.set(true));
+    SignalHandler previous = Signal.handle(HUP, sig -> {
+      hupWhileStarting.set(true);
+      ShoalServer up = running.get();
+      if (up != null && hupWhileStarting.getAndSet(false)) {
+        reloadOnSignal(up, stopRequested);
+      }
+    });
+    if (previous == SignalHandler.SIG_IGN) {
+      // The JVM keeps an inherited "ignore" (nohup, some service managers) and will not take it over.
+      System.err.println("shoal: SIGHUP is ignored in this process (started under nohup?), so it"
+          + " cannot reload the configuration; use `shoal reload` or shoal.reload.watch = on");
+    }
     ShoalServer server;
     try {
       ConfigSource source = options.source();
@@ -67,9 +80,7 @@ public final class ServeCommand implements Callable<Integer> {
     if (stopRequested.get()) {
       server.stop();
     }
-    // Installed again now the node is up: something in its start takes SIGHUP over.
-    Signal.handle(HUP, sig -> reloadOnSignal(server, stopRequested));
-    if (hupWhileStarting.get()) {
+    if (hupWhileStarting.getAndSet(false)) {
       reloadOnSignal(server, stopRequested);
     }
     Done done = server.whenTerminated().toCompletableFuture().join();

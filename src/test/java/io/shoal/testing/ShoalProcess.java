@@ -68,7 +68,12 @@ public final class ShoalProcess implements AutoCloseable {
 
   private static ShoalProcess start(List<String> cmd, Path dir) throws IOException {
     Path log = Files.createTempFile("shoal", ".log");
-    ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    // Signals at their defaults, as a service manager starts a node: a suite run under nohup or
+    // from a background job would otherwise pass on an ignored SIGHUP or SIGINT, which the JVM
+    // keeps (env execs java, so the PID is the node's).
+    List<String> withDefaults = new ArrayList<>(List.of("env", "--default-signal"));
+    withDefaults.addAll(cmd);
+    ProcessBuilder builder = new ProcessBuilder(withDefaults).redirectErrorStream(true).redirectOutput(log.toFile());
     if (dir != null) {
       builder.directory(dir.toFile());
     }
