@@ -5,6 +5,7 @@ import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
 import io.shoal.wire.Rcode;
 import io.shoal.wire.ScannedAnswer;
+import io.shoal.wire.TtlOffsetShapes;
 import io.shoal.wire.WireException;
 import java.nio.ByteBuffer;
 
@@ -158,6 +159,6 @@ public record CachedAnswer(
     }
     byte[] wire = new byte[in.remaining()];
     in.get(wire);
-    return new CachedAnswer(wire, offsets, optStart, optEnd, stored, expires);
+    return new CachedAnswer(wire, TtlOffsetShapes.of(offsets, n), optStart, optEnd, stored, expires);
   }
 }

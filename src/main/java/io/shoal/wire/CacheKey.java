@@ -75,6 +75,55 @@ public final class CacheKey {
   }
 
   /** The key's bytes; callers must not modify them. */
+  /**
+   * Whether {@code wire}'s one question is this key's name (in any case), type and class: then a
+   * cache need not keep the key beside the answer, the answer's question says it. The flags are
+   * not in the question; the caller compares them.
+   */
+  public boolean matchesQuestion(byte[] wire) {
+    int nameLen = bytes.length - 5;
+    if (!nameMatchesQuestion(wire)) {
+      return false;
+    }
+    for (int i = 0; i < 4; i++) {
+      if (wire[Wire.HEADER + nameLen + i] != bytes[nameLen + i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Whether {@code wire}'s one question asks for this key's name (in any case), of any type. */
+  public boolean nameMatchesQuestion(byte[] wire) {
+    int nameLen = bytes.length - 5;
+    if (wire.length < Wire.HEADER + nameLen + 4 || Wire.u16(wire, 4) != 1) {
+      return false;
+    }
+    for (int i = 0; i < nameLen; i++) {
+      if (Wire.lower(wire[Wire.HEADER + i]) != bytes[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The type {@code wire}'s question asks for, when {@link #nameMatchesQuestion} is true of it. */
+  public int questionType(byte[] wire) {
+    return Wire.u16(wire, Wire.HEADER + bytes.length - 5);
+  }
+
+  /** The key of {@code wire}'s question with {@code flags}: the inverse of {@link #matchesQuestion}. */
+  public static CacheKey ofQuestion(byte[] wire, int flags) throws WireException {
+    if (wire.length < Wire.HEADER || Wire.u16(wire, 4) != 1) {
+      throw new WireException("no single question");
+    }
+    int nameEnd = Wire.checkName(wire, Wire.HEADER, wire.length);
+    if (nameEnd + 4 > wire.length) {
+      throw new WireException("question runs past the end");
+    }
+    return of(wire, Wire.HEADER, nameEnd, Wire.u16(wire, nameEnd), Wire.u16(wire, nameEnd + 2), flags);
+  }
+
   public byte[] bytes() {
     return bytes;
   }

@@ -187,7 +187,7 @@ public record ScannedAnswer(
       pos = end;
     }
     return new ScannedAnswer(
-        wire, rcode, truncated, an, Arrays.copyOf(offsets, count),
+        wire, rcode, truncated, an, TtlOffsetShapes.of(offsets, count),
         minTtl == Long.MAX_VALUE ? 0 : minTtl, soaTtl, soaMin, optStart, optEnd, pos);
   }
 

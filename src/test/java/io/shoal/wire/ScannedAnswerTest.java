@@ -50,6 +50,23 @@ class ScannedAnswerTest {
   }
 
   @Test
+  void answersOfTheSameShapeShareOneOffsetArray() throws Exception {
+    // Same name lengths, same records: the same offsets, kept once however many are cached.
+    Message one = Messages.response(1, "a1.example.", Type.A, Rcode.NOERROR);
+    one.addRecord(a("a1.example.", 300, "192.0.2.1"), Section.ANSWER);
+    Message two = Messages.response(2, "b2.example.", Type.A, Rcode.NOERROR);
+    two.addRecord(a("b2.example.", 60, "192.0.2.2"), Section.ANSWER);
+    Message longer = Messages.response(3, "ccc3.example.", Type.A, Rcode.NOERROR);
+    longer.addRecord(a("ccc3.example.", 60, "192.0.2.3"), Section.ANSWER);
+
+    int[] first = ScannedAnswer.scan(wire(one)).ttlOffsets();
+    assertTrue(first == ScannedAnswer.scan(wire(two)).ttlOffsets());
+    int[] other = ScannedAnswer.scan(wire(longer)).ttlOffsets();
+    assertFalse(first == other);
+    assertEquals(first[0] + 2, other[0]);
+  }
+
+  @Test
   void minTtlIsTheSmallestRecordTtlAndIgnoresOpt() throws Exception {
     // The OPT's TTL field is 0 here (no flags): counting it would give 0.
     ScannedAnswer s = ScannedAnswer.scan(wire(positive()));

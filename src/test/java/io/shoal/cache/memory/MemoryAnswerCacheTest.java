@@ -297,6 +297,97 @@ class MemoryAnswerCacheTest {
     assertEquals(null, c.get(key("p0.example."), NOW));
   }
 
+  /** A real answer from upstream: {@code name} A 192.0.2.1, its question in the case given. */
+  private static CachedAnswer upstream(String name, long expiresAt) {
+    try {
+      org.xbill.DNS.Name n = org.xbill.DNS.Name.fromString(name);
+      org.xbill.DNS.Message m = new org.xbill.DNS.Message(7);
+      m.getHeader().setFlag(org.xbill.DNS.Flags.QR);
+      m.addRecord(org.xbill.DNS.Record.newRecord(n, Type.A, DClass.IN), org.xbill.DNS.Section.QUESTION);
+      m.addRecord(new org.xbill.DNS.ARecord(n, DClass.IN, 300, java.net.InetAddress.getByName("192.0.2.1")),
+          org.xbill.DNS.Section.ANSWER);
+      return CachedAnswer.of(io.shoal.wire.ScannedAnswer.fromUpstream(m.toWire()), NOW, expiresAt);
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WhenFull.class)
+  void anAnswerKeptByItsOwnQuestionIsFoundInAnyCaseAndOnlyWithItsFlags(WhenFull whenFull) {
+    MemoryAnswerCache c = cache(10, whenFull);
+    CachedAnswer plain = upstream("WWW.Example.", NOW + 60_000);
+    CachedAnswer withDo = upstream("www.example.", NOW + 60_000);
+    fill(c, key("www.example."), plain);
+    fill(c, CacheKey.of("www.example.", Type.A, DClass.IN, CacheKey.FLAG_DO), withDo);
+
+    assertSame(plain, c.get(key("www.EXAMPLE."), NOW));
+    assertSame(withDo, c.get(CacheKey.of("WWW.example.", Type.A, DClass.IN, CacheKey.FLAG_DO), NOW));
+    assertNull(c.get(CacheKey.of("www.example.", Type.AAAA, DClass.IN, 0), NOW));
+    assertNull(c.get(CacheKey.of("www.example.", Type.A, DClass.IN, CacheKey.FLAG_CD), NOW));
+    assertNull(c.get(key("ww.example."), NOW));
+
+    // The dump gives the keys back, flags included, though the cache kept none of them.
+    java.util.Map<CacheKey, CachedAnswer> dumped = new java.util.HashMap<>();
+    c.entries(dumped::put);
+    assertEquals(java.util.Map.of(key("www.example."), plain,
+        CacheKey.of("www.example.", Type.A, DClass.IN, CacheKey.FLAG_DO), withDo), dumped);
+
+    assertEquals(2, c.flushName("WWW.example.", Type.A).toCompletableFuture().join());
+    assertNull(c.get(key("www.example."), NOW));
+    assertEquals(0, c.size());
+  }
+
+  @Test
+  void anAnswerFilledUnderAKeyItsQuestionDoesNotAskIsFoundByThatKeyOnly() {
+    MemoryAnswerCache c = cache(10, WhenFull.EVICT_ONE);
+    CachedAnswer other = upstream("elsewhere.example.", NOW + 60_000);
+    fill(c, key("www.example."), other);
+
+    assertSame(other, c.get(key("www.example."), NOW));
+    assertNull(c.get(key("elsewhere.example."), NOW));
+    List<CacheKey> keys = new ArrayList<>();
+    c.entries((k, a) -> keys.add(k));
+    assertEquals(List.of(key("www.example.")), keys);
+  }
+
+  @ParameterizedTest
+  @EnumSource(WhenFull.class)
+  void readersRacingFillsAndEvictionsNeverGetAnotherNamesAnswer(WhenFull whenFull) throws Exception {
+    // The table is read without a lock while one writer fills, replaces, evicts and grows it.
+    MemoryAnswerCache c = cache(500, whenFull);
+    int names = 2_000;
+    CachedAnswer[] answers = new CachedAnswer[names];
+    CacheKey[] keys = new CacheKey[names];
+    for (int i = 0; i < names; i++) {
+      answers[i] = upstream("r" + i + ".example.", NOW + 60_000 + i);
+      keys[i] = key("r" + i + ".example.");
+    }
+    java.util.concurrent.atomic.AtomicReference<String> wrong = new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+    Thread reader = new Thread(() -> {
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      for (int round = 0; round < 2_000_000 && !done.get() && System.nanoTime() < deadline; round++) {
+        int i = round % names;
+        CachedAnswer got = c.get(keys[i], NOW);
+        if (got != null && got != answers[i]) {
+          wrong.compareAndSet(null, keys[i] + " answered with another name's answer");
+        }
+      }
+    });
+    reader.start();
+    for (int round = 0; round < 20; round++) {
+      for (int i = 0; i < names; i++) {
+        fill(c, keys[(i * 7 + round) % names], answers[(i * 7 + round) % names]);
+      }
+    }
+    done.set(true);
+    reader.join(60_000);
+    assertFalse(reader.isAlive());
+    assertNull(wrong.get());
+    assertEquals(500, c.size());
+  }
+
   private static int countPresent(MemoryAnswerCache c, int hosts) {
     int n = 0;
     for (int i = 0; i < hosts; i++) {
