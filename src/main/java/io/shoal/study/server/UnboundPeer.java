@@ -176,6 +176,20 @@ final class UnboundPeer extends ServerUnderTest {
         null, null, null, null);
   }
 
+  /**
+   * The messages in unbound's message cache ({@code msg.cache.count}): one per answer it can give
+   * from cache, each pointing at its rrsets in the rrset cache.
+   */
+  @Override
+  public Long cachedAnswers(Path audit) throws StudyException {
+    StartedProcesses.Completed c = processes.run(
+        List.of(tools.path("unbound-control"), "-c", conf().toString(), "stats_noreset"), audit, STATS_LIMIT);
+    if (c.exitCode() != 0) {
+      throw new StudyException("unbound-control stats_noreset failed: " + c.output().strip());
+    }
+    return number(keyValues(c.output(), "="), "msg.cache.count");
+  }
+
   /** Parses "key SEP value" lines, as unbound-control and rec_control print them. */
   static Map<String, String> keyValues(String text, String separator) {
     Map<String, String> out = new TreeMap<>();
