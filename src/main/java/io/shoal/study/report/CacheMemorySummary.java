@@ -190,10 +190,14 @@ public final class CacheMemorySummary {
         .append("from unbound-control stats_noreset for unbound; **cached** is that count. **RSS filled** is read ")
         .append("then; for shoal, a full collection follows and **after GC** is read again (unbound has no collector: ")
         .append("the same reading). Bytes per answer = (RSS filled - RSS idle) x 1024 / cached. Without a ")
-        .append("collection, a JVM's resident set holds the garbage the fill made until the collector runs, and ")
-        .append("a heap it grew stays resident; after one, what is left is live data and the heap the collector ")
-        .append("kept. The two bound what an operator sees. The live heap column is the heap in use after each ")
-        .append("collection (jcmd GC.heap_info), the answers' own share without the JVM's slack. Then dnsperf asks ")
+        .append("collection, a JVM's resident set holds the garbage the fill made until the collector runs; after ")
+        .append("one the garbage is gone, but the heap the collector grew stays committed and resident unless it ")
+        .append("gives it back (G1 returns only what MaxHeapFreeRatio lets it), and the collection itself touches ")
+        .append("pages, so the after-GC figure may be the higher one. Either is what an operator's memory limit ")
+        .append("sees at some moment. The live heap column is the heap in use after each collection (jcmd ")
+        .append("GC.heap_info) per answer: the answers' own share, without the heap's slack, the JIT's code or ")
+        .append("the threads' native memory. At small sizes a few MiB of that other growth outweigh the answers; ")
+        .append("read the largest size. Then dnsperf asks ")
         .append("warm hits, names drawn at random from the same N, for ").append(c.load().duration().toSeconds())
         .append(" s");
     if (!c.load().warmup().isZero()) {
