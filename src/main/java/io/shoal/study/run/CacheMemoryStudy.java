@@ -221,9 +221,16 @@ final class CacheMemoryStudy {
     long deadline = start + expected.plus(Duration.ofSeconds(60)).toNanos();
     try {
       while (System.nanoTime() < deadline && !pass.process().waitFor(PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS)) {
-        Long now = server.cachedAnswers(dir.resolve("entries-progress.txt"));
-        run.out().println(String.format(Locale.ROOT, "study: %s: %,d of %,d cached after %d s", server.label(),
-            now == null ? 0 : now - before, size, Duration.ofNanos(System.nanoTime() - start).toSeconds()));
+        long elapsed = Duration.ofNanos(System.nanoTime() - start).toSeconds();
+        try {
+          Long now = server.cachedAnswers(dir.resolve("entries-progress.txt"));
+          run.out().println(String.format(Locale.ROOT, "study: %s: %,d of %,d cached after %d s", server.label(),
+              now == null ? 0 : now - before, size, elapsed));
+        } catch (StudyException | IOException e) {
+          // progress only: a member too busy to report now is read again once the pass ends
+          run.out().println(String.format(Locale.ROOT, "study: %s: filling, %d s (count not read: %s)",
+              server.label(), elapsed, e.getMessage()));
+        }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
