@@ -163,7 +163,8 @@ public final class CacheMemorySummary {
           .append(ratios(rows, baseline));
     }
     md.append("\n## Per member and size\n\n| member | asked | cached | RSS idle MiB | RSS filled MiB | after GC MiB ")
-        .append("| bytes per answer | after GC | live heap bytes per answer | fill lost | warm-hit qps | CPU us per hit |\n")
+        .append("| bytes per answer | after GC | live heap bytes per answer | fill lost | warm-hit qps ")
+        .append("| CPU us per hit |\n")
         .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (CacheMemoryRow r : rows) {
       md.append("| ").append(r.member()).append(" | ").append(String.format(Locale.ROOT, "%,d", r.entriesTarget()))

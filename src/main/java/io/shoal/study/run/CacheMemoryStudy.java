@@ -220,7 +220,8 @@ final class CacheMemoryStudy {
     // bounded by the pass's own limit: awaitPass kills a dnsperf that outlives it
     long deadline = start + expected.plus(Duration.ofSeconds(60)).toNanos();
     try {
-      while (System.nanoTime() < deadline && !pass.process().waitFor(PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS)) {
+      while (System.nanoTime() < deadline
+          && !pass.process().waitFor(PROGRESS_EVERY.toMillis(), TimeUnit.MILLISECONDS)) {
         long elapsed = Duration.ofNanos(System.nanoTime() - start).toSeconds();
         try {
           Long now = server.cachedAnswers(dir.resolve("entries-progress.txt"));

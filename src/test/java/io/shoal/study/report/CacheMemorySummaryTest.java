@@ -26,7 +26,8 @@ class CacheMemorySummaryTest {
     return List.of(
         // (20,000 - 16,000) KiB x 1024 / 4,096 = 1,000 B
         new CacheMemoryRow("unbound", 4096, 4096, 16_000, 20_000, 20_000, 100_000, 4.0, null, null, 0),
-        // (210,000 - 200,000) x 1024 / 4,096 = 2,500 B; after GC (204,000 - 200,000) = 1,000 B; heap 4,000 KiB = 1,000 B
+        // (210,000 - 200,000) x 1024 / 4,096 = 2,500 B; after GC (204,000 - 200,000) = 1,000 B;
+        // live heap 4,000 KiB = 1,000 B
         new CacheMemoryRow("shoal-memory", 4096, 4096, 200_000, 210_000, 204_000, 80_000, 6.0, 18_000L, 22_000L, 0),
         // 50,000 KiB over 100,000 answers = 512 B
         new CacheMemoryRow("unbound", 100_000, 100_000, 16_000, 66_000, 66_000, 90_000, 5.0, null, null, 0),

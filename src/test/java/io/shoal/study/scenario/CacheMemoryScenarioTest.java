@@ -50,7 +50,8 @@ class CacheMemoryScenarioTest {
     assertTrue(!shoal.config().hasPath("caches.answers.backend")
         || shoal.config().getString("caches.answers.backend").equals("memory"));
     // the after-GC reading means something only if the heap may shrink: no -Xms
-    assertTrue(s.recipe().jvmOptions().stream().noneMatch(o -> o.startsWith("-Xms")), s.recipe().jvmOptions().toString());
+    assertTrue(s.recipe().jvmOptions().stream().noneMatch(o -> o.startsWith("-Xms")),
+        s.recipe().jvmOptions().toString());
     assertTrue(p.fillQps() > 0 && p.fillOutstanding() > 0);
     assertNull(s.attacks());
     assertNull(s.outage());
