@@ -60,16 +60,7 @@ public final class ProcessFootprint implements AutoCloseable {
 
   /** VmRSS in KiB from a /proc/PID directory; -1 if the process is gone. */
   static long rssKib(Path procPid) {
-    try {
-      for (String line : Files.readAllLines(procPid.resolve("status"))) {
-        if (line.startsWith("VmRSS:")) {
-          return Long.parseLong(line.substring("VmRSS:".length()).replace("kB", "").strip());
-        }
-      }
-    } catch (IOException | NumberFormatException e) {
-      // gone, or a kernel without VmRSS: no sample
-    }
-    return -1;
+    return io.shoal.study.measure.ResidentSet.kib(procPid);
   }
 
   /** Open descriptors (entries of fd/) of a /proc/PID directory; -1 if unreadable. */

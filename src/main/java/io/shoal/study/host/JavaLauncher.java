@@ -10,4 +10,12 @@ public final class JavaLauncher {
   public static String path() {
     return Path.of(System.getProperty("java.home"), "bin", "java").toString();
   }
+
+  /**
+   * The jcmd of the same JDK, which asks the JVMs this study started for a GC or their heap: a jcmd
+   * of another version may fail to attach.
+   */
+  public static String jcmd() {
+    return Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+  }
 }

@@ -144,6 +144,25 @@ public final class Dnsperf {
     return DnsperfReport.parse(check(processes.run(cmd, output, expected.plus(SLACK))));
   }
 
+  /**
+   * Starts one pass over {@code queries} at most {@code qps} queries a second with up to
+   * {@code outstanding} in flight (-n 1 -Q -q): a fill that asks each name of the file once and,
+   * held below what the server answers, loses none. Finish with {@link #awaitPass}.
+   */
+  public StartedProcesses.Running launchPass(int port, Path queries, int qps, int outstanding, Path output)
+      throws StudyException {
+    List<String> cmd = new ArrayList<>(List.of(binary, "-s", "127.0.0.1", "-p", Integer.toString(port),
+        "-d", queries.toString(), "-c", "1", "-q", Integer.toString(outstanding), "-T", "1", "-n", "1",
+        "-Q", Integer.toString(qps)));
+    cmd.addAll(dnssecOk);
+    return processes.launch(cmd, output);
+  }
+
+  /** Waits for a pass started by {@link #launchPass} expected to take {@code expected}; its report. */
+  public DnsperfReport awaitPass(StartedProcesses.Running pass, Duration expected) throws StudyException {
+    return DnsperfReport.parse(awaitAll(List.of(pass), expected).get(0));
+  }
+
   private static String check(StartedProcesses.Completed c) throws StudyException {
     if (c.exitCode() != 0) {
       throw new StudyException("dnsperf exited with status " + c.exitCode() + ": " + firstLine(c.output()));

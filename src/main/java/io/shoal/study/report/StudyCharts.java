@@ -204,6 +204,44 @@ public final class StudyCharts {
     save(file, chart);
   }
 
+  /**
+   * The cache_memory chart: resident bytes per cached answer at each size, one bar per member, and
+   * for a JVM member (one with a heap reading) a second bar after a full collection.
+   */
+  public static void writeCacheMemory(Path file, List<CacheMemoryRow> rows, String subtitle) throws IOException {
+    System.setProperty("java.awt.headless", "true");
+    JFreeChart chart = barChart("Resident memory per cached answer (lower is better)", "answers cached",
+        "bytes of VmRSS growth per answer", List.of(), List.of(), "#,##0", subtitle);
+    DefaultCategoryDataset data = cacheMemoryData(rows);
+    chart.getCategoryPlot().setDataset(data);
+    chart.addLegend(new org.jfree.chart.title.LegendTitle(chart.getCategoryPlot()));
+    chart.getLegend().setItemFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+    BarRenderer renderer = (BarRenderer) chart.getCategoryPlot().getRenderer();
+    renderer.setSeriesPaint(1, new Color(0xe0, 0x8a, 0x2c));
+    renderer.setSeriesPaint(2, new Color(0x4c, 0x9a, 0x48));
+    renderer.setSeriesPaint(3, new Color(0x8e, 0x44, 0xad));
+    renderer.setDefaultItemLabelFont(new Font(Font.SANS_SERIF, Font.BOLD, 11));
+    save(file, chart);
+  }
+
+  /**
+   * The cache_memory chart's data: a series per member (and per JVM member after GC), a category
+   * per size in the order they ran; a size without a per-answer figure has no bar.
+   */
+  static DefaultCategoryDataset cacheMemoryData(List<CacheMemoryRow> rows) {
+    DefaultCategoryDataset data = new DefaultCategoryDataset();
+    for (CacheMemoryRow r : rows) {
+      String size = String.format(Locale.ROOT, "%,d", r.entriesTarget());
+      if (r.bytesPerEntry() != null) {
+        data.addValue(r.bytesPerEntry(), r.member(), size);
+      }
+      if (r.heapIdleKib() != null && r.bytesPerEntryAfterGc() != null) {
+        data.addValue(r.bytesPerEntryAfterGc(), r.member() + " after GC", size);
+      }
+    }
+    return data;
+  }
+
   /** The robustness chart's data: one series per member, one category per phase, in the order they ran. */
   static DefaultCategoryDataset robustnessData(List<PhaseRow> rows) {
     DefaultCategoryDataset data = new DefaultCategoryDataset();

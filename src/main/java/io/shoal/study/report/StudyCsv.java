@@ -45,6 +45,10 @@ public final class StudyCsv<R> {
   public static final StudyCsv<PhaseRow> ROBUSTNESS =
       new StudyCsv<>("robustness.csv", PhaseRow.COLUMNS, PhaseRow::cells, PhaseRow::fromCells);
 
+  /** cache_memory.csv: one row per member and cache size of a cache_memory run. */
+  public static final StudyCsv<CacheMemoryRow> CACHE_MEMORY =
+      new StudyCsv<>("cache_memory.csv", CacheMemoryRow.COLUMNS, CacheMemoryRow::cells, CacheMemoryRow::fromCells);
+
   /** outage_timeline.csv: an outage scenario, one row per member and second. */
   public static final StudyCsv<OutageTimeline.Second> OUTAGE_TIMELINE = new StudyCsv<>(
       "outage_timeline.csv", OutageTimeline.COLUMNS, OutageTimeline.Second::cells, OutageTimeline.Second::fromCells);

@@ -24,6 +24,9 @@ final class RunEstimate {
     if (scenario.outage() != null) {
       return OutageRun.estimate(scenario, run.load());
     }
+    if (scenario.cacheMemory() != null) {
+      return CacheMemoryStudy.estimate(scenario, run.load(), run.quick());
+    }
     Duration measured = run.load().warmup().plus(run.load().duration()).plus(MemberMeasurement.SETTLE.multipliedBy(2));
     if (scenario.attacks() != null) {
       return MEMBER_OVERHEAD.plus(AttackPhases.estimate(run.load())).multipliedBy(run.members().size());

@@ -25,8 +25,8 @@ import java.util.Map;
 
 /**
  * One run of a scenario: the query files, then the scenario's kind of study ({@link PlainStudy},
- * {@link RobustnessStudy} or {@link OutageStudy}) against one knotd, which ends with the results'
- * CSV files, the charts and summary.md in the run directory.
+ * {@link RobustnessStudy}, {@link OutageStudy} or {@link CacheMemoryStudy}) against one knotd,
+ * which ends with the results' CSV files, the charts and summary.md in the run directory.
  */
 public final class StudyRun {
   private final RunSettings run;
@@ -85,6 +85,10 @@ public final class StudyRun {
     }
     QueryFile recipeQueries = scenario.recipe().queries();
     out.println("study: " + scenario.name() + " -> " + runDir);
+    if (scenario.cacheMemory() != null) {
+      // its query files are per size, written by the study itself
+      return new CacheMemoryStudy(run, dnsperf).run(startedAt);
+    }
     out.println("study: writing " + recipeQueries.lines() + " queries over " + recipeQueries.names()
         + " names (seed " + recipeQueries.seed() + ")");
     queryFiles.add(runDir.resolve("queries.txt"));

@@ -24,13 +24,15 @@ import java.util.stream.Stream;
  * @param source the file it was read from, copied into each run directory; null if built in code
  * @param attacks the robustness phases its one shoal member is measured under; null for a plain study
  * @param outage the upstream-outage test every member runs instead of the plain measured run, or null
+ * @param cacheMemory the memory-per-answer test every member runs at each cache size instead of the
+ *     plain measured run, or null
  */
 public record Scenario(
     String name, String description, String baseline, Recipe recipe, List<Member> members, Path source,
-    AttackPlan attacks, OutagePlan outage) {
+    AttackPlan attacks, OutagePlan outage, CacheMemoryPlan cacheMemory) {
 
   private static final Set<String> TOP = Set.of(
-      "description", "baseline", "recipe", "members", "attacks", "outage");
+      "description", "baseline", "recipe", "members", "attacks", "outage", "cache_memory");
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
       "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds", "policy_list",
@@ -75,7 +77,7 @@ public record Scenario(
   /** This scenario with the generated domain list, written at {@code file}, in its members' configurations. */
   public Scenario withPolicyListAt(Path file) {
     return new Scenario(name, description, baseline, recipe, members.stream().map(m -> m.withPolicyListAt(file)).toList(),
-        source, attacks, outage);
+        source, attacks, outage, cacheMemory);
   }
 
   /** True if any member sends queries of its own and so must run without a route off loopback. */
@@ -344,7 +346,50 @@ public record Scenario(
       throw new IllegalArgumentException("outage: a scenario runs either the robustness phases (attacks) or the "
           + "outage test, not both");
     }
-    return new Scenario(name, description, baseline, recipe, List.copyOf(members), source, attacks, outage);
+    CacheMemoryPlan cacheMemory = null;
+    if (c.hasPath("cache_memory")) {
+      if (attacks != null || outage != null) {
+        throw new IllegalArgumentException("cache_memory: a scenario runs one kind of test; this one also has "
+            + (attacks != null ? "attacks" : "outage"));
+      }
+      cacheMemory = CacheMemoryPlan.from(c.getConfig("cache_memory"), recipe);
+      checkCacheMemoryMembers(members, recipe, rounds);
+    }
+    return new Scenario(name, description, baseline, recipe, List.copyOf(members), source, attacks, outage,
+        cacheMemory);
+  }
+
+  /**
+   * The members of a memory-per-answer test: shoal and unbound servers of one process each, over
+   * UDP, whose resident set the study reads and whose cached answers it can count.
+   */
+  private static void checkCacheMemoryMembers(List<Member> members, Recipe recipe, int rounds) {
+    for (int i = 0; i < members.size(); i++) {
+      Member m = members.get(i);
+      String at = "members[" + i + "]";
+      if (m.kind() != MemberKind.SHOAL && m.kind() != MemberKind.UNBOUND) {
+        throw new IllegalArgumentException(at + ".kind: a cache_memory scenario measures shoal and unbound members "
+            + "only (the study counts their cached answers); is " + m.kind().configName());
+      }
+      if (m.isNodeGroup() || m.kill() != null || m.pace() != null || m.transport() != Transport.UDP) {
+        throw new IllegalArgumentException(at + ": a cache_memory member is one process without a kill or pace "
+            + "block, queried over udp (its resident set is one process's)");
+      }
+      if (m.kind() == MemberKind.SHOAL && m.config().hasPath("caches.answers.max_entries")) {
+        throw new IllegalArgumentException(at + ".config.caches.answers.max_entries: the test sizes the cache from "
+            + "recipe.max_entries, which every size must fit; set it there");
+      }
+    }
+    if (rounds != 1) {
+      throw new IllegalArgumentException("cache_memory: each size runs once per member; recipe.rounds must be 1");
+    }
+    if (recipe.signed()) {
+      throw new IllegalArgumentException("recipe.dnssec: the cache_memory test measures unsigned answers");
+    }
+    if (recipe.cpuQuota() != null) {
+      // a quota wraps the JVM in another process, and the test reads the resident set of the JVM's own
+      throw new IllegalArgumentException("recipe.cpu_quota: the cache_memory test runs every member without one");
+    }
   }
 
   /**
@@ -388,7 +433,7 @@ public record Scenario(
       return this;
     }
     return new Scenario(name, description, baseline, recipe, members.stream().map(m -> m.withTrustAnchorAt(file))
-        .toList(), source, attacks, outage);
+        .toList(), source, attacks, outage, cacheMemory);
   }
 
   private static PolicyList policyList(Config p) {

@@ -100,6 +100,14 @@ public abstract class ServerUnderTest implements AutoCloseable {
     return null;
   }
 
+  /**
+   * How many answers the server holds in its cache now, from its own statistics (the raw text goes
+   * to {@code audit}); null for kinds the study cannot count.
+   */
+  public Long cachedAnswers(Path audit) throws StudyException, IOException {
+    return null;
+  }
+
   /** The LMDB sync mode for the CSV, or null when the member has no LMDB cache. */
   public String lmdbSync() {
     return null;

@@ -258,6 +258,17 @@ public final class ShoalUnderTest extends ServerUnderTest {
     return MetricsScrape.parse(text);
   }
 
+  /**
+   * The answers held by the cache the study's zone is served from ({@code shoal_cache_entries} of
+   * that cache, summed over its shards).
+   */
+  @Override
+  public Long cachedAnswers(Path audit) throws StudyException, IOException {
+    return whole(scrape(audit).samples().stream()
+        .filter(s -> s.name().equals("shoal_cache_entries") && servingCacheName().equals(s.labels().get("cache")))
+        .mapToDouble(MetricsScrape.Sample::value).reduce(Double::sum));
+  }
+
   /** shoal's cache counters in one scrape. */
   public static CacheCounters countersOf(MetricsScrape s) {
     return new CacheCounters(
@@ -421,11 +432,14 @@ public final class ShoalUnderTest extends ServerUnderTest {
   }
 
   private CacheSettings servingCache() {
-    String name = validated.profiles().stream()
+    return validated.caches().get(servingCacheName());
+  }
+
+  private String servingCacheName() {
+    return validated.profiles().stream()
         .filter(p -> p.match().contains("."))
         .map(ProfileSettings::cache)
         .findFirst().orElse("answers");
-    return validated.caches().get(name);
   }
 
   @Override

@@ -176,6 +176,20 @@ final class UnboundPeer extends ServerUnderTest {
         null, null, null, null);
   }
 
+  /**
+   * The messages in unbound's message cache ({@code msg.cache.count}): one per answer it can give
+   * from cache, each pointing at its rrsets in the rrset cache.
+   */
+  @Override
+  public Long cachedAnswers(Path audit) throws StudyException {
+    StartedProcesses.Completed c = processes.run(
+        List.of(tools.path("unbound-control"), "-c", conf().toString(), "stats_noreset"), audit, STATS_LIMIT);
+    if (c.exitCode() != 0) {
+      throw new StudyException("unbound-control stats_noreset failed: " + c.output().strip());
+    }
+    return number(keyValues(c.output(), "="), "msg.cache.count");
+  }
+
   /** Parses "key SEP value" lines, as unbound-control and rec_control print them. */
   static Map<String, String> keyValues(String text, String separator) {
     Map<String, String> out = new TreeMap<>();
@@ -205,12 +219,18 @@ final class UnboundPeer extends ServerUnderTest {
     return Math.round(Double.parseDouble(v));
   }
 
+  /** The answers the two caches hold at the measured bytes per entry: the smaller cache's count. */
+  private long answersHeld() {
+    return Math.min(setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY) / MSG_BYTES_PER_ENTRY,
+        setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY) / RRSET_BYTES_PER_ENTRY);
+  }
+
   @Override
   public String setupNote() {
     return "unbound, " + workers() + (workers() == 1 ? " thread" : " threads") + ", msg-cache-size "
         + setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY) + " B, rrset-cache-size "
         + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY) + " B (about "
-        + recipe.maxEntries() + " answers), "
+        + answersHeld() + " answers), "
         + (member.validates() ? "validator and iterator, trust anchor: the zone's DS, aggressive-nsec off" : "iterator only")
         + (member.transport().encrypted() ? ", " + member.transport().configName() + " on its own port" : "")
         + (stubZone() ? ", knotd as a stub-zone (authoritative, ratelimit applies)" : "")
