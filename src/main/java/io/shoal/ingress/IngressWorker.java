@@ -169,14 +169,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     CacheKey key = r.query().key();
     try {
       Profile profile = profiles.match(key);
-      Flight flight = flights.get(key);
-      if (flight != null) {
-        // another query for the key is being resolved here: this one waits for it
-        if (flight.staleServed) {
-          flights.replyStale(r, flight.stale, profile, Flights.CLIENT_TIMEOUT);
-        } else {
-          flight.waiters.add(r);
-        }
+      if (joinedFlight(r, profile)) {
         return this;
       }
       flights.start(key, r);
@@ -187,6 +180,23 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       flights.servfailAll(key, ExtendedError.UPSTREAM_FAILED);
       return this;
     }
+  }
+
+  /**
+   * True if another query for {@code r}'s key is being resolved here already: {@code r} waits for
+   * it, or gets the stale answer that flight already served its clients.
+   */
+  private boolean joinedFlight(Resolve r, Profile profile) {
+    Flight flight = flights.get(r.query().key());
+    if (flight == null) {
+      return false;
+    }
+    if (flight.staleServed) {
+      flights.replyStale(r, flight.stale, profile, Flights.CLIENT_TIMEOUT);
+    } else {
+      flight.waiters.add(r);
+    }
+    return true;
   }
 
   private void resolve(Resolve r) {
@@ -203,13 +213,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     // (The near cache of copies was looked at where the query was read.)
     OwnerDirectory.Owner owner = owners.ownerOf(r.query());
-    Flight flight = flights.get(key);
-    if (flight != null) {
-      if (flight.staleServed) {
-        flights.replyStale(r, flight.stale, profile, Flights.CLIENT_TIMEOUT);
-      } else {
-        flight.waiters.add(r);
-      }
+    if (joinedFlight(r, profile)) {
       return;
     }
     CachedAnswer expired = stale.servable(found);
@@ -217,7 +221,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       flights.replyStale(r, expired, profile, Flights.UPSTREAM_FAILED);
       return;
     }
-    flight = flights.start(key, r);
+    Flight flight = flights.start(key, r);
     if (expired != null) {
       flight.stale = expired;
       Duration wait = r.query().fromPeer() ? owners.peerStaleWait(stale.clientTimeout()) : stale.clientTimeout();

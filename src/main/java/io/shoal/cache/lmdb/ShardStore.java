@@ -247,18 +247,7 @@ class ShardStore implements AutoCloseable {
 
   /** Removes every answer for the wire-form {@code name} of {@code qtype} (0: every type). */
   int removeName(byte[] name, int qtype) {
-    for (int round = 1; ; round++) {
-      try (Txn<ByteBuffer> txn = begin()) {
-        int removed = databases.removeName(txn, name, qtype, hot::removed);
-        finish(txn, databases.answers().stat(txn).entries);
-        return removed;
-      } catch (Env.MapFullException e) {
-        if (round > MAX_MAP_ROUNDS) {
-          throw e;
-        }
-        makeRoom(EVICTION_ROUNDS + 1, System.currentTimeMillis());
-      }
-    }
+    return removing(txn -> databases.removeName(txn, name, qtype, hot::removed));
   }
 
   /**
@@ -266,23 +255,35 @@ class ShardStore implements AutoCloseable {
    * {@code storedAtMillis} or before; returns, release by release, whether one went.
    */
   boolean[] removeStored(List<ShardState.Release> releases) {
+    return removing(txn -> {
+      boolean[] removed = new boolean[releases.size()];
+      ByteBuffer indexScratch = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY + 8);
+      for (int i = 0; i < removed.length; i++) {
+        ShardState.Release release = releases.get(i);
+        byte[] key = release.key().bytes();
+        ByteBuffer held = databases.answers().get(txn, AnswerCodec.copyInto(writeKey, key));
+        if (held == null || held.remaining() < 16 || AnswerCodec.storedAt(held) > release.storedAtMillis()) {
+          continue;
+        }
+        databases.delete(txn, key, AnswerCodec.expiresAt(held), writeKey, indexScratch);
+        hot.removed(key);
+        removed[i] = true;
+      }
+      return removed;
+    });
+  }
+
+  /**
+   * Runs {@code removal} in a write transaction and commits it. Deleting needs fresh pages too
+   * (copy-on-write): on a full map, room is made (evicting, then growing) and the removal run
+   * again, at most {@link #MAX_MAP_ROUNDS} times.
+   */
+  private <T> T removing(java.util.function.Function<Txn<ByteBuffer>, T> removal) {
     for (int round = 1; ; round++) {
       try (Txn<ByteBuffer> txn = begin()) {
-        boolean[] removed = new boolean[releases.size()];
-        ByteBuffer indexScratch = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY + 8);
-        for (int i = 0; i < removed.length; i++) {
-          ShardState.Release release = releases.get(i);
-          byte[] key = release.key().bytes();
-          ByteBuffer held = databases.answers().get(txn, AnswerCodec.copyInto(writeKey, key));
-          if (held == null || held.remaining() < 16 || AnswerCodec.storedAt(held) > release.storedAtMillis()) {
-            continue;
-          }
-          databases.delete(txn, key, AnswerCodec.expiresAt(held), writeKey, indexScratch);
-          hot.removed(key);
-          removed[i] = true;
-        }
+        T result = removal.apply(txn);
         finish(txn, databases.answers().stat(txn).entries);
-        return removed;
+        return result;
       } catch (Env.MapFullException e) {
         if (round > MAX_MAP_ROUNDS) {
           throw e;
