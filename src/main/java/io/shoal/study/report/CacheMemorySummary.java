@@ -87,7 +87,35 @@ public final class CacheMemorySummary {
         out.add(line.toString());
       }
     }
+    List<Integer> sizes = sizes(rows);
+    if (sizes.size() >= 2) {
+      int small = sizes.get(sizes.size() - 2);
+      int large = sizes.get(sizes.size() - 1);
+      Double base = marginal(find(rows, baseline, small), find(rows, baseline, large));
+      for (String m : members(rows)) {
+        Double added = marginal(find(rows, m, small), find(rows, m, large));
+        if (m.equals(baseline) || added == null) {
+          continue;
+        }
+        out.add(String.format(Locale.ROOT, "from %,d to %,d answers: %s %s B per added answer, %s %s B: %s "
+            + "(what each answer costs once the process's fixed growth is paid)", small, large, m, bytes(added),
+            baseline, bytes(base), times(ratio(added, base))));
+      }
+    }
     return out;
+  }
+
+  /**
+   * The resident bytes each answer added between two sizes (fresh processes both): the difference
+   * of their growths over the difference of the answers held. What a fill costs whatever its size,
+   * a collector's young generation or an allocator's arenas, cancels out; null without both.
+   */
+  static Double marginal(CacheMemoryRow small, CacheMemoryRow large) {
+    if (small == null || large == null || large.entries() <= small.entries()) {
+      return null;
+    }
+    long growth = (large.rssFilledKib() - large.rssIdleKib()) - (small.rssFilledKib() - small.rssIdleKib());
+    return growth * 1024.0 / (large.entries() - small.entries());
   }
 
   /** The ratios table: one line per size, for each member but the baseline its figures over the baseline's. */

@@ -76,7 +76,12 @@ class CacheMemorySummaryTest {
     assertEquals(4, table.size());
 
     List<String> glance = CacheMemorySummary.atAGlance(rows(), "unbound");
-    assertEquals(2, glance.size());
+    assertEquals(3, glance.size());
+    // unbound grew 4,000 then 50,000 KiB, shoal 10,000 then 100,000, over 95,904 and 95,894 more answers
+    assertEquals(String.format(java.util.Locale.ROOT, "from 4,096 to 100,000 answers: shoal-memory %,.0f B per added "
+        + "answer, unbound %,.0f B: %.2fx (what each answer costs once the process's fixed growth is paid)",
+        90_000 * 1024.0 / 95_894, 46_000 * 1024.0 / 95_904, (90_000 * 1024.0 / 95_894) / (46_000 * 1024.0 / 95_904)),
+        glance.get(2));
     assertEquals("4,096 answers: shoal-memory 2,500 B per answer (1,000 after a full GC), unbound 1,000 B: 2.50x "
         + "(1.00x after GC); warm hits 6.0 us CPU per query against 4.0 us (1.50x)", glance.get(0));
     assertTrue(glance.get(1).endsWith("; not every name was cached (see the table)"), glance.get(1));
