@@ -100,7 +100,7 @@ class ScenarioTest {
   }
 
   @Test
-  void queryPathHitIsQueryPathsRecipeWithUnboundAndTheMemoryCacheInTwoRounds() {
+  void queryPathHitIsQueryPathsRecipeWithUnboundAndTheMemoryCacheWithItsDefaultSocketsAndOneInTwoRounds() {
     Recipe full = Scenario.load(CATALOG.resolve("query_path.conf")).recipe();
     Scenario hit = Scenario.load(CATALOG.resolve("query_path_hit.conf"));
     assertEquals(2, hit.recipe().rounds());
@@ -109,8 +109,11 @@ class ScenarioTest {
         full.maxEntries(), full.whenFull(), full.shardCount(), full.mapSizeBytes(), full.syncInterval(),
         full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing(), full.cpuQuota(), full.cpuQuotaAfterWarmup(), full.latencyPercentiles()), hit.recipe());
     assertEquals("unbound", hit.baseline());
-    assertEquals(List.of("unbound", "shoal-memory"), hit.members().stream().map(Member::name).toList());
+    assertEquals(List.of("unbound", "shoal-memory", "shoal-memory-1-socket"),
+        hit.members().stream().map(Member::name).toList());
     assertEquals(1, hit.members().get(0).config().getInt("threads"));
+    // one reading thread beside unbound's one thread
+    assertEquals(1, hit.members().get(2).config().getInt("listen.udp_sockets"));
   }
 
   @Test
