@@ -182,11 +182,7 @@ public final class StudyCharts {
     DefaultCategoryDataset data = robustnessData(rows);
     chart.getCategoryPlot().setDataset(data);
     if (data.getRowCount() > 1) {
-      chart.addLegend(new org.jfree.chart.title.LegendTitle(chart.getCategoryPlot()));
-      chart.getLegend().setItemFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-      BarRenderer renderer = (BarRenderer) chart.getCategoryPlot().getRenderer();
-      renderer.setSeriesPaint(1, new Color(0xe0, 0x8a, 0x2c));
-      renderer.setSeriesPaint(2, new Color(0x4c, 0x9a, 0x48));
+      BarRenderer renderer = withLegend(chart);
       renderer.setMaximumBarWidth(0.08);
       renderer.setDefaultItemLabelFont(new Font(Font.SANS_SERIF, Font.BOLD, 10));
     }
@@ -214,14 +210,22 @@ public final class StudyCharts {
         "bytes of VmRSS growth per answer", List.of(), List.of(), "#,##0", subtitle);
     DefaultCategoryDataset data = cacheMemoryData(rows);
     chart.getCategoryPlot().setDataset(data);
+    withLegend(chart).setDefaultItemLabelFont(new Font(Font.SANS_SERIF, Font.BOLD, 11));
+    save(file, chart);
+  }
+
+  /**
+   * A bar chart of several series: a legend, and the series after the first in colours of their
+   * own (the first keeps the bar charts' one colour). Returns the renderer for what else differs.
+   */
+  private static BarRenderer withLegend(JFreeChart chart) {
     chart.addLegend(new org.jfree.chart.title.LegendTitle(chart.getCategoryPlot()));
     chart.getLegend().setItemFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
     BarRenderer renderer = (BarRenderer) chart.getCategoryPlot().getRenderer();
     renderer.setSeriesPaint(1, new Color(0xe0, 0x8a, 0x2c));
     renderer.setSeriesPaint(2, new Color(0x4c, 0x9a, 0x48));
     renderer.setSeriesPaint(3, new Color(0x8e, 0x44, 0xad));
-    renderer.setDefaultItemLabelFont(new Font(Font.SANS_SERIF, Font.BOLD, 11));
-    save(file, chart);
+    return renderer;
   }
 
   /**
