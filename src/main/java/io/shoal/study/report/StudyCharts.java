@@ -176,11 +176,9 @@ public final class StudyCharts {
    * paced), so each attack's cost reads as the gap below the line.
    */
   public static void writeRobustness(Path file, List<PhaseRow> rows, String subtitle) throws IOException {
-    System.setProperty("java.awt.headless", "true");
-    JFreeChart chart = barChart("Honest clients' throughput under each attack (higher is better)", "phase",
-        "queries per second dnsperf completed", List.of(), List.of(), "#,##0", subtitle);
     DefaultCategoryDataset data = robustnessData(rows);
-    chart.getCategoryPlot().setDataset(data);
+    JFreeChart chart = seriesChart("Honest clients' throughput under each attack (higher is better)", "phase",
+        "queries per second dnsperf completed", data, subtitle);
     if (data.getRowCount() > 1) {
       BarRenderer renderer = withLegend(chart);
       renderer.setMaximumBarWidth(0.08);
@@ -205,13 +203,19 @@ public final class StudyCharts {
    * for a JVM member (one with a heap reading) a second bar after a full collection.
    */
   public static void writeCacheMemory(Path file, List<CacheMemoryRow> rows, String subtitle) throws IOException {
-    System.setProperty("java.awt.headless", "true");
-    JFreeChart chart = barChart("Resident memory per cached answer (lower is better)", "answers cached",
-        "bytes of VmRSS growth per answer", List.of(), List.of(), "#,##0", subtitle);
-    DefaultCategoryDataset data = cacheMemoryData(rows);
-    chart.getCategoryPlot().setDataset(data);
+    JFreeChart chart = seriesChart("Resident memory per cached answer (lower is better)", "answers cached",
+        "bytes of VmRSS growth per answer", cacheMemoryData(rows), subtitle);
     withLegend(chart).setDefaultItemLabelFont(new Font(Font.SANS_SERIF, Font.BOLD, 11));
     save(file, chart);
+  }
+
+  /** A bar chart of {@code data}'s series over its categories (whole numbers on the bars). */
+  private static JFreeChart seriesChart(String title, String category, String value, DefaultCategoryDataset data,
+      String subtitle) {
+    System.setProperty("java.awt.headless", "true");
+    JFreeChart chart = barChart(title, category, value, List.of(), List.of(), "#,##0", subtitle);
+    chart.getCategoryPlot().setDataset(data);
+    return chart;
   }
 
   /**
