@@ -74,7 +74,6 @@ public final class CacheKey {
     return out;
   }
 
-  /** The key's bytes; callers must not modify them. */
   /**
    * Whether {@code wire}'s one question is this key's name (in any case), type and class: then a
    * cache need not keep the key beside the answer, the answer's question says it. The flags are
@@ -124,6 +123,7 @@ public final class CacheKey {
     return of(wire, Wire.HEADER, nameEnd, Wire.u16(wire, nameEnd), Wire.u16(wire, nameEnd + 2), flags);
   }
 
+  /** The key's bytes; callers must not modify them. */
   public byte[] bytes() {
     return bytes;
   }
