@@ -160,13 +160,8 @@ public final class CacheMemorySummary {
     Scenario s = c.scenario();
     CacheMemoryPlan p = s.cacheMemory();
     String baseline = s.baseline();
-    StringBuilder md = new StringBuilder();
-    md.append("# Study `").append(s.name()).append("`\n\n").append(s.description()).append("\n\n");
-    md.append("Run started ").append(c.startedAt()).append(".");
-    if (c.quick()) {
-      md.append(" **Quick smoke run** (--quick): small caches and ").append(c.load().duration().toSeconds())
-          .append(" s of warm hits, so these numbers only show that the study works; do not quote them.");
-    }
+    StringBuilder md = StudySummary.opening(s, c.startedAt(),
+        c.quick() ? "small caches and " + c.load().duration().toSeconds() + " s of warm hits" : null);
     md.append("\n\n");
     for (Map.Entry<String, String> skip : c.notRun().entrySet()) {
       md.append("- ").append(skip.getKey()).append(": ").append(skip.getValue()).append('\n');

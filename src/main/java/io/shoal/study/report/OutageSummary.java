@@ -31,14 +31,8 @@ public final class OutageSummary {
     Scenario s = c.scenario();
     Recipe r = s.recipe();
     OutagePlan plan = s.outage();
-    StringBuilder md = new StringBuilder();
-    md.append("# Study `").append(s.name()).append("`\n\n").append(s.description()).append("\n\n");
-    md.append("Run started ").append(c.startedAt()).append(".");
-    if (c.quick()) {
-      md.append(" **Quick smoke run** (--quick): ").append(c.load().duration().toSeconds())
-          .append(" s per member with a ").append(plan.length(true).toSeconds())
-          .append(" s outage, so these numbers only show that the study works; do not quote them.");
-    }
+    StringBuilder md = StudySummary.opening(s, c.startedAt(), c.quick() ? c.load().duration().toSeconds()
+        + " s per member with a " + plan.length(true).toSeconds() + " s outage" : null);
     md.append("\n\n## At a glance\n\n");
     for (String line : atAGlance(s, phases, seconds)) {
       md.append("- ").append(line).append('\n');

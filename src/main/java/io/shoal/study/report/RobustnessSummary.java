@@ -124,13 +124,8 @@ public final class RobustnessSummary {
     Scenario s = c.scenario();
     AttackPlan p = s.attacks();
     List<String> members = members(rows);
-    StringBuilder md = new StringBuilder();
-    md.append("# Study `").append(s.name()).append("`\n\n").append(s.description()).append("\n\n");
-    md.append("Run started ").append(c.startedAt()).append(".");
-    if (c.quick()) {
-      md.append(" **Quick smoke run** (--quick): each phase ran ").append(c.load().duration().toSeconds())
-          .append(" s, so these numbers only show that the study works; do not quote them.");
-    }
+    StringBuilder md = StudySummary.opening(s, c.startedAt(),
+        c.quick() ? "each phase ran " + c.load().duration().toSeconds() + " s" : null);
     md.append("\n\n");
     if (p.paced()) {
       md.append("Honest clients ask at a fixed ").append(p.honestQps()).append(" queries/s in every UDP phase ")

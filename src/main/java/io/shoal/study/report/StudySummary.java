@@ -37,18 +37,28 @@ public final class StudySummary {
 
   private StudySummary() {}
 
+  /**
+   * A summary's first lines: its title, the scenario's description and when the run started;
+   * for a quick run ({@code quickRan} not null: what each part ran, e.g. "each phase ran 3 s"),
+   * the warning that its numbers are not to be quoted.
+   */
+  static StringBuilder opening(Scenario s, String startedAt, String quickRan) {
+    StringBuilder md = new StringBuilder();
+    md.append("# Study `").append(s.name()).append("`\n\n").append(s.description()).append("\n\n");
+    md.append("Run started ").append(startedAt).append(".");
+    if (quickRan != null) {
+      md.append(" **Quick smoke run** (--quick): ").append(quickRan)
+          .append(", so these numbers only show that the study works; do not quote them.");
+    }
+    return md;
+  }
+
   /** The whole file. */
   public static String render(Context c, List<ResultRow> rows) {
     Scenario s = c.scenario();
     Recipe r = s.recipe();
-    StringBuilder md = new StringBuilder();
-    md.append("# Study `").append(s.name()).append("`\n\n").append(s.description()).append("\n\n");
-    md.append("Run started ").append(c.startedAt()).append(".");
-    if (c.quick()) {
-      md.append(" **Quick smoke run** (--quick): each member ran ").append(c.load().duration().toSeconds())
-          .append(" s with ").append(c.load().warmup().toSeconds())
-          .append(" s of warm-up, so these numbers only show that the study works; do not quote them.");
-    }
+    StringBuilder md = opening(s, c.startedAt(), c.quick() ? "each member ran " + c.load().duration().toSeconds()
+        + " s with " + c.load().warmup().toSeconds() + " s of warm-up" : null);
     md.append("\n\n## At a glance\n\n");
     for (String line : atAGlance(rows, s.baseline(), s.paces())) {
       md.append("- ").append(line).append('\n');
