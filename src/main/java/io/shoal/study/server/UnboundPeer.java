@@ -166,12 +166,7 @@ final class UnboundPeer extends ServerUnderTest {
 
   @Override
   public CacheCounters counters(Path audit) throws StudyException {
-    StartedProcesses.Completed c = processes.run(
-        List.of(tools.path("unbound-control"), "-c", conf().toString(), "stats_noreset"), audit, STATS_LIMIT);
-    if (c.exitCode() != 0) {
-      throw new StudyException("unbound-control stats_noreset failed: " + c.output().strip());
-    }
-    Map<String, String> stats = keyValues(c.output(), "=");
+    Map<String, String> stats = statsNoReset(audit);
     return new CacheCounters(number(stats, "total.num.cachehits"), number(stats, "total.num.cachemiss"),
         null, null, null, null);
   }
@@ -182,12 +177,17 @@ final class UnboundPeer extends ServerUnderTest {
    */
   @Override
   public Long cachedAnswers(Path audit) throws StudyException {
+    return number(statsNoReset(audit), "msg.cache.count");
+  }
+
+  /** unbound-control stats_noreset, its output kept in {@code audit}: the counters, by name. */
+  private Map<String, String> statsNoReset(Path audit) throws StudyException {
     StartedProcesses.Completed c = processes.run(
         List.of(tools.path("unbound-control"), "-c", conf().toString(), "stats_noreset"), audit, STATS_LIMIT);
     if (c.exitCode() != 0) {
       throw new StudyException("unbound-control stats_noreset failed: " + c.output().strip());
     }
-    return number(keyValues(c.output(), "="), "msg.cache.count");
+    return keyValues(c.output(), "=");
   }
 
   /** Parses "key SEP value" lines, as unbound-control and rec_control print them. */
