@@ -1,5 +1,6 @@
 package io.shoal.study.attack;
 
+import io.shoal.study.measure.ResidentSet;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,7 +48,7 @@ public final class ProcessFootprint implements AutoCloseable {
   }
 
   private void sample() {
-    long rss = rssKib(proc);
+    long rss = ResidentSet.kib(proc);
     long fds = fdCount(proc);
     if (rss >= 0) {
       maxRssKib = Math.max(maxRssKib, rss);
@@ -58,10 +59,6 @@ public final class ProcessFootprint implements AutoCloseable {
     samples++;
   }
 
-  /** VmRSS in KiB from a /proc/PID directory; -1 if the process is gone. */
-  static long rssKib(Path procPid) {
-    return io.shoal.study.measure.ResidentSet.kib(procPid);
-  }
 
   /** Open descriptors (entries of fd/) of a /proc/PID directory; -1 if unreadable. */
   static long fdCount(Path procPid) {
