@@ -6,6 +6,7 @@ import akka.actor.typed.ActorRef;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.AskPattern;
+import akka.actor.typed.receptionist.Receptionist;
 import akka.http.javadsl.ServerBinding;
 import akka.http.javadsl.model.HttpRequest;
 import akka.http.javadsl.model.HttpResponse;
@@ -69,11 +70,21 @@ public final class ClusterNode {
       Function<HttpRequest, CompletionStage<HttpResponse>> managementRoutes) {}
 
   /**
-   * How long a stopping node keeps answering DNS after it withdrew from the owner ring, so that the
-   * other nodes' rings drop it (the receptionist writes to every node at once, and they hear of it
-   * within Distributed Data's 100 ms notification interval) before it stops reading.
+   * How long a stopping node waits at most, after it withdrew from the owner ring, for every other
+   * node to say that its ring dropped it. The receptionist writes the withdrawal to every node at
+   * once and they hear of it within Distributed Data's 100 ms notification interval, but a busy
+   * host (a JIT, a full core) can delay that past any fixed wait: so it is asked, not assumed.
+   */
+  static final Duration WITHDRAW_CONFIRM_LIMIT = Duration.ofSeconds(5);
+  /** How often the other nodes are asked, until every one confirms (or the limit passes). */
+  private static final Duration WITHDRAW_POLL = Duration.ofMillis(100);
+  /**
+   * How long a stopping node keeps answering DNS once every other node has dropped it from its
+   * ring: lookups they sent just before arrive and are answered.
    */
   static final Duration WITHDRAW_SETTLE = Duration.ofSeconds(1);
+  /** The longest a withdrawal takes: confirmation, then the settle. */
+  public static final Duration WITHDRAW_MOST = WITHDRAW_CONFIRM_LIMIT.plus(WITHDRAW_SETTLE);
 
   /** Set once by {@link #start}, before the first incarnation. */
   private Config akkaConfig;
@@ -147,7 +158,7 @@ public final class ClusterNode {
           ActorRef<WarmJoin.Command> warm = ctx.spawn(WarmJoin.create(services.caches(), services.owners(),
               services.profiles(), services.clock(), warmJoin, metrics), WarmJoin.NAME);
           warmJoins.complete(warm);
-          endpoints.complete(ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp()), "owner"));
+          endpoints.complete(ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp(), services.owners()), "owner"));
           ctx.spawn(Membership.create(services.owners(), metrics, warm), "membership");
           ctx.spawn(DenialSharing.create(services.denials()), "denial-sharing");
           return Behaviors.empty();
@@ -222,11 +233,13 @@ public final class ClusterNode {
    * hand-over), while it still answers DNS; completes when they are stored there, or after
    * {@code limit}, whichever comes first. Never fails: a node that cannot hand over still stops.
    *
-   * <p>Then the node withdraws from the owner ring (its endpoint leaves the receptionist) and keeps
-   * answering for {@link #WITHDRAW_SETTLE}: the other nodes ask the new owners, which hold the
-   * answers now, before this node stops reading. Until this was so, the others kept asking it from
-   * its unbind until it left the cluster, each lookup timed out and went upstream: a burst of
-   * upstream queries at every node's stop in a rolling restart.
+   * <p>Then the node withdraws from the owner ring (its endpoint leaves the receptionist), waits
+   * until every other node says its ring dropped this one (at most {@link
+   * #WITHDRAW_CONFIRM_LIMIT}), and keeps answering for {@link #WITHDRAW_SETTLE} more: the other
+   * nodes ask the new owners, which hold the answers now, before this node stops reading. Until
+   * this was so, the others kept asking it from its unbind until it left the cluster, each lookup
+   * timed out and went upstream: a burst of upstream queries at every node's stop in a rolling
+   * restart.
    */
   public CompletionStage<Done> handOver(Duration limit) {
     Incarnation now = current;
@@ -244,14 +257,65 @@ public final class ClusterNode {
         .thenCompose(done -> withdraw(now));
   }
 
-  /** Takes this node's endpoint out of the receptionist, then waits {@link #WITHDRAW_SETTLE}. */
+  /**
+   * Takes this node's endpoint out of the receptionist, waits until no other node looks keys up
+   * here (or {@link #WITHDRAW_CONFIRM_LIMIT}), then {@link #WITHDRAW_SETTLE}.
+   */
   private CompletionStage<Done> withdraw(Incarnation now) {
-    now.system().receptionist().tell(
-        akka.actor.typed.receptionist.Receptionist.deregister(OwnerEndpoint.KEY, now.ownerEndpoint()));
-    CompletableFuture<Done> settled = new CompletableFuture<>();
-    now.system().scheduler().scheduleOnce(WITHDRAW_SETTLE, () -> settled.complete(Done.getInstance()),
-        now.system().executionContext());
-    return settled;
+    ActorSystem<Void> system = now.system();
+    system.receptionist().tell(Receptionist.deregister(OwnerEndpoint.KEY, now.ownerEndpoint()));
+    String self = akka.cluster.typed.Cluster.get(system).selfMember().address().toString();
+    long started = System.nanoTime();
+    return droppedEverywhere(system, self, started + WITHDRAW_CONFIRM_LIMIT.toNanos())
+        .thenCompose(confirmed -> {
+          long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+          if (confirmed) {
+            log.info("withdrawn from the owner ring: every other node dropped this one within {} ms", ms);
+          } else {
+            log.warn("withdrawn from the owner ring, but not every other node confirmed it within {} ms;"
+                + " stopping anyway", ms);
+          }
+          CompletableFuture<Done> settled = new CompletableFuture<>();
+          system.scheduler().scheduleOnce(WITHDRAW_SETTLE, () -> settled.complete(Done.getInstance()),
+              system.executionContext());
+          return settled;
+        });
+  }
+
+  /**
+   * Completes with true once every other listed node says its ring no longer sends lookups to
+   * {@code self}, asking again every {@link #WITHDRAW_POLL}; with false at {@code deadline}.
+   */
+  private CompletionStage<Boolean> droppedEverywhere(ActorSystem<Void> system, String self, long deadline) {
+    Duration wait = WITHDRAW_POLL.multipliedBy(5);
+    return AskPattern.<Receptionist.Command, Receptionist.Listing>ask(system.receptionist(),
+            replyTo -> Receptionist.find(OwnerEndpoint.KEY, replyTo), wait, system.scheduler())
+        .thenCompose(listing -> {
+          List<CompletableFuture<Boolean>> answers = new java.util.ArrayList<>();
+          for (ActorRef<OwnerEndpoint.WhereIsDns> peer : listing.getServiceInstances(OwnerEndpoint.KEY)) {
+            if (!peer.path().address().hasGlobalScope()) {
+              continue; // this node's own endpoint, if the withdrawal has not reached the listing yet
+            }
+            ActorRef<Object> endpoint = peer.unsafeUpcast();
+            answers.add(AskPattern.<Object, OwnerEndpoint.Listed>ask(endpoint,
+                    replyTo -> new OwnerEndpoint.StillOwner(self, replyTo), wait, system.scheduler())
+                .handle((listed, failure) -> listed != null && !listed.listed)
+                .toCompletableFuture());
+          }
+          return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
+              .thenApply(v -> answers.stream().allMatch(CompletableFuture::join));
+        })
+        .exceptionally(failure -> false)
+        .thenCompose(all -> {
+          if (all || System.nanoTime() >= deadline) {
+            return CompletableFuture.completedFuture(all);
+          }
+          CompletableFuture<Boolean> again = new CompletableFuture<>();
+          system.scheduler().scheduleOnce(WITHDRAW_POLL,
+              () -> droppedEverywhere(system, self, deadline).whenComplete((r, e) -> again.complete(r != null && r)),
+              system.executionContext());
+          return again;
+        });
   }
 
   /**

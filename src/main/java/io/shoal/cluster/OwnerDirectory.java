@@ -139,6 +139,11 @@ public final class OwnerDirectory {
     return nearCache != null && cache == nearCache;
   }
 
+  /** Whether keys the ring places on {@code member} (a member's cluster address) are looked up there now. */
+  boolean looksUpOn(String member) {
+    return ring.get().owners.containsKey(member);
+  }
+
   /** Whether the ring now places {@code key} on {@code member} (a member's cluster address). */
   boolean ownedBy(CacheKey key, String member) {
     Ring r = ring.get();

@@ -13,6 +13,11 @@ import java.net.InetSocketAddress;
  * How other nodes find this node's DNS listeners, where they ask it for the keys it owns.
  * Registered with the receptionist so every node can find it; {@link Membership} asks each
  * endpoint it finds once. Lookups themselves never pass through here: they are DNS queries.
+ *
+ * <p>A stopping node also asks each endpoint whether that node still looks up keys on it ({@link
+ * StillOwner}), and stops reading only once none does ({@link ClusterNode#handOver}). The
+ * receptionist key keeps its {@link WhereIsDns} type, so nodes of an older release still find
+ * this one; such a node does not answer {@link StillOwner}, and the stopping node waits its limit.
  */
 public final class OwnerEndpoint {
   /** The receptionist key under which every node's endpoint is listed. */
@@ -66,15 +71,44 @@ public final class OwnerEndpoint {
     }
   }
 
-  /** @param udp, tcp where this node's DNS listeners are bound */
-  public static Behavior<WhereIsDns> create(InetSocketAddress udp, InetSocketAddress tcp) {
+  /** A stopping node asks whether this node still looks up keys on {@code member} (its cluster address). */
+  public static final class StillOwner implements CborSerializable {
+    public final String member;
+    public final ActorRef<Listed> replyTo;
+
+    @JsonCreator
+    public StillOwner(@JsonProperty("member") String member, @JsonProperty("replyTo") ActorRef<Listed> replyTo) {
+      this.member = member;
+      this.replyTo = replyTo;
+    }
+  }
+
+  /** Whether the asked node's owner ring still sends lookups to the member in question. */
+  public static final class Listed implements CborSerializable {
+    public final boolean listed;
+
+    @JsonCreator
+    public Listed(@JsonProperty("listed") boolean listed) {
+      this.listed = listed;
+    }
+  }
+
+  /**
+   * @param udp, tcp where this node's DNS listeners are bound
+   * @param directory this node's owner ring, for {@link StillOwner}
+   */
+  public static Behavior<WhereIsDns> create(InetSocketAddress udp, InetSocketAddress tcp, OwnerDirectory directory) {
     DnsAt here = DnsAt.of(udp, tcp);
-    return Behaviors.setup(ctx -> {
-      ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf()));
-      return Behaviors.receiveMessage(ask -> {
-        ask.replyTo.tell(here);
+    return Behaviors.<Object>setup(ctx -> {
+      ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf().<WhereIsDns>narrow()));
+      return Behaviors.receiveMessage(message -> {
+        if (message instanceof WhereIsDns ask) {
+          ask.replyTo.tell(here);
+        } else if (message instanceof StillOwner still) {
+          still.replyTo.tell(new Listed(directory.looksUpOn(still.member)));
+        }
         return Behaviors.same();
       });
-    });
+    }).narrow();
   }
 }

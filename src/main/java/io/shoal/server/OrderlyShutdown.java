@@ -57,7 +57,8 @@ final class OrderlyShutdown {
     String phases = "akka.coordinated-shutdown.phases.";
     return ConfigFactory.parseMap(Map.of(
         phases + "before-service-unbind.timeout",
-        (Math.max(config.shutdownLameduck().toMillis(), HAND_OVER_LIMIT.toMillis()) + 1000) + "ms",
+        (Math.max(config.shutdownLameduck().toMillis(), HAND_OVER_LIMIT.plus(ClusterNode.WITHDRAW_MOST).toMillis())
+            + 1000) + "ms",
         phases + "service-requests-done.timeout", (config.shutdownGrace().toMillis() + 1000) + "ms",
         phases + "cluster-leave.timeout", "20s"));
   }

@@ -304,7 +304,8 @@ public class WarmJoinSpec extends JUnitSuite {
   /**
    * A stopping node leaves the other nodes' owner rings while it still answers DNS: their lookups
    * of its names go to the new owners from then on, never to a node that no longer reads (they
-   * would time out and go upstream).
+   * would time out and go upstream). It waits for every other node to confirm the drop, so this
+   * holds on a host too busy to spread the withdrawal within any fixed time.
    */
   @Test
   public void eAStoppingNodeLeavesTheOtherRingsWhileItStillAnswers() throws Exception {
@@ -316,23 +317,15 @@ public class WarmJoinSpec extends JUnitSuite {
         throw new IllegalStateException(e);
       }
     });
-    boolean droppedEverywhere = false;
-    boolean answeredAfterDrop = false;
-    long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
-    // Bounded by count and time: one short query and one look at the rings per round.
-    for (int round = 0; round < 4000 && System.nanoTime() < deadline && !answeredAfterDrop; round++) {
-      droppedEverywhere = droppedEverywhere || nodes.stream().allMatch(n -> n.server.ownerRingSize() == NODES);
-      byte[] reply = DnsClient.udp(late.udp(), DnsClient.query(6000 + round % 4000, name(0), Type.A, null).toWire(), 200);
-      if (droppedEverywhere && reply != null) {
-        answeredAfterDrop = true;
-      }
-      if (closed.isDone() && droppedEverywhere) {
-        break;
-      }
-    }
+    // Polled every 50 ms: well inside the second the stopping node reads on after the drop.
+    boolean droppedEverywhere = Await.until(Duration.ofSeconds(40),
+        () -> nodes.stream().allMatch(n -> n.server.ownerRingSize() == NODES));
+    assertTrue("every other node's ring dropped the stopping node", droppedEverywhere);
+    // The drop is confirmed to the stopping node, which then still reads for a second: a query sent
+    // now is read and answered (its answer may wait behind the stop, so the timeout is generous).
+    byte[] reply = DnsClient.udp(late.udp(), DnsClient.query(6000, name(0), Type.A, null).toWire(), 5000);
     closed.get(30, java.util.concurrent.TimeUnit.SECONDS);
-    assertTrue("every other node's ring dropped the stopping node", droppedEverywhere
-        || nodes.stream().allMatch(n -> n.server.ownerRingSize() == NODES));
-    assertTrue("the stopping node answered DNS after the others had dropped it from their rings", answeredAfterDrop);
+    assertTrue("the stopping node answered DNS after the others had dropped it from their rings", reply != null);
+    assertEquals(Rcode.NOERROR, new Message(reply).getRcode());
   }
 }
