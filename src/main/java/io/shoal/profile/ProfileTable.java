@@ -16,6 +16,9 @@ public final class ProfileTable {
   /** Entries by suffix length in wire octets; arrays, so a lookup allocates no iterator. */
   private final Entry[][] bySuffixLength;
 
+  /** The one profile when there is no other than the root's (the default): every name is its. */
+  private final Profile only;
+
   private record Entry(byte[] suffix, Profile profile) {}
 
   /** {@code suffixes} maps each suffix (presentation form, e.g. {@code cluster.local.}) to its profile. */
@@ -31,10 +34,14 @@ public final class ProfileTable {
       table.set(wire.length, List.copyOf(list));
     }
     this.bySuffixLength = table.stream().map(l -> l.toArray(Entry[]::new)).toArray(Entry[][]::new);
+    this.only = suffixes.size() == 1 && bySuffixLength[1].length == 1 ? bySuffixLength[1][0].profile : null;
   }
 
   /** The profile for {@code key}'s name; the root suffix guarantees there is one. */
   public Profile match(CacheKey key) {
+    if (only != null) {
+      return only;
+    }
     byte[] name = key.bytes();
     int nameLen = key.nameLength();
     int pos = 0;

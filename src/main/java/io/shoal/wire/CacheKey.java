@@ -15,8 +15,13 @@ public final class CacheKey {
   private final int hash;
 
   private CacheKey(byte[] bytes) {
+    this(bytes, Arrays.hashCode(bytes));
+  }
+
+  /** @param hash {@code Arrays.hashCode(bytes)}, computed by the caller as it wrote them */
+  private CacheKey(byte[] bytes, int hash) {
     this.bytes = bytes;
-    this.hash = Arrays.hashCode(bytes);
+    this.hash = hash;
   }
 
   /** Wraps key bytes produced by {@link #bytes()} (for example read back from disk). */
@@ -30,13 +35,20 @@ public final class CacheKey {
   static CacheKey of(byte[] msg, int nameOff, int nameEnd, int qtype, int qclass, int flags) {
     int nameLen = nameEnd - nameOff;
     byte[] k = new byte[nameLen + 5];
+    // Lower-cased and hashed in one pass (the hash is Arrays.hashCode's, as for any other key).
+    int h = 1;
     for (int i = 0; i < nameLen; i++) {
-      k[i] = Wire.lower(msg[nameOff + i]);
+      byte b = Wire.lower(msg[nameOff + i]);
+      k[i] = b;
+      h = 31 * h + b;
     }
     Wire.put16(k, nameLen, qtype);
     Wire.put16(k, nameLen + 2, qclass);
     k[nameLen + 4] = (byte) flags;
-    return new CacheKey(k);
+    for (int i = nameLen; i < k.length; i++) {
+      h = 31 * h + k[i];
+    }
+    return new CacheKey(k, h);
   }
 
   /** A key for a presentation-format name such as {@code www.example.} (used by flush). */
@@ -98,7 +110,12 @@ public final class CacheKey {
     if (wire.length < Wire.HEADER + nameLen + 4 || Wire.u16(wire, 4) != 1) {
       return false;
     }
-    for (int i = 0; i < nameLen; i++) {
+    // Most answers carry the question as asked, in lower case: one vectorised compare settles it.
+    int differs = Arrays.mismatch(wire, Wire.HEADER, Wire.HEADER + nameLen, bytes, 0, nameLen);
+    if (differs < 0) {
+      return true;
+    }
+    for (int i = differs; i < nameLen; i++) {
       if (Wire.lower(wire[Wire.HEADER + i]) != bytes[i]) {
         return false;
       }

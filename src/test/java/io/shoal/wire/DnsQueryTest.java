@@ -97,6 +97,27 @@ class DnsQueryTest {
   }
 
   @Test
+  void aKeyFromTheWireHashesAsTheSameKeyReadBackFromItsBytes() throws Exception {
+    CacheKey parsed = DnsQuery.parse(wire(Messages.query(3, "Mixed.Example.ORG.", Type.AAAA))).key();
+    CacheKey back = CacheKey.ofBytes(parsed.bytes());
+
+    assertEquals(back, parsed);
+    assertEquals(back.hashCode(), parsed.hashCode());
+  }
+
+  @Test
+  void aKeyMatchesItsQuestionInAnyCaseAndNoOtherNameOrType() throws Exception {
+    CacheKey key = DnsQuery.parse(wire(Messages.query(4, "www.example.org.", Type.A))).key();
+
+    assertTrue(key.matchesQuestion(wire(Messages.query(5, "www.example.org.", Type.A))));
+    assertTrue(key.matchesQuestion(wire(Messages.query(6, "WWW.Example.oRG.", Type.A))));
+    assertFalse(key.matchesQuestion(wire(Messages.query(7, "www.example.net.", Type.A))));
+    assertFalse(key.matchesQuestion(wire(Messages.query(8, "WWW.EXAMPLE.NET.", Type.A))));
+    assertFalse(key.matchesQuestion(wire(Messages.query(9, "www.example.org.", Type.AAAA))));
+    assertTrue(key.nameMatchesQuestion(wire(Messages.query(10, "www.EXAMPLE.org.", Type.AAAA))));
+  }
+
+  @Test
   void keyCarriesQtypeAndQclass() throws Exception {
     Message m = Message.newQuery(Record.newRecord(Messages.name("printer.example."), Type.TXT, DClass.HS));
     DnsQuery q = DnsQuery.parse(wire(m));
