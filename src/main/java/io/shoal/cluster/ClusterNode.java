@@ -311,9 +311,13 @@ public final class ClusterNode {
             return CompletableFuture.completedFuture(all);
           }
           CompletableFuture<Boolean> again = new CompletableFuture<>();
-          system.scheduler().scheduleOnce(WITHDRAW_POLL,
-              () -> droppedEverywhere(system, self, deadline).whenComplete((r, e) -> again.complete(r != null && r)),
-              system.executionContext());
+          try {
+            system.scheduler().scheduleOnce(WITHDRAW_POLL,
+                () -> droppedEverywhere(system, self, deadline).whenComplete((r, e) -> again.complete(r != null && r)),
+                system.executionContext());
+          } catch (IllegalStateException stopped) {
+            again.complete(false); // the system is stopping already: nobody left to ask
+          }
           return again;
         });
   }
