@@ -16,7 +16,7 @@ public final class ProfileTable {
   /** Entries by suffix length in wire octets; arrays, so a lookup allocates no iterator. */
   private final Entry[][] bySuffixLength;
 
-  /** The one profile when there is no other than the root's (the default): every name is its. */
+  /** The root profile when it is the only one (the default), which then answers every name; else null. */
   private final Profile only;
 
   private record Entry(byte[] suffix, Profile profile) {}
