@@ -19,6 +19,7 @@ import io.shoal.metrics.ClusterMetrics;
 import io.shoal.profile.ProfileTable;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -291,7 +292,7 @@ public final class ClusterNode {
     return AskPattern.<Receptionist.Command, Receptionist.Listing>ask(system.receptionist(),
             replyTo -> Receptionist.find(OwnerEndpoint.KEY, replyTo), wait, system.scheduler())
         .thenCompose(listing -> {
-          List<CompletableFuture<Boolean>> answers = new java.util.ArrayList<>();
+          List<CompletableFuture<Boolean>> answers = new ArrayList<>();
           for (ActorRef<OwnerEndpoint.WhereIsDns> peer : listing.getServiceInstances(OwnerEndpoint.KEY)) {
             if (!peer.path().address().hasGlobalScope()) {
               continue; // this node's own endpoint, if the withdrawal has not reached the listing yet

@@ -59,7 +59,6 @@ public final class ProcessFootprint implements AutoCloseable {
     samples++;
   }
 
-
   /** Open descriptors (entries of fd/) of a /proc/PID directory; -1 if unreadable. */
   static long fdCount(Path procPid) {
     try (Stream<Path> fds = Files.list(procPid.resolve("fd"))) {
