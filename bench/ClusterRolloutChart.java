@@ -10,18 +10,21 @@ import java.util.Map;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.plot.CombinedDomainXYPlot;
 import org.jfree.chart.plot.ValueMarker;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.title.LegendTitle;
 import org.jfree.chart.title.TextTitle;
 import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.RectangleEdge;
 import org.jfree.chart.ui.TextAnchor;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
 /**
- * The chart of bench/cluster_rollout: knotd's queries per second over the window, one line per
- * variant, with the warm variant's restarts marked. Run by the script with the shoal jar (which
+ * The chart of bench/cluster_rollout: knotd's queries per second over the window (above) and the
+ * early refetches among them (below), one line per variant, with the warm variant's restarts marked. Run by the script with the shoal jar (which
  * carries JFreeChart) on the class path: java -cp shoal.jar ClusterRolloutChart.java CSV PNG SUBTITLE
  */
 public final class ClusterRolloutChart {
@@ -35,31 +38,44 @@ public final class ClusterRolloutChart {
     }
     System.setProperty("java.awt.headless", "true");
     Map<String, XYSeries> series = new LinkedHashMap<>();
+    Map<String, XYSeries> early = new LinkedHashMap<>();
     XYPlot plot = new XYPlot();
+    XYPlot earlyPlot = new XYPlot();
     List<String> lines = Files.readAllLines(Path.of(args[0]));
     for (String line : lines.subList(1, lines.size())) {
-      String[] f = line.split(",", 4);
-      if (f.length < 3) {
+      String[] f = line.split(",", 5);
+      if (f.length < 5) {
         continue;
       }
       double second = Double.parseDouble(f[1]);
       series.computeIfAbsent(f[0], XYSeries::new).add(second, Double.parseDouble(f[2]));
-      if (f[0].equals("warm") && f.length == 4 && !f[3].isBlank()) {
-        for (String event : f[3].split("; ")) {
+      early.computeIfAbsent(f[0], XYSeries::new).add(second, Double.parseDouble(f[3]));
+      if (f[0].equals("warm") && !f[4].isBlank()) {
+        for (String event : f[4].split("; ")) {
           if (event.startsWith("sigterm") || event.startsWith("ready")) {
-            ValueMarker marker = new ValueMarker(second - 1, new Color(0x2f, 0x6f, 0xb3, 0x80), new BasicStroke(1.0f));
             boolean stop = event.startsWith("sigterm");
-            marker.setLabel(event);
-            marker.setLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 10));
-            // a node's SIGTERM labelled right of its line at the top, its ready left of it lower down:
-            // they stay apart when the next SIGTERM follows a ready closely
-            marker.setLabelAnchor(stop ? RectangleAnchor.TOP_RIGHT : RectangleAnchor.LEFT);
-            marker.setLabelTextAnchor(stop ? TextAnchor.TOP_LEFT : TextAnchor.CENTER_RIGHT);
-            plot.addDomainMarker(marker);
+            plot.addDomainMarker(marker(second, event, stop));
+            earlyPlot.addDomainMarker(marker(second, null, stop));
           }
         }
       }
     }
+    CombinedDomainXYPlot combined =
+        new CombinedDomainXYPlot(new NumberAxis("seconds since the first SIGTERM (end of each one-second interval)"));
+    combined.add(lines(plot, series, "upstream queries per second (knotd)"), 3);
+    combined.add(lines(earlyPlot, early, "of them early refetches"), 2);
+    JFreeChart chart = new JFreeChart("Rolling restart of a 3-node cluster: upstream queries per second",
+        new Font(Font.SANS_SERIF, Font.BOLD, 18), combined, false);
+    chart.setBackgroundPaint(Color.WHITE);
+    chart.addSubtitle(new TextTitle(args[2], new Font(Font.SANS_SERIF, Font.PLAIN, 13)));
+    LegendTitle legend = new LegendTitle(plot);
+    legend.setPosition(RectangleEdge.BOTTOM);
+    chart.addLegend(legend);
+    ChartUtils.saveChartAsPNG(Path.of(args[1]).toFile(), chart, 1100, 800);
+  }
+
+  /** A line per variant on {@code plot}, its axis named {@code label}. */
+  private static XYPlot lines(XYPlot plot, Map<String, XYSeries> series, String label) {
     XYSeriesCollection data = new XYSeriesCollection();
     XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, false);
     int i = 0;
@@ -71,17 +87,28 @@ public final class ClusterRolloutChart {
     }
     plot.setDataset(data);
     plot.setRenderer(renderer);
-    plot.setDomainAxis(new NumberAxis("seconds since the first SIGTERM (end of each one-second interval)"));
-    NumberAxis queries = new NumberAxis("upstream queries per second (knotd)");
+    NumberAxis queries = new NumberAxis(label);
     queries.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
     plot.setRangeAxis(queries);
     plot.setBackgroundPaint(Color.WHITE);
     plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
     plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
-    JFreeChart chart = new JFreeChart("Rolling restart of a 3-node cluster: upstream queries per second",
-        new Font(Font.SANS_SERIF, Font.BOLD, 18), plot, true);
-    chart.setBackgroundPaint(Color.WHITE);
-    chart.addSubtitle(new TextTitle(args[2], new Font(Font.SANS_SERIF, Font.PLAIN, 13)));
-    ChartUtils.saveChartAsPNG(Path.of(args[1]).toFile(), chart, 1100, 600);
+    return plot;
+  }
+
+  /**
+   * A restart's line at the end of {@code second}'s interval; labelled with {@code event} unless
+   * null: a SIGTERM right of its line at the top, a ready left of it lower down, so they stay
+   * apart when the next SIGTERM follows a ready closely.
+   */
+  private static ValueMarker marker(double second, String event, boolean stop) {
+    ValueMarker marker = new ValueMarker(second - 1, new Color(0x2f, 0x6f, 0xb3, 0x80), new BasicStroke(1.0f));
+    if (event != null) {
+      marker.setLabel(event);
+      marker.setLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 10));
+      marker.setLabelAnchor(stop ? RectangleAnchor.TOP_RIGHT : RectangleAnchor.LEFT);
+      marker.setLabelTextAnchor(stop ? TextAnchor.TOP_LEFT : TextAnchor.CENTER_RIGHT);
+    }
+    return marker;
   }
 }
