@@ -11,8 +11,11 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntFunction;
 
 /**
  * Which node owns which cache key, and how to ask it: a consistent-hash ring over the reachable
@@ -37,10 +40,18 @@ public final class OwnerDirectory {
   /** Copies of answers owned by other nodes; null: none are kept. */
   private final AnswerCache nearCache;
   private final CacheMetrics nearMetrics;
+  /** For how long after entering a ring this node asks its keys' previous owners; zero: never. */
+  private final long previousOwnerWindowNanos;
+  /** {@link System#nanoTime} at which the node last entered a ring, the ring it had been in gone. */
+  private volatile long enteredRingAt;
+  /** Whether the node has entered a ring at all since it started. */
+  private volatile boolean enteredRing;
+  /** Members whose warm-join transfer to this node has ended since it was last out of the cluster. */
+  private final Set<String> transfersIn = ConcurrentHashMap.newKeySet();
 
   /** A directory with no peers: every key is this node's own. */
   public OwnerDirectory() {
-    this(null, null, null);
+    this(null, null, null, Duration.ZERO);
   }
 
   /**
@@ -48,11 +59,15 @@ public final class OwnerDirectory {
    * @param nearCache where copies of answers fetched from their owners are kept, apart from the
    *     node's own caches so they never take room from the answers it owns; null for none
    * @param nearMetrics the near cache's hits and misses
+   * @param previousOwnerWindow for how long after this node enters a ring a miss for a key it owns
+   *     is asked of the key's previous owner first ({@link #previousOwnerOf}); zero: never
    */
-  public OwnerDirectory(UpstreamSelector sockets, AnswerCache nearCache, CacheMetrics nearMetrics) {
+  public OwnerDirectory(
+      UpstreamSelector sockets, AnswerCache nearCache, CacheMetrics nearMetrics, Duration previousOwnerWindow) {
     this.sockets = sockets;
     this.nearCache = nearCache;
     this.nearMetrics = nearMetrics;
+    this.previousOwnerWindowNanos = previousOwnerWindow.toNanos();
   }
 
   /**
@@ -95,9 +110,9 @@ public final class OwnerDirectory {
    * @param size members in {@code hash} whose keys can be looked up: see {@link #size()}
    */
   private record Ring(
-      ConsistentHash<String> hash, ConsistentHash<String> withoutSelf, Map<String, Owner> owners, String self,
-      int size) {
-    static final Ring EMPTY = new Ring(null, null, Map.of(), "", 0);
+      ConsistentHash<String> hash, ConsistentHash<String> withoutSelf, List<String> others, Map<String, Owner> owners,
+      String self, int size) {
+    static final Ring EMPTY = new Ring(null, null, List.of(), Map.of(), "", 0);
   }
 
   /**
@@ -111,6 +126,42 @@ public final class OwnerDirectory {
     }
     String owner = r.hash.nodeFor(key.bytes());
     return owner.equals(r.self) ? null : r.owners.get(owner);
+  }
+
+  /**
+   * The member that owned {@code key} before this node entered the ring, to ask for the answer it
+   * still holds while the answers warm join sends this node are on their way: when this node owns
+   * {@code key}, entered the ring less than the previous-owner window ago, some other member in
+   * the ring has not ended its transfer to this node yet ({@link #transferIn}), and the member's
+   * DNS address is known. That member is the one the ring without this node places the key on: it
+   * owned the key while this node was away, or took it over when this node handed over at its
+   * stop. Null otherwise.
+   */
+  public Owner previousOwnerOf(CacheKey key) {
+    if (!inPreviousOwnerWindow()) {
+      return null;
+    }
+    Ring r = ring.get();
+    if (r.withoutSelf == null || !r.hash.nodeFor(key.bytes()).equals(r.self) || transfersIn.containsAll(r.others)) {
+      return null;
+    }
+    return r.owners.get(r.withoutSelf.nodeFor(key.bytes()));
+  }
+
+  /**
+   * {@code member}'s warm-join transfer to this node has ended: it sent every answer it held that
+   * this node now owns. True when that makes every other member in the ring done within the
+   * window, and so ends the asking of previous owners ({@link #previousOwnerOf}) before the window does.
+   */
+  boolean transferIn(String member) {
+    Ring r = ring.get();
+    boolean before = transfersIn.containsAll(r.others);
+    transfersIn.add(member);
+    return !before && inPreviousOwnerWindow() && !r.others.isEmpty() && transfersIn.containsAll(r.others);
+  }
+
+  private boolean inPreviousOwnerWindow() {
+    return enteredRing && System.nanoTime() - enteredRingAt < previousOwnerWindowNanos && sockets != null;
   }
 
   /**
@@ -155,14 +206,27 @@ public final class OwnerDirectory {
    * question checked), or exceptionally when none came within {@code timeout}.
    */
   public CompletableFuture<byte[]> ask(Owner owner, DnsQuery query, Duration timeout) {
+    return ask(owner, query, timeout, query::peerQuery);
+  }
+
+  /**
+   * Asks {@code previous} (see {@link #previousOwnerOf}) for the answer to {@code query} it holds
+   * in its cache, without recursion: it answers from its cache or refuses. Completes as {@link #ask}.
+   */
+  public CompletableFuture<byte[]> askCache(Owner previous, DnsQuery query, Duration timeout) {
+    return ask(previous, query, timeout, query::peerCacheQuery);
+  }
+
+  private CompletableFuture<byte[]> ask(
+      Owner owner, DnsQuery query, Duration timeout, IntFunction<byte[]> packet) {
     long deadline = System.nanoTime() + timeout.toNanos();
     int id = sockets.newQueryId();
-    return sockets.udp(owner.udp(), query.peerQuery(id), id, query.key(), deadline).thenCompose(reply -> {
+    return sockets.udp(owner.udp(), packet.apply(id), id, query.key(), deadline).thenCompose(reply -> {
       if ((reply[2] & 0x02) == 0) {
         return CompletableFuture.completedFuture(reply);
       }
       int tcpId = sockets.newQueryId();
-      return sockets.tcp(owner.tcp(), query.peerQuery(tcpId), tcpId, query.key(), deadline);
+      return sockets.tcp(owner.tcp(), packet.apply(tcpId), tcpId, query.key(), deadline);
     });
   }
 
@@ -177,18 +241,28 @@ public final class OwnerDirectory {
       // A membership that has just started lists no endpoint until its own registers; a hash
       // over no node cannot place a key, so the node answers every key itself meanwhile.
       ring.set(Ring.EMPTY);
+      transfersIn.clear();
       return;
+    }
+    if (ring.get().hash == null) {
+      // Entering a ring: at start, or back after the node was out of the cluster.
+      enteredRingAt = System.nanoTime();
+      enteredRing = true;
     }
     ConsistentHash<String> hash = ConsistentHash.create(List.copyOf(members), VIRTUAL_NODES);
     List<String> others = members.stream().filter(m -> !m.equals(self)).toList();
     ConsistentHash<String> withoutSelf = others.isEmpty() ? null : ConsistentHash.create(others, VIRTUAL_NODES);
     int askable = (int) members.stream().filter(m -> m.equals(self) || owners.containsKey(m)).count();
-    ring.set(new Ring(hash, withoutSelf, Map.copyOf(owners), self, askable));
+    ring.set(new Ring(hash, withoutSelf, others, Map.copyOf(owners), self, askable));
   }
 
-  /** Forgets every owner: this node answers every key itself (it is out of the cluster). */
+  /**
+   * Forgets every owner: this node answers every key itself (it is out of the cluster). When it
+   * is back, the members send it their answers again.
+   */
   void clear() {
     ring.set(Ring.EMPTY);
+    transfersIn.clear();
   }
 
   /**

@@ -77,19 +77,23 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
    *
    * @param entries {@code count} entries, each: key length (u16), key, age and time left in ms
    *     (i64 each), answer length (i32), the answer as {@link CachedAnswer#encode} writes it
+   * @param last the sender's transfer to this node has ended with the batches before this one
+   *     (then {@code count} is 0); a node of an earlier version never says so
    */
   public static final class Answers implements Command, CborSerializable {
     public final byte[] entries;
     public final int count;
     public final ActorRef<Taken> replyTo;
+    public final boolean last;
 
     @JsonCreator
     public Answers(
         @JsonProperty("entries") byte[] entries, @JsonProperty("count") int count,
-        @JsonProperty("replyTo") ActorRef<Taken> replyTo) {
+        @JsonProperty("replyTo") ActorRef<Taken> replyTo, @JsonProperty("last") boolean last) {
       this.entries = entries;
       this.count = count;
       this.replyTo = replyTo;
+      this.last = last;
     }
   }
 
@@ -193,11 +197,12 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
 
   /**
    * A transfer to do: where each key goes ({@code destination}: a member, or null to keep it),
-   * described as {@code to} in the log; {@code release}: remove what the receiver stored from this
-   * node's own caches; {@code replyTo} (or null) is told when it ended.
+   * described as {@code to} in the log; {@code joiner}: the one member a join's transfer goes to,
+   * which is told when it ended and whose stored answers this node releases from its own caches,
+   * or null for a hand-over (which releases nothing); {@code replyTo} (or null) is told when it ended.
    */
   private record Job(
-      String to, Function<CacheKey, String> destination, boolean release, ActorRef<akka.Done> replyTo) {}
+      String to, Function<CacheKey, String> destination, String joiner, ActorRef<akka.Done> replyTo) {}
 
   private Behavior<Command> onNewOwner(NewOwner owner) {
     receivers.put(owner.member(), owner.receiver());
@@ -205,7 +210,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       return this;
     }
     String member = owner.member();
-    waiting.addLast(new Job(member, key -> directory.ownedBy(key, member) ? member : null, true, null));
+    waiting.addLast(new Job(member, key -> directory.ownedBy(key, member) ? member : null, member, null));
     startNext();
     return this;
   }
@@ -223,7 +228,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       walking.cancelled = true;
     }
     waiting.addFirst(new Job("the members that own this node's names once it has left", directory::successorOf,
-        false, handOver.replyTo()));
+        null, handOver.replyTo()));
     startNext();
     return this;
   }
@@ -234,7 +239,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     }
     Job next = waiting.poll();
     long start = System.nanoTime();
-    Transfer transfer = new Transfer(next.destination(), next.release(), Map.copyOf(receivers));
+    Transfer transfer = new Transfer(next.destination(), next.joiner(), Map.copyOf(receivers));
     walking = transfer;
     getContext().pipeToSelf(CompletableFuture.supplyAsync(transfer::run, walks), (sent, failure) ->
         new TransferEnded(next.to(), failure == null ? sent : transfer.sent, transfer.released,
@@ -267,8 +272,11 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
    */
   private final class Transfer {
     private final Function<CacheKey, String> destination;
-    /** Whether answers a receiver holds leave this node's own caches (a join, not a hand-over). */
-    private final boolean release;
+    /**
+     * The member a join's transfer goes to: told when it ended, and the answers it holds leave this
+     * node's own caches; null for a hand-over.
+     */
+    private final String joiner;
     private final Map<String, ActorRef<Command>> receivers;
     private final Map<String, Batch> batches = new HashMap<>();
     /** Members that take no answers (warm join off there, or no acknowledgement): skipped from then on. */
@@ -281,9 +289,9 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     /** Set by the actor: the node is stopping, and the hand-over goes first. */
     volatile boolean cancelled;
 
-    Transfer(Function<CacheKey, String> destination, boolean release, Map<String, ActorRef<Command>> receivers) {
+    Transfer(Function<CacheKey, String> destination, String joiner, Map<String, ActorRef<Command>> receivers) {
       this.destination = destination;
-      this.release = release;
+      this.joiner = joiner;
       this.receivers = receivers;
     }
 
@@ -317,7 +325,27 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       if (sent == 0 && !declined.isEmpty()) {
         throw new Declined(String.join("; ", declined.values()));
       }
+      if (joiner != null && receivers.containsKey(joiner) && !declined.containsKey(joiner)) {
+        ended(joiner);
+      }
       return sent;
+    }
+
+    /**
+     * Tells {@code member} that this transfer to it has ended, so it stops asking this node for what
+     * it holds (see {@link OwnerDirectory#previousOwnerOf}); a member that does not hear it stops
+     * when its window ends.
+     */
+    private void ended(String member) {
+      try {
+        AskPattern.<Command, Taken>ask(receivers.get(member), replyTo -> new Answers(new byte[0], 0, replyTo, true),
+                BATCH_TIMEOUT, scheduler)
+            .toCompletableFuture().get(BATCH_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | TimeoutException e) {
+        log.debug("warm join: {} did not acknowledge the end of its transfer: {}", member, e.toString());
+      }
     }
 
     /** Sends {@code batch} to {@code to} when the rate allows, and waits until it is stored there. */
@@ -338,7 +366,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       int count = encoded.size();
       Taken taken;
       try {
-        taken = AskPattern.<Command, Taken>ask(receivers.get(to), replyTo -> new Answers(entries, count, replyTo),
+        taken = AskPattern.<Command, Taken>ask(receivers.get(to), replyTo -> new Answers(entries, count, replyTo, false),
                 BATCH_TIMEOUT, scheduler)
             .toCompletableFuture().get(BATCH_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
       } catch (Exception e) {
@@ -351,7 +379,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       }
       sent += count;
       metrics.warmJoinSent(count);
-      if (release && taken.held == count) {
+      if (joiner != null && taken.held == count) {
         release(encoded);
       }
     }
@@ -492,6 +520,13 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     } catch (BufferUnderflowException | IndexOutOfBoundsException | IllegalArgumentException e) {
       log.warn("warm join: a batch from {} does not read ({}); the answers read before it are kept",
           batch.replyTo.path().address(), e.toString());
+    }
+    if (batch.last) {
+      String from = batch.replyTo.path().address().toString();
+      if (directory.transferIn(from)) {
+        log.info("warm join: every member's answers are in (the last from {}); misses go upstream again, not to the"
+            + " previous owners", from);
+      }
     }
     ActorRef<Taken> replyTo = batch.replyTo;
     int heldAlready = kept;

@@ -145,7 +145,9 @@ public final class Ingress {
       return;
     }
     if (!query.recursionDesired()) {
-      reply.send(notRecursing(query), client);
+      // A joining node asking what this one still holds (peerCacheQuery) is told it holds none;
+      // that is warm join at work, not a client refused.
+      reply.send(query.fromPeer() ? query.refused(ExtendedError.NOT_AUTHORITATIVE) : notRecursing(query), client);
       return;
     }
     byte[] denied = answerDenied(profile, query, protocol);
@@ -239,9 +241,12 @@ public final class Ingress {
     }
     CachedAnswer hit = profile.cache().get(query.key(), now);
     if (hit == null) {
-      profile.cacheMetrics().miss();
       if (!query.fromPeer()) {
+        profile.cacheMetrics().miss();
         owners.nearMissed(query.key());
+      } else if (query.recursionDesired()) {
+        // A joining node asking what this one still holds (RD=0) is not a miss anyone waits on.
+        profile.cacheMetrics().miss();
       }
       return false;
     }

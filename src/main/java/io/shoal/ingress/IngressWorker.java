@@ -80,6 +80,13 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   /** The owner node's reply to a lookup of {@code key} asked at {@code askedNanos}; null when none came in time. */
   private record OwnerDone(CacheKey key, Profile profile, byte[] reply, long askedNanos) implements Command {}
 
+  /**
+   * A key's previous owner's reply (null: none in time) to a lookup in its cache, asked while this
+   * node has just entered the ring ({@link OwnerDirectory#previousOwnerOf}); {@code query} goes
+   * upstream if it held no answer.
+   */
+  private record PreviousOwnerDone(CacheKey key, Profile profile, DnsQuery query, byte[] reply) implements Command {}
+
   /** A write-through fill ended: {@code failure} is null when the cache stored the answer. */
   private record FillDone(CacheKey key, Profile profile, CachedAnswer answer, Throwable failure) implements Command {}
 
@@ -148,6 +155,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         .onMessage(StaleDeadline.class, this::onStaleDeadline)
         .onMessage(UpstreamDone.class, this::onUpstreamDone)
         .onMessage(OwnerDone.class, this::onOwnerDone)
+        .onMessage(PreviousOwnerDone.class, this::onPreviousOwnerDone)
         .onMessage(FillDone.class, this::onFillDone)
         .build();
   }
@@ -233,7 +241,38 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
           (reply, failure) -> new OwnerDone(key, profile, reply, asked));
       return;
     }
+    OwnerDirectory.Owner previous = owners.previousOwnerOf(r.query());
+    if (previous != null) {
+      DnsQuery query = r.query();
+      getContext().pipeToSelf(owners.askCache(previous, query),
+          (reply, failure) -> new PreviousOwnerDone(key, profile, query, reply));
+      return;
+    }
     askUpstream(key, profile, r.query());
+  }
+
+  /**
+   * The previous owner answered from its cache (or did not): what it held goes into this node's
+   * own cache (this node owns the key now) and to every waiter, as an upstream answer would;
+   * anything else and the query goes upstream.
+   */
+  private Behavior<Command> onPreviousOwnerDone(PreviousOwnerDone done) {
+    if (!flights.contains(done.key())) {
+      return this;
+    }
+    try {
+      ScannedAnswer held = owners.heldByPrevious(done.reply());
+      if (held == null) {
+        askUpstream(done.key(), done.profile(), done.query());
+      } else {
+        fillAndAnswer(done.key(), done.profile(), held);
+      }
+    } catch (RuntimeException e) {
+      failures.warn("answer for " + done.key() + " failed", e);
+      metrics.dropped(ServerMetrics.WORKER_FAILURE);
+      flights.servfailAll(done.key(), ExtendedError.UPSTREAM_FAILED);
+    }
+    return this;
   }
 
   private Behavior<Command> onReplan(Replan replan) {
@@ -354,26 +393,34 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         flights.end(done.key(), false);
         return this;
       }
-      long now = clock.getAsLong();
-      CachedAnswer answer = CacheFill.kept(done.profile(), scan, now);
-      if (answer == null) {
-        flights.answerAll(done.key(), CacheFill.passedOn(scan, now));
-        return this;
-      }
-      if (fillMode == FillMode.WRITE_THROUGH) {
-        getContext().pipeToSelf(CacheFill.writeThrough(done.profile(), done.key(), answer, FILL_WAIT),
-            (ok, failure) -> new FillDone(done.key(), done.profile(), answer,
-                failure != null || Boolean.TRUE.equals(ok) ? failure : new IllegalStateException("not stored")));
-      } else {
-        done.profile().cache().fillBehind(done.key(), answer);
-        flights.answerAll(done.key(), answer);
-      }
+      fillAndAnswer(done.key(), done.profile(), scan);
     } catch (RuntimeException e) {
       failures.warn("answer for " + done.key() + " failed", e);
       metrics.dropped(ServerMetrics.WORKER_FAILURE);
       flights.servfailAll(done.key(), ExtendedError.UPSTREAM_FAILED);
     }
     return this;
+  }
+
+  /**
+   * Fills {@code scan}, an answer for {@code key} this node owns, into {@code profile}'s cache as
+   * its TTL rules keep it (in the fill mode's way) and sends it to the flight's waiters.
+   */
+  private void fillAndAnswer(CacheKey key, Profile profile, ScannedAnswer scan) {
+    long now = clock.getAsLong();
+    CachedAnswer answer = CacheFill.kept(profile, scan, now);
+    if (answer == null) {
+      flights.answerAll(key, CacheFill.passedOn(scan, now));
+      return;
+    }
+    if (fillMode == FillMode.WRITE_THROUGH) {
+      getContext().pipeToSelf(CacheFill.writeThrough(profile, key, answer, FILL_WAIT),
+          (ok, failure) -> new FillDone(key, profile, answer,
+              failure != null || Boolean.TRUE.equals(ok) ? failure : new IllegalStateException("not stored")));
+    } else {
+      profile.cache().fillBehind(key, answer);
+      flights.answerAll(key, answer);
+    }
   }
 
   private Behavior<Command> onFillDone(FillDone done) {

@@ -51,6 +51,46 @@ final class OwnerLookups {
     return clientTimeout.compareTo(half) < 0 ? clientTimeout : half;
   }
 
+  /**
+   * The node that owned {@code query}'s key before this node entered the ring, to ask for the
+   * answer in its cache before the upstreams; null when there is none to ask (see {@link
+   * OwnerDirectory#previousOwnerOf}).
+   */
+  OwnerDirectory.Owner previousOwnerOf(DnsQuery query) {
+    return owners.previousOwnerOf(query.key());
+  }
+
+  /** Asks {@code previous} for the answer in its cache; completes with its reply, or exceptionally when none came in time. */
+  CompletableFuture<byte[]> askCache(OwnerDirectory.Owner previous, DnsQuery query) {
+    return owners.askCache(previous, query, timeout);
+  }
+
+  /**
+   * The answer a previous owner held, from its {@code reply} (null: none in time); null when it
+   * held none (it refuses a lookup in its cache that misses) or its reply is of no use. Counted as
+   * shoal_cluster_previous_owner_lookups_total{outcome}: held, not_held, timeout.
+   */
+  ScannedAnswer heldByPrevious(byte[] reply) {
+    ScannedAnswer scan = null;
+    if (reply != null) {
+      try {
+        scan = ScannedAnswer.fromUpstream(reply);
+      } catch (WireException e) {
+        failures.warn("malformed answer from a previous owner node", e);
+      }
+    }
+    if (scan == null) {
+      metrics.previousOwnerLookup("timeout");
+      return null;
+    }
+    if (ScannedAnswer.saysStale(reply) || (scan.rcode() != Rcode.NOERROR && scan.rcode() != Rcode.NXDOMAIN)) {
+      metrics.previousOwnerLookup("not_held");
+      return null;
+    }
+    metrics.previousOwnerLookup("held");
+    return scan;
+  }
+
   /** Asks {@code owner}; completes with its reply, or null when none came in time. */
   CompletableFuture<byte[]> ask(OwnerDirectory.Owner owner, DnsQuery query) {
     return owners.ask(owner, query, timeout);

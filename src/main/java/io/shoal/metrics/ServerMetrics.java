@@ -52,6 +52,7 @@ public final class ServerMetrics {
   private final ConcurrentHashMap<String, Counter> dropped = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> remoteLookups = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Counter> previousOwnerLookups = new ConcurrentHashMap<>();
   /** Created on the first owner lookup, so a node outside a cluster exports no such series. */
   private volatile Timer remoteLookupTime;
   private final ConcurrentHashMap<String, Counter> refused = new ConcurrentHashMap<>();
@@ -244,6 +245,20 @@ public final class ServerMetrics {
     if (c == null) {
       c = remoteLookups.computeIfAbsent(outcome, o -> Kamon.counter("shoal.cluster.remote.lookups",
           "Misses asked of the owner node: answered, stale, timeout, failed, refused").withTags(base.withTag("outcome", o)));
+    }
+    c.increment();
+  }
+
+  /**
+   * A miss of a node that has just entered the ring, asked of the key's previous owner's cache:
+   * shoal_cluster_previous_owner_lookups_total{outcome}.
+   */
+  public void previousOwnerLookup(String outcome) {
+    Counter c = previousOwnerLookups.get(outcome);
+    if (c == null) {
+      c = previousOwnerLookups.computeIfAbsent(outcome, o -> Kamon.counter("shoal.cluster.previous.owner.lookups",
+          "Misses of a node that has just joined, asked of the previous owner's cache: held, not_held, timeout")
+          .withTags(base.withTag("outcome", o)));
     }
     c.increment();
   }

@@ -76,7 +76,7 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
         // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
         cacheList.add(near);
       }
-      owners = new OwnerDirectory(upstreamSockets, near, nearMetrics);
+      owners = new OwnerDirectory(upstreamSockets, near, nearMetrics, config.cluster().warmJoin().previousOwnerWindow());
     }
     Duration ownerTimeout = config.cluster().ownerTimeout();
     // Always there, so a reload can turn it on; the plan says whether it claims anything.

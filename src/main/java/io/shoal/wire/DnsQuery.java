@@ -320,4 +320,15 @@ public final class DnsQuery {
     Wire.put16(q, plain.length + 2, 0);
     return q;
   }
+
+  /**
+   * This question as a joining node asks a name's previous owner for the answer it still holds:
+   * {@link #peerQuery} without RD, so the node answers from its cache or refuses, and never asks
+   * anyone else.
+   */
+  public byte[] peerCacheQuery(int id) {
+    byte[] q = peerQuery(id);
+    q[2] &= ~0x01;
+    return q;
+  }
 }

@@ -177,7 +177,8 @@ public class WarmJoinSpec extends JUnitSuite {
       sentBefore += metrics.value("shoal_cluster_warm_join_answers_total", "node=\"warm-" + k + "\"",
           "direction=\"sent\"");
     }
-    warm = join("warm", "");
+    // A window longer than the test: only the end of every member's transfer can close it.
+    warm = join("warm", "shoal.cluster.warm_join.ask_previous_owner = 10m");
     {
       List<String> owned = ownedBy(warm);
       assertTrue("the joiner owns some of " + NAMES + " names", !owned.isEmpty());
@@ -207,7 +208,33 @@ public class WarmJoinSpec extends JUnitSuite {
             "direction=\"sent\"");
       }
       assertTrue("the nodes counted what they sent: " + (sent - sentBefore), sent - sentBefore >= owned.size());
+      // Once every member has ended its transfer, a miss for a name the joiner owns goes upstream
+      // without asking a previous owner first (each try asks a name nobody has asked before).
+      int[] next = {0};
+      boolean stopped = Await.until(Duration.ofSeconds(40), () -> {
+        String name = null;
+        while (name == null && next[0] < 500) {
+          String candidate = "y" + next[0]++ + ".example.test.";
+          name = ownedBy(warm, List.of(candidate)).isEmpty() ? null : candidate;
+        }
+        if (name == null) {
+          return false;
+        }
+        try {
+          double asked = previousOwnerLookups(warm.metrics().settled());
+          assertEquals(name, Rcode.NXDOMAIN, ask(warm, 7000 + next[0], name).getRcode());
+          return previousOwnerLookups(warm.metrics().settled()) == asked;
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      assertTrue("the joiner stopped asking previous owners once the transfers ended", stopped);
     }
+  }
+
+  /** Lookups the joiner ("warm") made at a previous owner, every outcome, in {@code scrape}. */
+  private static double previousOwnerLookups(Map<String, Double> scrape) {
+    return Metrics.value(scrape, "shoal_cluster_previous_owner_lookups_total", "node=\"warm\"");
   }
 
   /**

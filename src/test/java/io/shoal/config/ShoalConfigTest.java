@@ -104,7 +104,7 @@ class ShoalConfigTest {
 
   @Test
   void warmJoinDefaultsOnAndBadValuesNameTheirKey() {
-    assertEquals(new WarmJoinSettings(true, 2000, 200, Duration.ofSeconds(10)),
+    assertEquals(new WarmJoinSettings(true, 2000, 200, Duration.ofSeconds(10), Duration.ofSeconds(60)),
         ShoalConfig.from(config("")).cluster().warmJoin());
     assertEquals(false, ShoalConfig.from(config("shoal.cluster.warm_join.enabled = off")).cluster().warmJoin().enabled());
 
