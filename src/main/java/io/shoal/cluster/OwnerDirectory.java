@@ -110,9 +110,9 @@ public final class OwnerDirectory {
    * @param size members in {@code hash} whose keys can be looked up: see {@link #size()}
    */
   private record Ring(
-      ConsistentHash<String> hash, ConsistentHash<String> withoutSelf, List<String> others, Map<String, Owner> owners,
-      String self, int size) {
-    static final Ring EMPTY = new Ring(null, null, List.of(), Map.of(), "", 0);
+      ConsistentHash<String> hash, ConsistentHash<String> askable, ConsistentHash<String> withoutSelf,
+      List<String> others, Map<String, Owner> owners, String self, int size) {
+    static final Ring EMPTY = new Ring(null, null, null, List.of(), Map.of(), "", 0);
   }
 
   /**
@@ -125,7 +125,18 @@ public final class OwnerDirectory {
       return null;
     }
     String owner = r.hash.nodeFor(key.bytes());
-    return owner.equals(r.self) ? null : r.owners.get(owner);
+    if (owner.equals(r.self)) {
+      return null;
+    }
+    Owner at = r.owners.get(owner);
+    if (at != null) {
+      return at;
+    }
+    // A member whose DNS address is not known yet (it is joining): its keys are looked up where the
+    // ring without such members places them, on the node that owned them before it came, which
+    // still holds them.
+    String before = r.askable.nodeFor(key.bytes());
+    return before.equals(r.self) ? null : r.owners.get(before);
   }
 
   /**
@@ -252,8 +263,16 @@ public final class OwnerDirectory {
     ConsistentHash<String> hash = ConsistentHash.create(List.copyOf(members), VIRTUAL_NODES);
     List<String> others = members.stream().filter(m -> !m.equals(self)).toList();
     ConsistentHash<String> withoutSelf = others.isEmpty() ? null : ConsistentHash.create(others, VIRTUAL_NODES);
-    int askable = (int) members.stream().filter(m -> m.equals(self) || owners.containsKey(m)).count();
-    ring.set(new Ring(hash, withoutSelf, others, Map.copyOf(owners), self, askable));
+    List<String> known = members.stream().filter(m -> m.equals(self) || owners.containsKey(m)).toList();
+    ConsistentHash<String> askable = known.size() == members.size() ? hash
+        : ConsistentHash.create(known.isEmpty() ? List.of(self) : known, VIRTUAL_NODES);
+    ring.set(new Ring(hash, askable, withoutSelf, others, Map.copyOf(owners), self, known.size()));
+  }
+
+  /** Whether the ring lists {@code member} (a member's cluster address), its DNS address known or not. */
+  boolean lists(String member) {
+    Ring r = ring.get();
+    return r.hash != null && (member.equals(r.self) || r.others.contains(member));
   }
 
   /**

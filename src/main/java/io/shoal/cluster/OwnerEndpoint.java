@@ -8,11 +8,17 @@ import akka.actor.typed.receptionist.ServiceKey;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * How other nodes find this node's DNS listeners, where they ask it for the keys it owns.
  * Registered with the receptionist so every node can find it; {@link Membership} asks each
  * endpoint it finds once. Lookups themselves never pass through here: they are DNS queries.
+ *
+ * <p>A node's question where this one answers DNS is answered once this node's ring lists that node
+ * (see {@link #listsAsker}).
  *
  * <p>A stopping node also asks each endpoint whether that node still looks up keys on it ({@link
  * StillOwner}), and stops reading only once none does ({@link ClusterNode#handOver}). The
@@ -94,21 +100,64 @@ public final class OwnerEndpoint {
   }
 
   /**
+   * The longest a node's question where this one answers DNS waits for this node's ring to list
+   * that node; below {@link Membership}'s wait for the answer, so the answer never comes too late.
+   */
+  static final Duration LISTED_WAIT = Duration.ofSeconds(2);
+
+  private static final Duration RECHECK = Duration.ofMillis(100);
+
+  /** Looks at the questions still waiting for this node's ring. */
+  private enum Recheck { TICK }
+
+  /**
    * @param udp, tcp where this node's DNS listeners are bound
-   * @param directory this node's owner ring, for {@link StillOwner}
+   * @param directory this node's owner ring, for {@link StillOwner} and for when to answer {@link WhereIsDns}
    */
   public static Behavior<WhereIsDns> create(InetSocketAddress udp, InetSocketAddress tcp, OwnerDirectory directory) {
     DnsAt here = DnsAt.of(udp, tcp);
-    return Behaviors.<Object>setup(ctx -> {
+    return Behaviors.<Object>setup(ctx -> Behaviors.<Object>withTimers(timers -> {
       ctx.getSystem().receptionist().tell(Receptionist.register(KEY, ctx.getSelf().<WhereIsDns>narrow()));
+      // Questions from nodes this node's ring does not list yet, and until when they may wait.
+      Map<WhereIsDns, Long> waiting = new HashMap<>();
       return Behaviors.receiveMessage(message -> {
         if (message instanceof WhereIsDns ask) {
-          ask.replyTo.tell(here);
+          if (listsAsker(directory, ask)) {
+            ask.replyTo.tell(here);
+          } else {
+            waiting.put(ask, System.nanoTime() + LISTED_WAIT.toNanos());
+            timers.startTimerAtFixedRate(Recheck.TICK, RECHECK);
+          }
+        } else if (message == Recheck.TICK) {
+          long now = System.nanoTime();
+          waiting.entrySet().removeIf(e -> {
+            boolean answer = listsAsker(directory, e.getKey()) || now - e.getValue() >= 0;
+            if (answer) {
+              e.getKey().replyTo.tell(here);
+            }
+            return answer;
+          });
+          if (waiting.isEmpty()) {
+            timers.cancel(Recheck.TICK);
+          }
         } else if (message instanceof StillOwner still) {
           still.replyTo.tell(new Listed(directory.looksUpOn(still.member)));
         }
         return Behaviors.same();
       });
-    }).narrow();
+    })).narrow();
+  }
+
+  /**
+   * Whether this node's ring lists the node that asks where it answers DNS (a question from this
+   * node itself is always answered). Until it does, this node would take that node's lookups as
+   * the owner of every key its ring places here, which is more than the asking node's ring places
+   * here: it would fetch upstream names that the asking node, or another, still holds. So the
+   * answer, and with it the asking node's lookups, wait for this node's ring, at most {@link
+   * #LISTED_WAIT}; meanwhile the asking node looks those keys up where they were before.
+   */
+  private static boolean listsAsker(OwnerDirectory directory, WhereIsDns ask) {
+    akka.actor.Address asker = ask.replyTo.path().address();
+    return !asker.hasGlobalScope() || directory.lists(asker.toString());
   }
 }
