@@ -10,6 +10,7 @@ import io.shoal.config.ServeStaleSettings;
 import io.shoal.ratelimit.MissBudget;
 import io.shoal.upstream.Upstream;
 import io.shoal.wire.BadQuery;
+import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
 import io.shoal.wire.ScannedAnswer;
@@ -22,6 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * The front door shared by every transport (UDP sockets, TCP, TLS and HTTPS streams), run on the
@@ -49,6 +51,8 @@ public final class Ingress {
   private final Prefetch prefetch;
   private final OwnerDirectory owners;
   private final DirectOwnerLookups direct;
+  /** Keys this node asks no other node for: it owns them, or it is not in a cluster (see Prefetch). */
+  private final Predicate<CacheKey> ownedHere;
   /** What a reload replaces; read once per query. */
   private volatile QueryPlan plan;
 
@@ -64,6 +68,7 @@ public final class Ingress {
     this.plan = plan;
     this.owners = owners;
     this.direct = new DirectOwnerLookups(owners, ownerTimeout, metrics, clock);
+    this.ownedHere = key -> owners.ownerOf(key) == null;
     this.prefetch = prefetch;
     this.clock = clock;
     this.workers = List.copyOf(workers);
@@ -252,7 +257,7 @@ public final class Ingress {
     }
     profile.cacheMetrics().hit();
     // Not for RD=0: probing the cache must not cost the upstreams anything.
-    if (query.recursionDesired() && prefetch.claim(query.key(), hit, now)) {
+    if (query.recursionDesired() && prefetch.claim(query.key(), hit, now, ownedHere)) {
       workers.get(partition(query)).tell(new IngressWorker.Refresh(query));
     }
     reply.sendHit(hit, query, now, protocol.sizeLimit(query), client);

@@ -3,6 +3,7 @@ package io.shoal.ingress;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.wire.CacheKey;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * Which hits send their name upstream again before it expires: a hit in the last tenth of its
@@ -43,14 +44,21 @@ public final class Prefetch {
     }
   }
 
-  /** True when a hit on {@code answer} at {@code nowMillis} should refresh it and this caller got the key. */
-  boolean claim(CacheKey key, CachedAnswer answer, long nowMillis) {
+  /**
+   * True when a hit on {@code answer} at {@code nowMillis} should refresh it and this caller got the
+   * key; never for a key that {@code refreshedHere} says another node refreshes (in a cluster, only
+   * a key's owner prefetches it: a node that holds an answer it no longer owns, such as one it
+   * carried while the owner was away, serves it until it expires and then asks the owner, where a
+   * prefetch would fetch it upstream beside the owner every TTL).
+   */
+  boolean claim(CacheKey key, CachedAnswer answer, long nowMillis, Predicate<CacheKey> refreshedHere) {
     if (!enabled) {
       return false;
     }
     long lifetime = answer.expiresAtMillis() - answer.storedAtMillis();
     long left = answer.expiresAtMillis() - nowMillis;
-    if (lifetime < MIN_LIFETIME_MILLIS || left * 10 >= lifetime || underWay.size() >= maxUnderWay) {
+    if (lifetime < MIN_LIFETIME_MILLIS || left * 10 >= lifetime || underWay.size() >= maxUnderWay
+        || !refreshedHere.test(key)) {
       return false;
     }
     Long claimed = underWay.putIfAbsent(key, nowMillis);

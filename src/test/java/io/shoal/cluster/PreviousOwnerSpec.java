@@ -15,7 +15,9 @@ import java.util.List;
 import java.util.Map;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
+import org.junit.FixMethodOrder;
 import org.junit.Test;
+import org.junit.runners.MethodSorters;
 import org.scalatestplus.junit.JUnitSuite;
 import org.xbill.DNS.ARecord;
 import org.xbill.DNS.DClass;
@@ -31,6 +33,8 @@ import org.xbill.DNS.Type;
  * at all (warm join is off on the two first nodes), so every answer the joiner gives without an
  * upstream query came from a previous owner's cache.
  */
+// The last test moves the first nodes' clocks on.
+@FixMethodOrder(MethodSorters.NAME_ASCENDING)
 public class PreviousOwnerSpec extends JUnitSuite {
   private static final int NODES = 2;
   private static final int NAMES = 40;
@@ -105,7 +109,7 @@ public class PreviousOwnerSpec extends JUnitSuite {
   }
 
   @Test
-  public void theJoinerAnswersTheNamesItNowOwnsFromTheirPreviousOwnersWithoutUpstream() throws Exception {
+  public void aTheJoinerAnswersTheNamesItNowOwnsFromTheirPreviousOwnersWithoutUpstream() throws Exception {
     List<String> names = new ArrayList<>();
     for (int i = 0; i < NAMES; i++) {
       names.add(name(i));
@@ -131,7 +135,7 @@ public class PreviousOwnerSpec extends JUnitSuite {
   }
 
   @Test
-  public void aNameNoNodeHoldsGoesUpstreamOnceAfterThePreviousOwnerSaysSo() throws Exception {
+  public void bANameNoNodeHoldsGoesUpstreamOnceAfterThePreviousOwnerSaysSo() throws Exception {
     List<String> names = new ArrayList<>();
     for (int i = 0; i < NAMES; i++) {
       names.add(fresh(i));
@@ -152,5 +156,61 @@ public class PreviousOwnerSpec extends JUnitSuite {
       refused += Metrics.value(scrape, "shoal_refused_total", "node=\"held-" + k + "\"", "reason=\"no_recursion\"");
     }
     assertEquals("a previous owner's \"not here\" is not counted as a client refused", 0.0, refused, 0.0);
+  }
+
+  /**
+   * The first nodes still hold the names the joiner owns now (warm join is off, so nothing moved
+   * them). Served in the last tenth of their TTL, such an answer is not prefetched: only a name's
+   * owner refreshes it, or both it and the node that carried it would fetch it upstream every TTL.
+   */
+  @Test
+  public void cANodeThatNoLongerOwnsANameDoesNotPrefetchIt() throws Exception {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < NAMES; i++) {
+      names.add(name(i));
+    }
+    List<String> owned = ownedByJoiner(names);
+    assertTrue("the joiner owns some of " + NAMES + " names", !owned.isEmpty());
+    Map<String, Double> before = joiner.metrics().settled();
+    // Each first node's clock to 20 s before the earliest of the answers it holds expires there: the
+    // last tenth of their 300 s, where a hit prefetches. RD=0 reads what a node holds, and its TTL.
+    List<List<String>> held = new ArrayList<>();
+    int holding = 0;
+    for (int k = 0; k < NODES; k++) {
+      List<String> here = new ArrayList<>();
+      long left = Long.MAX_VALUE;
+      for (int i = 0; i < owned.size(); i++) {
+        Message q = DnsClient.query(4000 + i * NODES + k, owned.get(i), Type.A, null);
+        q.getHeader().unsetFlag(Flags.RD);
+        Message m = DnsClient.udp(nodes.get(k).udp(), q);
+        if (m.getRcode() == Rcode.NOERROR && m.getSection(Section.ANSWER).size() == 1) {
+          here.add(owned.get(i));
+          left = Math.min(left, m.getSection(Section.ANSWER).get(0).getTTL());
+        }
+      }
+      held.add(here);
+      holding += here.size();
+      if (!here.isEmpty()) {
+        assertTrue("more than 20 s left: " + left, left > 20);
+        nodes.get(k).advanceSeconds(left - 20);
+      }
+    }
+    assertTrue("the first nodes still hold the joiner's names", holding >= owned.size());
+    for (int k = 0; k < NODES; k++) {
+      for (int i = 0; i < held.get(k).size(); i++) {
+        Message m = ask(nodes.get(k), 5000 + i * NODES + k, held.get(k).get(i));
+        assertEquals(held.get(k).get(i), Rcode.NOERROR, m.getRcode());
+        assertEquals(held.get(k).get(i), 1, m.getSection(Section.ANSWER).size());
+      }
+    }
+    Map<String, Double> after = joiner.metrics().settled();
+    for (int k = 0; k < NODES; k++) {
+      String node = "node=\"held-" + k + "\"";
+      assertEquals("held-" + k + " prefetched none of the joiner's names",
+          Metrics.value(before, "shoal_prefetches_total", node), Metrics.value(after, "shoal_prefetches_total", node), 0.0);
+    }
+    for (String name : owned) {
+      assertEquals(name + " was not fetched upstream again", 1, auth.queries(name, Type.A));
+    }
   }
 }
