@@ -91,6 +91,15 @@ public class PreviousOwnerSpec extends JUnitSuite {
     return DnsClient.udp(node.udp(), DnsClient.query(id, name, Type.A, null));
   }
 
+  /** The {@link #NAMES} names {@code of} makes. */
+  private static List<String> all(java.util.function.IntFunction<String> of) {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < NAMES; i++) {
+      names.add(of.apply(i));
+    }
+    return names;
+  }
+
   /** Of {@code names}, those the joiner owns, in the first node's ring. */
   private static List<String> ownedByJoiner(List<String> names) {
     OwnerDirectory.Owner it = new OwnerDirectory.Owner(joiner.udp(), joiner.tcp());
@@ -110,11 +119,7 @@ public class PreviousOwnerSpec extends JUnitSuite {
 
   @Test
   public void aTheJoinerAnswersTheNamesItNowOwnsFromTheirPreviousOwnersWithoutUpstream() throws Exception {
-    List<String> names = new ArrayList<>();
-    for (int i = 0; i < NAMES; i++) {
-      names.add(name(i));
-    }
-    List<String> owned = ownedByJoiner(names);
+    List<String> owned = ownedByJoiner(all(PreviousOwnerSpec::name));
     assertTrue("the joiner owns some of " + NAMES + " names", !owned.isEmpty());
     for (int i = 0; i < owned.size(); i++) {
       Message m = ask(joiner, 1000 + i, owned.get(i));
@@ -136,11 +141,7 @@ public class PreviousOwnerSpec extends JUnitSuite {
 
   @Test
   public void bANameNoNodeHoldsGoesUpstreamOnceAfterThePreviousOwnerSaysSo() throws Exception {
-    List<String> names = new ArrayList<>();
-    for (int i = 0; i < NAMES; i++) {
-      names.add(fresh(i));
-    }
-    List<String> owned = ownedByJoiner(names);
+    List<String> owned = ownedByJoiner(all(PreviousOwnerSpec::fresh));
     assertTrue("the joiner owns some of " + NAMES + " names", !owned.isEmpty());
     double notHeld = lookups("not_held");
     for (int i = 0; i < owned.size(); i++) {
@@ -165,11 +166,7 @@ public class PreviousOwnerSpec extends JUnitSuite {
    */
   @Test
   public void cANodeThatNoLongerOwnsANameDoesNotPrefetchIt() throws Exception {
-    List<String> names = new ArrayList<>();
-    for (int i = 0; i < NAMES; i++) {
-      names.add(name(i));
-    }
-    List<String> owned = ownedByJoiner(names);
+    List<String> owned = ownedByJoiner(all(PreviousOwnerSpec::name));
     assertTrue("the joiner owns some of " + NAMES + " names", !owned.isEmpty());
     Map<String, Double> before = joiner.metrics().settled();
     // Each first node's clock to 20 s before the earliest of the answers it holds expires there: the
