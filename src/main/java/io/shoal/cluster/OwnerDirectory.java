@@ -105,8 +105,13 @@ public final class OwnerDirectory {
 
   /**
    * @param hash over every member in the ring, this node included
+   * @param askable over this node and the members whose DNS address is known ({@code hash} when
+   *     that is every member): where the keys of a member not known yet are looked up meanwhile
+   * @param withoutSelf over every member but this node: where a key goes once this node has left,
+   *     and where it was before this node came; null when this node is alone
+   * @param others every member but this node
    * @param owners where the members answer DNS, as far as known; a member missing here owns its
-   *     keys all the same, and a node asked for one of them answers it itself meanwhile
+   *     keys all the same, and they are looked up as {@code askable} places them meanwhile
    * @param size members in {@code hash} whose keys can be looked up: see {@link #size()}
    */
   private record Ring(

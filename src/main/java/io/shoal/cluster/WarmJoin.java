@@ -52,6 +52,10 @@ import org.slf4j.LoggerFactory;
  * back, and Artery's send queue never fills), and not before the node's rate allows. One transfer
  * runs at a time, its walk on Akka's blocking dispatcher, never on a thread that answers DNS.
  *
+ * <p>A join's transfer ends with an empty batch marked {@link Answers#last}. Until every other
+ * member's has come (or its window ends), a joining node asks a key's previous owner for the
+ * answer it holds before it asks the upstreams ({@link OwnerDirectory#previousOwnerOf}).
+ *
  * <p>TTLs are sent as the time left and the age, not as clock times, so the nodes' clocks need not
  * agree; the receiver counts a second of transit against each, so a TTL never grows on the way.
  * Answers with less than {@code min_ttl_left} left, and remembered failures, are not sent. The
