@@ -78,6 +78,11 @@ public final class Ingress {
     prefetch.enable(plan.prefetch());
   }
 
+  /** The node is stopping: hits no longer prefetch (see {@link Prefetch#stop}). */
+  public void stopPrefetching() {
+    prefetch.stop();
+  }
+
   /**
    * Makes {@code next} the plan of every query read from now on, and of the workers' next
    * messages; queries already in a worker finish with the profile they started with (its cache is

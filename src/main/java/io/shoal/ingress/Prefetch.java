@@ -23,6 +23,8 @@ public final class Prefetch {
   public static final Prefetch OFF = new Prefetch(false, 0);
 
   private volatile boolean enabled;
+  /** The node is stopping: no prefetch from now on, whatever a reload says. */
+  private volatile boolean stopping;
   private final int maxUnderWay;
   /**
    * Claimed keys and when. A claim lapses after {@link #CLAIM_MILLIS}: one whose prefetch failed
@@ -35,6 +37,15 @@ public final class Prefetch {
   public Prefetch(boolean enabled, int maxUnderWay) {
     this.enabled = enabled;
     this.maxUnderWay = maxUnderWay;
+  }
+
+  /**
+   * No prefetch from now on: the node is stopping, and in a cluster it is handing the answers it
+   * owns over to the nodes that own them next. An answer it refreshed after its hand-over read the
+   * old one would not go with it, and the next owner would fetch the name again seconds later.
+   */
+  void stop() {
+    stopping = true;
   }
 
   /** Turns prefetching on or off (a reload); the claims under way stay until released or lapsed. */
@@ -52,7 +63,7 @@ public final class Prefetch {
    * prefetch would fetch it upstream beside the owner every TTL).
    */
   boolean claim(CacheKey key, CachedAnswer answer, long nowMillis, Predicate<CacheKey> refreshedHere) {
-    if (!enabled) {
+    if (!enabled || stopping) {
       return false;
     }
     long lifetime = answer.expiresAtMillis() - answer.storedAtMillis();

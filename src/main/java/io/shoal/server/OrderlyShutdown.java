@@ -70,7 +70,12 @@ final class OrderlyShutdown {
    */
   void register(ShoalConfig config, List<AnswerCache> caches, UpstreamSelector upstreamSockets) {
     CoordinatedShutdown cs = CoordinatedShutdown.get(system);
-    cs.addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(), "lameduck", () -> lameduck(config.shutdownLameduck()));
+    cs.addTask(CoordinatedShutdown.PhaseBeforeServiceUnbind(), "lameduck", () -> {
+      // In a cluster the hand-over, beside the lameduck, reads the answers this node owns; one it
+      // refreshed after that would stay behind, and the next owner would fetch the name again.
+      ingress.stopPrefetching();
+      return lameduck(config.shutdownLameduck());
+    });
     cs.addTask(CoordinatedShutdown.PhaseServiceUnbind(), "stop-accepting", () ->
         udp.stopReading().thenCombine(tcp.unbind(), (a, b) -> Done.getInstance()));
     cs.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "finish-in-flight", () -> drained(config.shutdownGrace()));
