@@ -29,8 +29,9 @@ import java.util.function.Predicate;
  * The front door shared by every transport (UDP sockets, TCP, TLS and HTTPS streams), run on the
  * thread that read the query: turns away clients that access control does not serve, validates
  * the query, answers bad ones (FORMERR, NOTIMP, REFUSED) or drops them, answers from local data or
- * the response policy (blocklists) when either has the name, answers a cache hit right there (and
- * has a hit near its expiry prefetched; in a cluster, a hit in the near cache of copies too),
+ * the response policy (blocklists) when either has the name, answers a cache hit right there (in a
+ * cluster, a hit in the near cache of copies too) and has a hit near its expiry prefetched when
+ * this node owns the name,
  * refuses a miss that did not ask for recursion (RD=0), denies a miss that a kept DNSSEC denial
  * covers (RFC 8198), answers SERVFAIL to a miss over its
  * client's or zone's miss budget, asks a key's owner node itself in a cluster ({@link
