@@ -50,6 +50,12 @@ public final class UpstreamSelector implements AutoCloseable {
   private final ServerMetrics metrics;
   private final ByteBuffer udpBuffer = ByteBuffer.allocateDirect(65535);
   private final SecureRandom random = new SecureRandom();
+  /**
+   * Query IDs drawn from {@link #random} a buffer at a time: one call per ID cost 0.8 µs of an
+   * owner lookup in a profile (the platform's generator reads the kernel's and mixes per call).
+   */
+  private final byte[] ids = new byte[4096];
+  private int nextId = ids.length;
   /** When the selector thread will next look at its deadlines on its own (System.nanoTime). */
   private volatile long selectorWakesAt = Long.MIN_VALUE;
   private volatile boolean running = true;
@@ -77,8 +83,14 @@ public final class UpstreamSelector implements AutoCloseable {
    * off-path attacker must guess to slip in a forged answer.
    */
   public int newQueryId() {
-    synchronized (random) {
-      return random.nextInt(65536);
+    synchronized (ids) {
+      if (nextId == ids.length) {
+        random.nextBytes(ids);
+        nextId = 0;
+      }
+      int id = (ids[nextId] & 0xff) << 8 | ids[nextId + 1] & 0xff;
+      nextId += 2;
+      return id;
     }
   }
 
@@ -243,6 +255,13 @@ public final class UpstreamSelector implements AutoCloseable {
         continue;
       }
       finish(x, bytes, null);
+      // A socket carries one query at a time, so its answer was the last datagram to wait for:
+      // another read would only come back empty (a system call per answer) or, from a socket
+      // that has just carried its last query and been closed, throw ClosedChannelException,
+      // stack trace and all (a profile of a churn cluster node found both on this thread). A
+      // datagram already queued for the socket's next query stays readable and is picked up on
+      // the next select, which reports a socket for as long as it has data.
+      return;
     }
   }
 
