@@ -100,6 +100,9 @@ public final class UdpTransport {
 
   /** Stops reading new queries; replies to the ones in flight still go out. */
   public CompletionStage<Done> stopReading() {
+    for (UdpSocket s : sockets) {
+      s.halt();
+    }
     CompletableFuture<?>[] all = sockets.stream()
         .map(s -> s.stopReading().toCompletableFuture()).toArray(CompletableFuture[]::new);
     return CompletableFuture.allOf(all).thenApply(x -> Done.getInstance());

@@ -7,11 +7,13 @@ import io.shoal.config.RateLimitSettings;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.testing.DnsClient;
+import io.shoal.testing.LogRecorder;
 import io.shoal.testing.Metrics;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestNode;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.List;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
@@ -92,5 +94,28 @@ public class UdpSocketsSpec extends JUnitSuite {
     }
     assertEquals(before + 2, metrics.await(v -> v >= before + 2, "shoal_dropped_total",
         "reason=\"udp_send_failed\""), 0.0);
+  }
+
+  /**
+   * The readers wait in the kernel for their next datagram, so a stop sends each one a wake-up:
+   * without it the stop's unbind phase waited for its timeout (logged as timed out) and the
+   * readers stopped only when their sockets were closed.
+   */
+  @Test
+  public void aStopEndsEveryReaderWithoutWaitingOutTheUnbindPhase() throws Exception {
+    TestNode stopping = TestNode.start(auth.hostPort(), "shoal.listen.udp_sockets = " + SOCKETS
+        + "\nshoal.shutdown.lameduck = 0s\nshoal.shutdown.grace = 1s");
+    boolean closed = false;
+    try (LogRecorder log = LogRecorder.start()) {
+      Message reply = DnsClient.udp(stopping.udp(), DnsClient.query(7, "c0.example.test.", Type.A, null));
+      assertEquals(Rcode.NOERROR, reply.getRcode());
+      stopping.close();
+      closed = true;
+      assertEquals("no shutdown phase timed out", List.of(), log.mentioning("timed out"));
+    } finally {
+      if (!closed) {
+        stopping.close();
+      }
+    }
   }
 }
