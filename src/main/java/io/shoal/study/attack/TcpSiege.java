@@ -59,14 +59,18 @@ final class TcpSiege extends AttackThread {
     }
     this.target = target;
     this.framedQuery = AttackPackets.tcpFramed(query);
+    // The empty ones first: opened before the idle ones, they are at the head of the server's
+    // accept queue, so even a short phase on a slow host shows what the server does with them
+    // (behind 1,300 idle connections a 3 s phase on one busy core once ended before the server
+    // had read a single zero-length message).
+    for (int i = 0; i < empty; i++) {
+      slots.add(new Slot(Kind.EMPTY));
+    }
     for (int i = 0; i < idle; i++) {
       slots.add(new Slot(Kind.IDLE));
     }
     for (int i = 0; i < drip; i++) {
       slots.add(new Slot(Kind.DRIP));
-    }
-    for (int i = 0; i < empty; i++) {
-      slots.add(new Slot(Kind.EMPTY));
     }
     this.connectBudget = connectsPerSlot * slots.size();
     this.limit = limit;
