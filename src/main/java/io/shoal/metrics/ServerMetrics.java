@@ -49,14 +49,14 @@ public final class ServerMetrics {
 
   /** Per transport, one counter per 4-bit rcode: the reply path looks one up without allocating. */
   private final ConcurrentHashMap<String, Replies> queries = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, Counter> dropped = new ConcurrentHashMap<>();
+  private final Labelled dropped;
   private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, Counter> remoteLookups = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, Counter> previousOwnerLookups = new ConcurrentHashMap<>();
+  private final Labelled remoteLookups;
+  private final Labelled previousOwnerLookups;
   /** Created on the first owner lookup, so a node outside a cluster exports no such series. */
   private volatile Timer remoteLookupTime;
-  private final ConcurrentHashMap<String, Counter> refused = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, Counter> overBudget = new ConcurrentHashMap<>();
+  private final Labelled refused;
+  private final Labelled overBudget;
   private final ConcurrentHashMap<String, Gauge> upstreamUp = new ConcurrentHashMap<>();
   private final Counter slipped;
   private final Gauge tcpConnections;
@@ -75,13 +75,21 @@ public final class ServerMetrics {
 
   private ServerMetrics(TagSet base) {
     this.base = base;
+    dropped = new Labelled("shoal.dropped", DROPPED_DESCRIPTION, "reason");
+    refused = new Labelled("shoal.refused", "Queries refused by policy", "reason");
+    overBudget = new Labelled("shoal.miss.budget.exceeded",
+        "Misses answered SERVFAIL at once because their client prefix or zone was over its miss budget", "budget");
+    remoteLookups = new Labelled("shoal.cluster.remote.lookups",
+        "Misses asked of the owner node: answered, stale, timeout, failed, refused", "outcome");
+    previousOwnerLookups = new Labelled("shoal.cluster.previous.owner.lookups",
+        "Misses of a node that has just joined, asked of the previous owner's cache: held, not_held, timeout", "outcome");
     for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL,
         UDP_SEND_FAILED, TCP_CONNECTION_LIMIT, TCP_DEADLINE, TCP_QUERY_LIMIT, ACCESS_DENIED, RATE_LIMITED,
         BAD_UPSTREAM_ANSWER, TLS_HANDSHAKE}) {
-      dropCounter(reason);
+      dropped.counter(reason);
     }
-    refusedCounter(ACCESS_REFUSED);
-    refusedCounter(NO_RECURSION);
+    refused.counter(ACCESS_REFUSED);
+    refused.counter(NO_RECURSION);
     slipped = Kamon.counter("shoal.rate.limit.slipped", "Rate-limited UDP replies sent truncated (TC=1) instead")
         .withTags(base);
     tcpConnections = Kamon.gauge("shoal.tcp.connections", "TCP client connections open").withTags(base);
@@ -124,16 +132,7 @@ public final class ServerMetrics {
   }
 
   public void dropped(String reason) {
-    dropCounter(reason).increment();
-  }
-
-  private Counter dropCounter(String reason) {
-    Counter c = dropped.get(reason);
-    if (c == null) {
-      c = dropped.computeIfAbsent(reason, r -> Kamon.counter("shoal.dropped", DROPPED_DESCRIPTION)
-          .withTags(base.withTag("reason", r)));
-    }
-    return c;
+    dropped.counter(reason).increment();
   }
 
   /**
@@ -141,27 +140,12 @@ public final class ServerMetrics {
    * shoal_miss_budget_exceeded_total{budget}.
    */
   public void overMissBudget(String budget) {
-    Counter c = overBudget.get(budget);
-    if (c == null) {
-      c = overBudget.computeIfAbsent(budget, b -> Kamon.counter("shoal.miss.budget.exceeded",
-          "Misses answered SERVFAIL at once because their client prefix or zone was over its miss budget")
-          .withTags(base.withTag("budget", b)));
-    }
-    c.increment();
+    overBudget.counter(budget).increment();
   }
 
   /** A query answered REFUSED by policy: shoal_refused_total{reason}. */
   public void refused(String reason) {
-    refusedCounter(reason).increment();
-  }
-
-  private Counter refusedCounter(String reason) {
-    Counter c = refused.get(reason);
-    if (c == null) {
-      c = refused.computeIfAbsent(reason, r -> Kamon.counter("shoal.refused", "Queries refused by policy")
-          .withTags(base.withTag("reason", r)));
-    }
-    return c;
+    refused.counter(reason).increment();
   }
 
   /** A rate-limited UDP reply sent as TC=1: shoal_rate_limit_slipped_total. */
@@ -241,12 +225,7 @@ public final class ServerMetrics {
 
   /** A miss asked of the key's owner node: shoal_cluster_remote_lookups_total{outcome}. */
   public void remoteLookup(String outcome) {
-    Counter c = remoteLookups.get(outcome);
-    if (c == null) {
-      c = remoteLookups.computeIfAbsent(outcome, o -> Kamon.counter("shoal.cluster.remote.lookups",
-          "Misses asked of the owner node: answered, stale, timeout, failed, refused").withTags(base.withTag("outcome", o)));
-    }
-    c.increment();
+    remoteLookups.counter(outcome).increment();
   }
 
   /**
@@ -254,12 +233,31 @@ public final class ServerMetrics {
    * shoal_cluster_previous_owner_lookups_total{outcome}.
    */
   public void previousOwnerLookup(String outcome) {
-    Counter c = previousOwnerLookups.get(outcome);
-    if (c == null) {
-      c = previousOwnerLookups.computeIfAbsent(outcome, o -> Kamon.counter("shoal.cluster.previous.owner.lookups",
-          "Misses of a node that has just joined, asked of the previous owner's cache: held, not_held, timeout")
-          .withTags(base.withTag("outcome", o)));
+    previousOwnerLookups.counter(outcome).increment();
+  }
+
+  /**
+   * One counter per value of one label, made on first use and looked up without a lock after:
+   * the shape of shoal_dropped_total{reason}, shoal_refused_total{reason} and the others.
+   */
+  private final class Labelled {
+    private final ConcurrentHashMap<String, Counter> byValue = new ConcurrentHashMap<>();
+    private final String name;
+    private final String description;
+    private final String label;
+
+    Labelled(String name, String description, String label) {
+      this.name = name;
+      this.description = description;
+      this.label = label;
     }
-    c.increment();
+
+    Counter counter(String value) {
+      Counter c = byValue.get(value);
+      if (c == null) {
+        c = byValue.computeIfAbsent(value, v -> Kamon.counter(name, description).withTags(base.withTag(label, v)));
+      }
+      return c;
+    }
   }
 }
