@@ -48,7 +48,7 @@ public final class ClusterBoot {
     m.put("akka.cluster.jmx.multi-mbeans-in-same-jvm", "on");
     // Membership's timers run at seconds (heartbeats, gossip) or 100 ms (flush notification): a
     // 50 ms tick serves them, where Akka's 10 ms woke this system's scheduler thread 100 times a
-    // second for nothing, 3-4 ms of CPU a second on an idle node (a sixth of a 0.25 CPU quota went
+    // second for nothing, about 7 ms of CPU a second on an idle node (a sixth of a 0.25 CPU quota went
     // to an idle cluster node's background). The cluster's own tick matches it: at a shorter one
     // Akka Cluster starts a scheduler thread of its own.
     m.put("akka.scheduler.tick-duration", "50ms");
