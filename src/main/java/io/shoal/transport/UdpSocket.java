@@ -11,20 +11,13 @@ import io.shoal.ratelimit.ResponseRateLimiter;
 import io.shoal.wire.AnswerRenderer;
 import io.shoal.wire.DnsQuery;
 import java.io.IOException;
-import java.net.Inet6Address;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.StandardProtocolFamily;
-import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.DatagramChannel;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import kamon.metric.Counter;
 import org.slf4j.LoggerFactory;
 
@@ -36,12 +29,6 @@ import org.slf4j.LoggerFactory;
  * (shoal_dropped_total{reason="udp_send_failed"}) and logged once per interval.
  */
 final class UdpSocket implements ReplyPath {
-  /** Wake-up datagrams {@link #stopReading} sends at most, each from a port of its own. */
-  private static final int MOST_WAKE_UPS = 256;
-  /** How long {@link #stopReading} goes on waking the reader. */
-  private static final long WAKE_UP_NANOS = 2_000_000_000L;
-  private static final byte[] IPV4_LOOPBACK = {127, 0, 0, 1};
-  private static final byte[] IPV6_LOOPBACK = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(UdpSocket.class), 10);
 
   private final int index;
@@ -72,7 +59,7 @@ final class UdpSocket implements ReplyPath {
    * blocking socket with a timeout adds a poll and two fcntl calls per datagram. Other threads'
    * sends do not wait for the reader (the JDK locks reads and writes apart), and a UDP send
    * waits only when the socket's 4 MiB send buffer is full. The reader notices a stop at its next
-   * datagram: {@link #stopReading} sends it one.
+   * datagram: {@link UdpTransport#stopReading} sends it one.
    */
   UdpSocket(int index, DatagramChannel channel, ServerMetrics metrics, ResponseRateLimiter rateLimiter)
       throws IOException {
@@ -213,73 +200,16 @@ final class UdpSocket implements ReplyPath {
   }
 
   /**
-   * Completes once the reader has stopped: at once if it never started. The reader waits in the
-   * kernel for its next datagram, so it is sent empty ones (which it does not take for queries)
-   * from ports of their own, to the address it listens on, until it stopped: its socket shares
-   * that address with the other listening sockets, and the kernel picks one by the sender's
-   * port. At most {@link #MOST_WAKE_UPS} datagrams over {@link #WAKE_UP_NANOS}; a reader that
-   * takes no datagram even so stops when the socket is closed.
+   * Marks the reader stopped; completes once it has (at once if it never started). A reader
+   * waiting in the kernel notices at its next datagram: {@link UdpTransport#stopReading} sends
+   * empty ones, which a stopped reader does not take for queries.
    */
   CompletionStage<Done> stopReading() {
-    halt();
+    reading = false;
     if (reader == null) {
       inbound.complete(Done.getInstance());
-      return inbound;
     }
-    Thread waker = new Thread(this::wakeReader, "shoal-udp-stop-" + index);
-    waker.setDaemon(true);
-    waker.start();
     return inbound;
-  }
-
-  /**
-   * Marks the reader stopped without waking it: {@link UdpTransport} marks every socket first, so
-   * that no reader takes another socket's wake-up for a query.
-   */
-  void halt() {
-    reading = false;
-  }
-
-  private void wakeReader() {
-    InetSocketAddress listening = localAddress();
-    if (listening == null) {
-      return; // closed: the reader has seen that
-    }
-    InetSocketAddress to;
-    try {
-      to = new InetSocketAddress(wakeUpAddress(listening.getAddress()), listening.getPort());
-    } catch (UnknownHostException e) {
-      return; // not for a literal address
-    }
-    long until = System.nanoTime() + WAKE_UP_NANOS;
-    ByteBuffer empty = ByteBuffer.allocate(0);
-    for (int i = 0; i < MOST_WAKE_UPS && !inbound.isDone() && System.nanoTime() - until < 0; i++) {
-      try (DatagramChannel wake = DatagramChannel.open(to.getAddress() instanceof Inet6Address
-          ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET)) {
-        wake.send(empty.clear(), to);
-      } catch (IOException | RuntimeException e) {
-        failures.warn("waking UDP reader " + index + " to stop", e);
-        return;
-      }
-      try {
-        inbound.get(5, TimeUnit.MILLISECONDS);
-      } catch (TimeoutException e) {
-        // not this socket's turn yet: another port
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (ExecutionException e) {
-        return;
-      }
-    }
-  }
-
-  /** Where a datagram to a socket listening on {@code bound} goes from this host: loopback for a wildcard. */
-  private static InetAddress wakeUpAddress(InetAddress bound) throws UnknownHostException {
-    if (!bound.isAnyLocalAddress()) {
-      return bound;
-    }
-    return InetAddress.getByAddress(bound instanceof Inet6Address ? IPV6_LOOPBACK : IPV4_LOOPBACK);
   }
 
   void close() {
