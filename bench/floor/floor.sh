@@ -32,45 +32,16 @@ free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.
 up_port=$(free_port); ub_port=$(free_port); sh_port=$(free_port); fl_port=$(free_port)
 
 for i in $(seq 0 2047); do echo "  local-data: \"n$i.bench.test. 3600 A 192.0.2.1\""; done > names.conf
-cat > upstream.conf <<CONF
-server:
-  interface: 127.0.0.1@$up_port
-  do-ip6: no
-  username: ""
-  chroot: ""
-  pidfile: ""
-  use-syslog: no
-  logfile: ""
-  num-threads: 1
-  local-zone: "test." nodefault
-  local-zone: "bench.test." static
-  include: "$work/names.conf"
-remote-control:
-  control-enable: no
-CONF
-cat > unbound.conf <<CONF
-server:
-  interface: 127.0.0.1@$ub_port
-  do-ip6: no
-  username: ""
-  chroot: ""
-  pidfile: ""
-  use-syslog: no
-  logfile: ""
-  num-threads: 1
-  module-config: "iterator"
-  do-not-query-localhost: no
-  local-zone: "test." nodefault
-  qname-minimisation: no
-  prefetch: no
-  msg-cache-size: 1056768
-  rrset-cache-size: 1015808
-forward-zone:
-  name: "bench.test."
-  forward-addr: 127.0.0.1@$up_port
-remote-control:
-  control-enable: no
-CONF
+unbound_conf() { # PORT, then the lines that make this Unbound what it is
+  local port=$1; shift
+  printf '%s\n' "server:" "  interface: 127.0.0.1@$port" "  do-ip6: no" '  username: ""' '  chroot: ""' \
+    '  pidfile: ""' "  use-syslog: no" '  logfile: ""' "  num-threads: 1" '  local-zone: "test." nodefault' "$@" \
+    "remote-control:" "  control-enable: no"
+}
+unbound_conf "$up_port" '  local-zone: "bench.test." static' "  include: \"$work/names.conf\"" > upstream.conf
+unbound_conf "$ub_port" '  module-config: "iterator"' "  do-not-query-localhost: no" "  qname-minimisation: no" \
+  "  prefetch: no" "  msg-cache-size: 1056768" "  rrset-cache-size: 1015808" \
+  "forward-zone:" '  name: "bench.test."' "  forward-addr: 127.0.0.1@$up_port" > unbound.conf
 cat > shoal.conf <<CONF
 shoal {
   listen { udp = "127.0.0.1:$sh_port", tcp = "127.0.0.1:$sh_port", udp_sockets = 1 }
