@@ -14,12 +14,12 @@ public final class CacheMetrics {
   private final Counter misses;
   private final Timer fill;
   private final Timer eviction;
-  private final ConcurrentHashMap<String, Counter> fillFailures = new ConcurrentHashMap<>();
+  private final LabelledCounters fillFailures;
   private final ConcurrentHashMap<Integer, Gauge> entries = new ConcurrentHashMap<>();
   private final String cache;
   private final Counter fillsDropped;
   private final Counter prefetches;
-  private final ConcurrentHashMap<String, Counter> staleAnswers = new ConcurrentHashMap<>();
+  private final LabelledCounters staleAnswers;
 
   public CacheMetrics(String cache, String backend) {
     this(cache, backend, null);
@@ -38,6 +38,10 @@ public final class CacheMetrics {
         .withTag("reason", ServerMetrics.FILL_QUEUE_FULL);
     this.prefetches = Kamon.counter("shoal.prefetches", "Names fetched again before they expire because they were asked for")
         .withTags(tags);
+    this.fillFailures = new LabelledCounters("shoal.cache.fill.failures",
+        "Write-through fills not stored (failed) or not committed in time (timeout); answered anyway", tags, "reason");
+    this.staleAnswers = new LabelledCounters("shoal.stale.answers",
+        "Expired answers served because the upstreams failed or were too slow (RFC 8767)", tags, "reason");
   }
 
   /** A hit near its answer's expiry sent the name upstream again: shoal_prefetches_total. */
@@ -50,11 +54,7 @@ public final class CacheMetrics {
    * upstream failed or is down) or {@code client_timeout} (the upstream is still being asked).
    */
   public void staleAnswer(String reason) {
-    staleAnswers
-        .computeIfAbsent(reason, r -> Kamon.counter("shoal.stale.answers",
-            "Expired answers served because the upstreams failed or were too slow (RFC 8767)")
-            .withTags(tags.withTag("reason", r)))
-        .increment();
+    staleAnswers.counter(reason).increment();
   }
 
   /** The instruments of shard {@code shard} of this cache's LMDB backend. */
@@ -84,11 +84,7 @@ public final class CacheMetrics {
    * ({@code timeout}); its answer went out anyway.
    */
   public void fillFailed(String reason) {
-    fillFailures
-        .computeIfAbsent(reason, r -> Kamon.counter("shoal.cache.fill.failures",
-            "Write-through fills not stored (failed) or not committed in time (timeout); answered anyway")
-            .withTags(tags.withTag("reason", r)))
-        .increment();
+    fillFailures.counter(reason).increment();
   }
 
   public void evictionNanos(long nanos) {

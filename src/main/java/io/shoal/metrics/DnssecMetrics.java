@@ -2,7 +2,6 @@ package io.shoal.metrics;
 
 import java.util.concurrent.ConcurrentHashMap;
 import kamon.Kamon;
-import kamon.metric.Counter;
 import kamon.metric.Gauge;
 import kamon.tag.TagSet;
 
@@ -19,34 +18,36 @@ public final class DnssecMetrics {
   public static final String NODATA = "nodata";
 
   private final TagSet tags;
-  private final ConcurrentHashMap<String, Counter> answers = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, Counter> failures = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, Counter> synthesized = new ConcurrentHashMap<>();
+  private final LabelledCounters answers;
+  private final LabelledCounters failures;
+  private final LabelledCounters synthesized;
   private final ConcurrentHashMap<String, Gauge> denialRanges = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Gauge> denialBytes = new ConcurrentHashMap<>();
 
   /** With {@code node} non-null every series also carries a node label (cluster mode). */
   public DnssecMetrics(String node) {
     this.tags = node == null ? TagSet.Empty() : TagSet.of("node", node);
+    this.answers = new LabelledCounters("shoal.dnssec.answers",
+        "Upstream answers validated, by DNSSEC security status", tags, "status");
+    this.failures = new LabelledCounters("shoal.dnssec.validation.failures",
+        "Bogus answers, by the extended DNS error that says why", tags, "reason");
+    this.synthesized = new LabelledCounters("shoal.dnssec.synthesized",
+        "Misses answered NXDOMAIN or NODATA from cached DNSSEC denial proofs, without asking upstream", tags, "type");
   }
 
   /** shoal_dnssec_answers_total{status}: one validated upstream answer. */
   public void answer(String status) {
-    answers.computeIfAbsent(status, s -> Kamon.counter("shoal.dnssec.answers",
-        "Upstream answers validated, by DNSSEC security status").withTags(tags.withTag("status", s))).increment();
+    answers.counter(status).increment();
   }
 
   /** shoal_dnssec_validation_failures_total{reason}: a bogus answer, by its extended DNS error. */
   public void failure(String reason) {
-    failures.computeIfAbsent(reason, r -> Kamon.counter("shoal.dnssec.validation.failures",
-        "Bogus answers, by the extended DNS error that says why").withTags(tags.withTag("reason", r))).increment();
+    failures.counter(reason).increment();
   }
 
   /** shoal_dnssec_synthesized_total{type}: a miss answered from a cached NSEC/NSEC3 proof (RFC 8198). */
   public void synthesized(String type) {
-    synthesized.computeIfAbsent(type, t -> Kamon.counter("shoal.dnssec.synthesized",
-        "Misses answered NXDOMAIN or NODATA from cached DNSSEC denial proofs, without asking upstream")
-        .withTags(tags.withTag("type", t))).increment();
+    synthesized.counter(type).increment();
   }
 
   /**

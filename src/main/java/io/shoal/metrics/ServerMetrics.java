@@ -49,14 +49,14 @@ public final class ServerMetrics {
 
   /** Per transport, one counter per 4-bit rcode: the reply path looks one up without allocating. */
   private final ConcurrentHashMap<String, Replies> queries = new ConcurrentHashMap<>();
-  private final Labelled dropped;
+  private final LabelledCounters dropped;
   private final ConcurrentHashMap<String, Timer> upstream = new ConcurrentHashMap<>();
-  private final Labelled remoteLookups;
-  private final Labelled previousOwnerLookups;
+  private final LabelledCounters remoteLookups;
+  private final LabelledCounters previousOwnerLookups;
   /** Created on the first owner lookup, so a node outside a cluster exports no such series. */
   private volatile Timer remoteLookupTime;
-  private final Labelled refused;
-  private final Labelled overBudget;
+  private final LabelledCounters refused;
+  private final LabelledCounters overBudget;
   private final ConcurrentHashMap<String, Gauge> upstreamUp = new ConcurrentHashMap<>();
   private final Counter slipped;
   private final Gauge tcpConnections;
@@ -75,14 +75,15 @@ public final class ServerMetrics {
 
   private ServerMetrics(TagSet base) {
     this.base = base;
-    dropped = new Labelled("shoal.dropped", DROPPED_DESCRIPTION, "reason");
-    refused = new Labelled("shoal.refused", "Queries refused by policy", "reason");
-    overBudget = new Labelled("shoal.miss.budget.exceeded",
-        "Misses answered SERVFAIL at once because their client prefix or zone was over its miss budget", "budget");
-    remoteLookups = new Labelled("shoal.cluster.remote.lookups",
-        "Misses asked of the owner node: answered, stale, timeout, failed, refused", "outcome");
-    previousOwnerLookups = new Labelled("shoal.cluster.previous.owner.lookups",
-        "Misses of a node that has just joined, asked of the previous owner's cache: held, not_held, timeout", "outcome");
+    dropped = new LabelledCounters("shoal.dropped", DROPPED_DESCRIPTION, base, "reason");
+    refused = new LabelledCounters("shoal.refused", "Queries refused by policy", base, "reason");
+    overBudget = new LabelledCounters("shoal.miss.budget.exceeded",
+        "Misses answered SERVFAIL at once because their client prefix or zone was over its miss budget", base, "budget");
+    remoteLookups = new LabelledCounters("shoal.cluster.remote.lookups",
+        "Misses asked of the owner node: answered, stale, timeout, failed, refused", base, "outcome");
+    previousOwnerLookups = new LabelledCounters("shoal.cluster.previous.owner.lookups",
+        "Misses of a node that has just joined, asked of the previous owner's cache: held, not_held, timeout", base,
+        "outcome");
     for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL,
         UDP_SEND_FAILED, TCP_CONNECTION_LIMIT, TCP_DEADLINE, TCP_QUERY_LIMIT, ACCESS_DENIED, RATE_LIMITED,
         BAD_UPSTREAM_ANSWER, TLS_HANDSHAKE}) {
@@ -234,30 +235,5 @@ public final class ServerMetrics {
    */
   public void previousOwnerLookup(String outcome) {
     previousOwnerLookups.counter(outcome).increment();
-  }
-
-  /**
-   * One counter per value of one label, made on first use and looked up without a lock after:
-   * the shape of shoal_dropped_total{reason}, shoal_refused_total{reason} and the others.
-   */
-  private final class Labelled {
-    private final ConcurrentHashMap<String, Counter> byValue = new ConcurrentHashMap<>();
-    private final String name;
-    private final String description;
-    private final String label;
-
-    Labelled(String name, String description, String label) {
-      this.name = name;
-      this.description = description;
-      this.label = label;
-    }
-
-    Counter counter(String value) {
-      Counter c = byValue.get(value);
-      if (c == null) {
-        c = byValue.computeIfAbsent(value, v -> Kamon.counter(name, description).withTags(base.withTag(label, v)));
-      }
-      return c;
-    }
   }
 }
