@@ -140,10 +140,11 @@ public final class UdpTransport {
     } catch (UnknownHostException e) {
       return; // not for a literal address
     }
+    ProtocolFamily family = familyOf(to.getAddress());
     long until = System.nanoTime() + WAKE_UP_NANOS;
     ByteBuffer empty = ByteBuffer.allocate(0);
     for (int i = 0; i < MOST_WAKE_UPS && !stopped.isDone() && System.nanoTime() - until < 0; i++) {
-      try (DatagramChannel wake = DatagramChannel.open(familyOf(to.getAddress()))) {
+      try (DatagramChannel wake = DatagramChannel.open(family)) {
         wake.send(empty.clear(), to);
       } catch (IOException | RuntimeException e) {
         failures.warn("waking the UDP readers to stop", e);
