@@ -8,11 +8,18 @@ import io.shoal.config.ShoalConfig;
 import io.shoal.reload.ConfigReload;
 import io.shoal.server.ShoalServer;
 import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -109,11 +116,47 @@ public final class TestNode implements AutoCloseable {
     return new Metrics(server.metricsEndpoint());
   }
 
+  /** Ports {@link #freePort} gave out in this JVM: none is given twice. */
+  private static final Set<Integer> given = ConcurrentHashMap.newKeySet();
+
+  /**
+   * A port free on 127.0.0.1 for TCP and UDP, for a test to bind later: below the kernel's range
+   * of ephemeral ports, so that no socket bound to port 0 meanwhile (every test node's DNS and
+   * metrics listeners) can take it first. One did, when this returned a port the kernel had just
+   * handed out: a node's DNS listener took another node's management port, and the spec's setup
+   * failed (WarmJoinSpec, pinned to one core). Never the same port twice in one JVM.
+   */
   public static int freePort() {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
+    int low = 10_000;
+    int high = ephemeralLow();
+    for (int attempt = 0; attempt < 1_000; attempt++) {
+      int port = low + ThreadLocalRandom.current().nextInt(high - low);
+      if (given.add(port) && free(port)) {
+        return port;
+      }
+    }
+    throw new IllegalStateException("no free port between " + low + " and " + high + " in 1000 tries");
+  }
+
+  /** The first ephemeral port (Linux: ip_local_port_range), or 32768 where that cannot be read. */
+  private static int ephemeralLow() {
+    try {
+      int first = Integer.parseInt(
+          Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+")[0]);
+      return first > 11_000 ? first : 32_768;
+    } catch (IOException | RuntimeException e) {
+      return 32_768;
+    }
+  }
+
+  private static boolean free(int port) {
+    InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+    try (ServerSocket tcp = new ServerSocket(); DatagramSocket udp = new DatagramSocket(null)) {
+      tcp.bind(at);
+      udp.bind(at);
+      return true;
     } catch (IOException e) {
-      throw new IllegalStateException(e);
+      return false;
     }
   }
 
