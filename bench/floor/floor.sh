@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The JVM's floor for a warm hit, beside Unbound and shoal in one run.
 #
-#   bench/floor/floor.sh SHOAL_JAR OUT_DIR [ROUNDS] [SECONDS]
+#   bench/floor/floor.sh SHOAL_JAR OUT_DIR [ROUNDS] [SECONDS] [NAMES]
 #
-# Three servers answer the same 2,048 names of bench.test over UDP on 127.0.0.1, each measured in
-# turn, ROUNDS times (default 5), SECONDS each (default 15), with dnsperf -c 8 -q 200 -T 1:
+# Three servers answer the same NAMES names of bench.test (default 2048; dnsperf asks them in order,
+# over and over) over UDP on 127.0.0.1, each server measured in turn, ROUNDS times (default 5), SECONDS each (default 15),
+# with dnsperf -c 8 -q 200 -T 1:
 #   unbound  Unbound with one thread, answering from its cache (forwarding bench.test to an
 #            upstream Unbound that serves the names as local data; the upstream is not measured)
 #   shoal    shoal with one UDP socket (one reading thread, as Unbound has one), its memory cache,
@@ -20,7 +21,10 @@ if [[ $# -lt 2 || $1 == -h || $1 == --help ]]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
   exit 2
 fi
-jar=$(realpath "$1"); mkdir -p "$2"; out=$(realpath "$2"); rounds=${3:-5}; seconds=${4:-15}
+jar=$(realpath "$1"); mkdir -p "$2"; out=$(realpath "$2"); rounds=${3:-5}; seconds=${4:-15}; names=${5:-2048}
+if ! [[ $names =~ ^[0-9]+$ ]] || (( names < 1 || names > 2048 )); then
+  echo "floor: NAMES must be 1 to 2048 (the cache holds 4,096 answers), not '$names'" >&2; exit 2
+fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(mktemp -d)
 pids=()
@@ -31,7 +35,7 @@ cd "$work"
 free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 up_port=$(free_port); ub_port=$(free_port); sh_port=$(free_port); fl_port=$(free_port)
 
-for i in $(seq 0 2047); do echo "  local-data: \"n$i.bench.test. 3600 A 192.0.2.1\""; done > names.conf
+for i in $(seq 0 $((names - 1))); do echo "  local-data: \"n$i.bench.test. 3600 A 192.0.2.1\""; done > names.conf
 unbound_conf() { # PORT, then the lines that make this Unbound what it is
   local port=$1; shift
   printf '%s\n' "server:" "  interface: 127.0.0.1@$port" "  do-ip6: no" '  username: ""' '  chroot: ""' \
@@ -52,8 +56,8 @@ shoal {
   metrics.prometheus.port = 0
 }
 CONF
-for i in $(seq 0 2047); do echo "n$i.bench.test A"; done > names.txt
-for i in $(seq 1 1000); do cat names.txt; done > queries.txt
+for i in $(seq 0 $((names - 1))); do echo "n$i.bench.test A"; done > names.txt
+awk -v n="$names" 'BEGIN { for (r = 0; r < 2048000 / n; r++) for (i = 0; i < n; i++) print "n" i ".bench.test A" }' > queries.txt
 
 unbound -d -c upstream.conf > upstream.log 2>&1 & pids+=($!)
 unbound -d -c unbound.conf > unbound.log 2>&1 & ub_pid=$!; pids+=($ub_pid)
