@@ -56,7 +56,6 @@ shoal {
   metrics.prometheus.port = 0
 }
 CONF
-for i in $(seq 0 $((names - 1))); do echo "n$i.bench.test A"; done > names.txt
 awk -v n="$names" 'BEGIN { for (r = 0; r < 2048000 / n; r++) for (i = 0; i < n; i++) print "n" i ".bench.test A" }' > queries.txt
 
 unbound -d -c upstream.conf > upstream.log 2>&1 & pids+=($!)
