@@ -7,19 +7,15 @@ import io.shoal.config.ConfigLoader;
 import io.shoal.config.ShoalConfig;
 import io.shoal.reload.ConfigReload;
 import io.shoal.server.ShoalServer;
+import io.shoal.study.host.LoopbackPort;
 import java.io.IOException;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -30,11 +26,11 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class TestNode implements AutoCloseable {
   public final ShoalServer server;
   public final AtomicLong clock;
-  private final java.nio.file.Path tokenFile;
+  private final Path tokenFile;
   /** The keys every config of this node has, under the test's own. */
   private final Map<String, Object> base;
 
-  private TestNode(ShoalServer server, AtomicLong clock, java.nio.file.Path tokenFile, Map<String, Object> base) {
+  private TestNode(ShoalServer server, AtomicLong clock, Path tokenFile, Map<String, Object> base) {
     this.server = server;
     this.clock = clock;
     this.tokenFile = tokenFile;
@@ -63,7 +59,7 @@ public final class TestNode implements AutoCloseable {
     try {
       // Each node its own token file, so nodes in one JVM do not overwrite each other's.
       base.put("shoal.admin.token_file",
-          java.nio.file.Files.createTempDirectory("shoal-admin").resolve("admin.token").toString());
+          Files.createTempDirectory("shoal-admin").resolve("admin.token").toString());
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
@@ -99,7 +95,7 @@ public final class TestNode implements AutoCloseable {
   }
 
   /** The token file the node wrote for its admin endpoint. */
-  public java.nio.file.Path adminTokenFile() {
+  public Path adminTokenFile() {
     return tokenFile;
   }
 
@@ -116,47 +112,17 @@ public final class TestNode implements AutoCloseable {
     return new Metrics(server.metricsEndpoint());
   }
 
-  /** Ports {@link #freePort} gave out in this JVM: none is given twice. */
-  private static final Set<Integer> given = ConcurrentHashMap.newKeySet();
-
   /**
-   * A port free on 127.0.0.1 for TCP and UDP, for a test to bind later: below the kernel's range
-   * of ephemeral ports, so that no socket bound to port 0 meanwhile (every test node's DNS and
-   * metrics listeners) can take it first. One did, when this returned a port the kernel had just
-   * handed out: a node's DNS listener took another node's management port, and the spec's setup
-   * failed (WarmJoinSpec, pinned to one core). Never the same port twice in one JVM.
+   * A port free on 127.0.0.1 for TCP and UDP, for a test to bind later. Picked by the same
+   * {@link LoopbackPort} the tests' knotd and Unbound use, so no two of them are handed one port:
+   * below the kernel's range of ephemeral ports, so that no socket bound to port 0 meanwhile (every
+   * test node's DNS and metrics listeners) can take it first, and never one handed out lately.
    */
   public static int freePort() {
-    int low = 10_000;
-    int high = ephemeralLow();
-    for (int attempt = 0; attempt < 1_000; attempt++) {
-      int port = low + ThreadLocalRandom.current().nextInt(high - low);
-      if (given.add(port) && free(port)) {
-        return port;
-      }
-    }
-    throw new IllegalStateException("no free port between " + low + " and " + high + " in 1000 tries");
-  }
-
-  /** The first ephemeral port (Linux: ip_local_port_range), or 32768 where that cannot be read. */
-  private static int ephemeralLow() {
     try {
-      int first = Integer.parseInt(
-          Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+")[0]);
-      return first > 11_000 ? first : 32_768;
-    } catch (IOException | RuntimeException e) {
-      return 32_768;
-    }
-  }
-
-  private static boolean free(int port) {
-    InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
-    try (ServerSocket tcp = new ServerSocket(); DatagramSocket udp = new DatagramSocket(null)) {
-      tcp.bind(at);
-      udp.bind(at);
-      return true;
+      return LoopbackPort.pick();
     } catch (IOException e) {
-      return false;
+      throw new UncheckedIOException(e);
     }
   }
 
