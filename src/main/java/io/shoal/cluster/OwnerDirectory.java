@@ -4,6 +4,7 @@ import akka.routing.ConsistentHash;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.metrics.CacheMetrics;
+import io.shoal.upstream.DatagramSender;
 import io.shoal.upstream.UpstreamSelector;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
@@ -40,6 +41,8 @@ public final class OwnerDirectory {
   /** Copies of answers owned by other nodes; null: none are kept. */
   private final AnswerCache nearCache;
   private final CacheMetrics nearMetrics;
+  /** Whether owner lookups may be sent from the listening sockets ({@link #ask(Owner, DnsQuery, Duration, DatagramSender)}). */
+  private final boolean fromListeners;
   /** For how long after entering a ring this node asks its keys' previous owners; zero: never. */
   private final long previousOwnerWindowNanos;
   /** {@link System#nanoTime} at which the node last entered a ring, the ring it had been in gone. */
@@ -51,7 +54,7 @@ public final class OwnerDirectory {
 
   /** A directory with no peers: every key is this node's own. */
   public OwnerDirectory() {
-    this(null, null, null, Duration.ZERO);
+    this(null, null, null, Duration.ZERO, false);
   }
 
   /**
@@ -61,10 +64,13 @@ public final class OwnerDirectory {
    * @param nearMetrics the near cache's hits and misses
    * @param previousOwnerWindow for how long after this node enters a ring a miss for a key it owns
    *     is asked of the key's previous owner first ({@link #previousOwnerOf}); zero: never
+   * @param fromListeners whether owner lookups are sent from the listening socket a query came in
+   *     on, where they can be, rather than from an upstream socket of their own
    */
-  public OwnerDirectory(
-      UpstreamSelector sockets, AnswerCache nearCache, CacheMetrics nearMetrics, Duration previousOwnerWindow) {
+  public OwnerDirectory(UpstreamSelector sockets, AnswerCache nearCache, CacheMetrics nearMetrics,
+      Duration previousOwnerWindow, boolean fromListeners) {
     this.sockets = sockets;
+    this.fromListeners = fromListeners;
     this.nearCache = nearCache;
     this.nearMetrics = nearMetrics;
     this.previousOwnerWindowNanos = previousOwnerWindow.toNanos();
@@ -222,7 +228,17 @@ public final class OwnerDirectory {
    * question checked), or exceptionally when none came within {@code timeout}.
    */
   public CompletableFuture<byte[]> ask(Owner owner, DnsQuery query, Duration timeout) {
-    return ask(owner, query, timeout, query::peerQuery);
+    return ask(owner, query, timeout, query::peerQuery, null);
+  }
+
+  /**
+   * As {@link #ask(Owner, DnsQuery, Duration)}, sent from {@code via}, the listening socket the
+   * query came in on, when this node's settings allow it ({@code lookups_from_listeners}) and that
+   * socket reaches the owner: the reply then comes back to the listeners, which read it with the
+   * clients' queries ({@link #listenerReply}).
+   */
+  public CompletableFuture<byte[]> ask(Owner owner, DnsQuery query, Duration timeout, DatagramSender via) {
+    return ask(owner, query, timeout, query::peerQuery, fromListeners ? via : null);
   }
 
   /**
@@ -230,14 +246,26 @@ public final class OwnerDirectory {
    * in its cache, without recursion: it answers from its cache or refuses. Completes as {@link #ask}.
    */
   public CompletableFuture<byte[]> askCache(Owner previous, DnsQuery query, Duration timeout) {
-    return ask(previous, query, timeout, query::peerCacheQuery);
+    return ask(previous, query, timeout, query::peerCacheQuery, null);
+  }
+
+  /**
+   * Whether {@code reply}, a response that reached a listening UDP socket from {@code from}, is an
+   * owner's reply to a lookup sent from the listeners; if so it is taken (true).
+   */
+  public boolean listenerReply(byte[] reply, InetSocketAddress from) {
+    return sockets != null && sockets.listenerReply(reply, from);
   }
 
   private CompletableFuture<byte[]> ask(
-      Owner owner, DnsQuery query, Duration timeout, IntFunction<byte[]> packet) {
+      Owner owner, DnsQuery query, Duration timeout, IntFunction<byte[]> packet, DatagramSender via) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    int id = sockets.newQueryId();
-    return sockets.udp(owner.udp(), packet.apply(id), id, query.key(), deadline).thenCompose(reply -> {
+    CompletableFuture<byte[]> udp = via == null ? null : sockets.fromListener(via, owner.udp(), query, packet, deadline);
+    if (udp == null) {
+      int id = sockets.newQueryId();
+      udp = sockets.udp(owner.udp(), packet.apply(id), id, query.key(), deadline);
+    }
+    return udp.thenCompose(reply -> {
       if ((reply[2] & 0x02) == 0) {
         return CompletableFuture.completedFuture(reply);
       }

@@ -19,6 +19,7 @@ public record ClusterSettings(
     int requiredContactPoints,
     String podLabelSelector,
     Duration ownerTimeout,
+    boolean lookupsFromListeners,
     Duration joinWait,
     long nearCacheMaxEntries,
     WarmJoinSettings warmJoin) {
@@ -47,7 +48,7 @@ public record ClusterSettings(
   }
 
   static ClusterSettings from(Section c) {
-    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "join_wait",
+    c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "lookups_from_listeners", "join_wait",
         "near_cache", "warm_join");
     Section near = c.section("near_cache");
     near.allowOnly("max_entries");
@@ -86,6 +87,7 @@ public record ClusterSettings(
         (int) d.integer("required_contact_points", 1, 100),
         d.string("pod_label_selector"),
         c.duration("owner_timeout", Duration.ofMillis(10), Duration.ofSeconds(10)),
+        c.bool("lookups_from_listeners"),
         c.duration("join_wait", Duration.ZERO, Duration.ofMinutes(10)),
         near.integer("max_entries", 0, 1L << 31),
         WarmJoinSettings.from(c.section("warm_join")));

@@ -6,6 +6,7 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
+import io.shoal.upstream.DatagramSender;
 import io.shoal.wire.ExtendedError;
 import io.shoal.wire.Rcode;
 import io.shoal.wire.ScannedAnswer;
@@ -57,11 +58,15 @@ final class DirectOwnerLookups {
    * Asks {@code owner} for {@code r}'s answer and sends it to {@code r}'s client when it is a plain
    * one, counting the query off {@code pending}; anything else goes to {@code worker}, which then
    * owes the reply (and counts it off).
+   *
+   * @param via the listening UDP socket the query came in on, to send the lookup from (see {@link
+   *     OwnerDirectory#ask(OwnerDirectory.Owner, io.shoal.wire.DnsQuery, Duration, DatagramSender)});
+   *     null for a query that came over a stream
    */
   void ask(OwnerDirectory.Owner owner, Profile profile, IngressWorker.Resolve r, AtomicInteger pending,
-      ActorRef<IngressWorker.Command> worker) {
+      ActorRef<IngressWorker.Command> worker, DatagramSender via) {
     long asked = System.nanoTime();
-    lookups.ask(owner, r.query()).whenComplete((reply, failure) -> {
+    lookups.ask(owner, r.query(), via).whenComplete((reply, failure) -> {
       boolean sent = false;
       try {
         sent = reply != null && answer(profile, r, reply, asked);

@@ -8,6 +8,7 @@ import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
 import io.shoal.config.ServeStaleSettings;
 import io.shoal.ratelimit.MissBudget;
+import io.shoal.upstream.DatagramSender;
 import io.shoal.upstream.Upstream;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.CacheKey;
@@ -110,6 +111,11 @@ public final class Ingress {
    * {@code reply} as {@link ReplyPath#drop()}.
    */
   public void offer(byte[] packet, InetSocketAddress client, Protocol protocol, ReplyPath reply) {
+    if (packet.length >= 12 && (packet[2] & 0x80) != 0 && protocol == Protocol.UDP
+        && owners.listenerReply(packet, client)) {
+      return; // an owner's reply to a lookup this node sent from a listening socket
+    }
+    ReplyPath arrivedOn = reply;
     QueryPlan p = plan;
     if (p.queryLog() != null) {
       reply = p.queryLog().watch(packet, client, protocol, reply);
@@ -192,7 +198,8 @@ public final class Ingress {
     // In a cluster, a key another node owns is asked of it from here: see DirectOwnerLookups.
     OwnerDirectory.Owner owner = direct.ownerOf(resolve);
     if (owner != null) {
-      direct.ask(owner, profile, resolve, pending[w], workers.get(w));
+      direct.ask(owner, profile, resolve, pending[w], workers.get(w),
+          arrivedOn instanceof DatagramSender socket ? socket : null);
       return;
     }
     workers.get(w).tell(resolve);

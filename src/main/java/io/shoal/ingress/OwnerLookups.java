@@ -4,6 +4,7 @@ import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.upstream.DatagramSender;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.Rcode;
@@ -94,6 +95,11 @@ final class OwnerLookups {
   /** Asks {@code owner}; completes with its reply, or null when none came in time. */
   CompletableFuture<byte[]> ask(OwnerDirectory.Owner owner, DnsQuery query) {
     return owners.ask(owner, query, timeout);
+  }
+
+  /** As {@link #ask(OwnerDirectory.Owner, DnsQuery)}, sent from {@code via} (a listening UDP socket; null: none) where it can be. */
+  CompletableFuture<byte[]> ask(OwnerDirectory.Owner owner, DnsQuery query, DatagramSender via) {
+    return via == null ? owners.ask(owner, query, timeout) : owners.ask(owner, query, timeout, via);
   }
 
   /**

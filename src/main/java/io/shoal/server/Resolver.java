@@ -76,7 +76,8 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
         // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
         cacheList.add(near);
       }
-      owners = new OwnerDirectory(upstreamSockets, near, nearMetrics, config.cluster().warmJoin().previousOwnerWindow());
+      owners = new OwnerDirectory(upstreamSockets, near, nearMetrics, config.cluster().warmJoin().previousOwnerWindow(),
+          config.cluster().lookupsFromListeners());
     }
     Duration ownerTimeout = config.cluster().ownerTimeout();
     // Always there, so a reload can turn it on; the plan says whether it claims anything.

@@ -8,9 +8,12 @@ import io.shoal.ingress.ReplyPath;
 import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.ratelimit.ResponseRateLimiter;
+import io.shoal.upstream.DatagramSender;
 import io.shoal.wire.AnswerRenderer;
 import io.shoal.wire.DnsQuery;
 import java.io.IOException;
+import java.net.Inet6Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -28,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * ReplyPath}). Replies pass the response rate limiter; one that cannot be sent is counted
  * (shoal_dropped_total{reason="udp_send_failed"}) and logged once per interval.
  */
-final class UdpSocket implements ReplyPath {
+final class UdpSocket implements ReplyPath, DatagramSender {
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(UdpSocket.class), 10);
 
   private final int index;
@@ -44,6 +47,8 @@ final class UdpSocket implements ReplyPath {
   private volatile ResponseRateLimiter rateLimiter;
   private final CompletableFuture<Done> inbound = new CompletableFuture<>();
   private volatile Thread reader;
+  /** The address the socket is bound to (a wildcard, loopback or one of the host's). */
+  private final InetAddress bound;
   private volatile boolean reading = true;
 
   /** Replies from now on are limited by {@code next} (a reload's rate limit). */
@@ -69,6 +74,8 @@ final class UdpSocket implements ReplyPath {
     this.metrics = metrics;
     this.replies = metrics.replies("udp");
     this.received = metrics.udpSocketReceived(index);
+    InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
+    this.bound = local == null ? null : local.getAddress();
     channel.configureBlocking(true);
   }
 
@@ -175,6 +182,28 @@ final class UdpSocket implements ReplyPath {
       transmit(sendBuffer.clear().put(slip).flip(), slip, slip.length, client);
     } else {
       transmit(sendBuffer.clear().put(render, 0, length).flip(), render, length, client);
+    }
+  }
+
+  /**
+   * Sends one of this node's queries (an owner lookup) from this socket, so that the reply comes
+   * back to the listeners. Not when this socket listens on loopback and {@code to} is elsewhere
+   * (it cannot reach it), nor across address families. Not a reply: no rate limit, not counted.
+   */
+  @Override
+  public boolean sendDatagram(byte[] packet, InetSocketAddress to) {
+    InetAddress target = to.getAddress();
+    if (target == null || bound == null
+        || (bound instanceof Inet6Address) != (target instanceof Inet6Address)
+        || (bound.isLoopbackAddress() && !target.isLoopbackAddress())) {
+      return false;
+    }
+    try {
+      ByteBuffer out = Thread.currentThread() == reader ? sendBuffer.clear().put(packet).flip() : ByteBuffer.wrap(packet);
+      return channel.send(out, to) > 0;
+    } catch (IOException | RuntimeException e) {
+      failures.warn("UDP send of an owner lookup to " + to, e);
+      return false;
     }
   }
 

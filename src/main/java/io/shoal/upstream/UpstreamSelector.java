@@ -14,6 +14,8 @@ import java.security.SecureRandom;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,6 +61,8 @@ public final class UpstreamSelector implements AutoCloseable {
   /** When the selector thread will next look at its deadlines on its own (System.nanoTime). */
   private volatile long selectorWakesAt = Long.MIN_VALUE;
   private volatile boolean running = true;
+  /** Queries in flight that {@link #fromListener} sent, by ID; made on first use (cluster mode). */
+  private volatile AtomicReferenceArray<ListenerExchange> listenerIds;
   private long lastSweep = System.nanoTime();
 
   /**
@@ -92,6 +96,92 @@ public final class UpstreamSelector implements AutoCloseable {
       nextId += 2;
       return id;
     }
+  }
+
+  /** A random 64-bit value from the same source as the query IDs. */
+  private long randomBits() {
+    long bits = 0;
+    for (int i = 0; i < 4; i++) {
+      bits = bits << 16 | newQueryId();
+    }
+    return bits;
+  }
+
+  /**
+   * Sends {@code query} from {@code via}, one of the node's listening UDP sockets, to {@code
+   * server}, with a fresh ID and the question name's letter case randomised; completes with the
+   * reply, which the listeners' threads hand to {@link #listenerReply}, or fails at the deadline.
+   * Null when it was not sent: {@code via} cannot reach the server, or no ID was free.
+   *
+   * <p>An owner lookup sent this way costs the asking node no thread of its own: the reply is read
+   * by a listener's thread with the clients' queries, where through {@link #udp} it woke this
+   * selector's thread to read it and hand it on (at most a few in a batch below saturation).
+   *
+   * @param packet the query with a given ID, its question name lower-cased
+   */
+  public CompletableFuture<byte[]> fromListener(
+      DatagramSender via, InetSocketAddress server, DnsQuery query, IntFunction<byte[]> packet, long deadlineNanos) {
+    if (!running || server.isUnresolved()) {
+      return null;
+    }
+    AtomicReferenceArray<ListenerExchange> byId = listenerIds();
+    for (int attempt = 0; attempt < 4; attempt++) {
+      int id = newQueryId();
+      if (byId.get(id) != null) {
+        continue;
+      }
+      byte[] q = packet.apply(id);
+      byte[] question = query.randomiseCase(q, randomBits());
+      ListenerExchange x = new ListenerExchange(server, id, query.key(), deadlineNanos, question, byId);
+      if (!byId.compareAndSet(id, null, x)) {
+        continue;
+      }
+      if (!via.sendDatagram(q, server)) {
+        byId.compareAndSet(id, x, null);
+        return null;
+      }
+      long wakesAt = selectorWakesAt;
+      if (wakesAt != Long.MIN_VALUE && deadlineNanos - wakesAt < 0) {
+        submit(x);
+      } else {
+        // The selector looks at its deadlines before this one's, as for a registered UDP socket.
+        incoming.add(x);
+      }
+      return x.result;
+    }
+    return null;
+  }
+
+  /**
+   * A response read by a listening socket, from {@code from}: true if it is the reply to a query
+   * sent by {@link #fromListener}, which it then completes; false for anything else (no such
+   * query in flight, another sender, another question or letter case), which the caller handles as
+   * any response that reaches a listener.
+   */
+  public boolean listenerReply(byte[] reply, InetSocketAddress from) {
+    AtomicReferenceArray<ListenerExchange> byId = listenerIds;
+    if (byId == null || reply.length < 2) {
+      return false;
+    }
+    ListenerExchange x = byId.get((reply[0] & 0xff) << 8 | reply[1] & 0xff);
+    if (x == null || !x.repliedBy(reply, from) || !x.claim()) {
+      return false;
+    }
+    x.result.complete(reply);
+    return true;
+  }
+
+  private AtomicReferenceArray<ListenerExchange> listenerIds() {
+    AtomicReferenceArray<ListenerExchange> byId = listenerIds;
+    if (byId == null) {
+      synchronized (this) {
+        byId = listenerIds;
+        if (byId == null) {
+          listenerIds = byId = new AtomicReferenceArray<>(1 << 16);
+        }
+      }
+    }
+    return byId;
   }
 
   /** Sends {@code query}'s question over UDP now with a fresh ID (see {@link #udp(InetSocketAddress, byte[], int, CacheKey, long)}). */
@@ -178,6 +268,8 @@ public final class UpstreamSelector implements AutoCloseable {
               if (u.socket.key == null) {
                 u.socket.key = u.channel.register(selector, SelectionKey.OP_READ, u.socket);
               }
+            } else if (x instanceof ListenerExchange) {
+              // Its reply is read by a listener: only its deadline is kept here.
             } else {
               x.channel.register(selector, x.firstInterest(), x);
             }

@@ -322,6 +322,28 @@ public final class DnsQuery {
   }
 
   /**
+   * Sets the letter case of the question name in {@code query}, a query this node made from this
+   * question (its name lower-cased at the header's end), one letter after another from the bits of
+   * {@code bits} (used again from the first after 64 letters), as in draft-vixie-dnsext-dns0x20: a
+   * reply must echo the name's exact case, which an off-path forger has to guess.
+   *
+   * @return the question as it now stands in {@code query}: name, type and class
+   */
+  public byte[] randomiseCase(byte[] query, long bits) {
+    int end = Wire.HEADER + key.nameLength();
+    int letter = 0;
+    for (int i = Wire.HEADER; i < end; i++) {
+      byte b = query[i];
+      if (b >= 'a' && b <= 'z') {
+        if ((bits >>> (letter++ & 63) & 1) != 0) {
+          query[i] = (byte) (b - 32);
+        }
+      }
+    }
+    return java.util.Arrays.copyOfRange(query, Wire.HEADER, end + 4);
+  }
+
+  /**
    * This question as a joining node asks a name's previous owner for the answer it still holds:
    * {@link #peerQuery} without RD, so the node answers from its cache or refuses, and never asks
    * anyone else.

@@ -235,6 +235,18 @@ public record ScannedAnswer(
   }
 
   /**
+   * Whether {@code response} is a response with one question, exactly {@code question} (name,
+   * type and class, byte for byte: the letter case a query was sent with must come back).
+   */
+  public static boolean echoes(byte[] response, byte[] question) {
+    int end = Wire.HEADER + question.length;
+    return response.length >= end
+        && (response[2] & 0x80) != 0
+        && Wire.u16(response, 4) == 1
+        && java.util.Arrays.equals(response, Wire.HEADER, end, question, 0, question.length);
+  }
+
+  /**
    * True when {@code response} answers the question of {@code key} under {@code id}: QR set, the
    * same ID, one question with the same name (any case), type and class. Anything else on an
    * upstream socket is a stray or a spoofing attempt.

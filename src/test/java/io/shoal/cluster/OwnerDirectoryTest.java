@@ -46,7 +46,7 @@ class OwnerDirectoryTest {
 
   @Test
   void aJoiningMembersKeysGoWhereTheyWereBeforeUntilItsDnsAddressIsKnown() {
-    OwnerDirectory directory = new OwnerDirectory(sockets, null, null, Duration.ZERO);
+    OwnerDirectory directory = new OwnerDirectory(sockets, null, null, Duration.ZERO, false);
     directory.update(List.of(SELF, OLD, NEW), Map.of(OLD, OLD_AT), SELF);
     ConsistentHash<String> all = ConsistentHash.create(List.of(SELF, OLD, NEW), 64);
     ConsistentHash<String> before = ConsistentHash.create(List.of(SELF, OLD), 64);
@@ -75,7 +75,7 @@ class OwnerDirectoryTest {
 
   @Test
   void aNodeThatEnteredTheRingAsksPreviousOwnersUntilEveryTransferHasEnded() {
-    OwnerDirectory directory = new OwnerDirectory(sockets, null, null, Duration.ofMinutes(10));
+    OwnerDirectory directory = new OwnerDirectory(sockets, null, null, Duration.ofMinutes(10), false);
     directory.update(List.of(SELF, OLD, NEW), Map.of(OLD, OLD_AT, NEW, NEW_AT), SELF);
     ConsistentHash<String> all = ConsistentHash.create(List.of(SELF, OLD, NEW), 64);
     ConsistentHash<String> others = ConsistentHash.create(List.of(OLD, NEW), 64);
@@ -101,7 +101,7 @@ class OwnerDirectoryTest {
 
   @Test
   void withNoWindowNoPreviousOwnerIsAsked() {
-    OwnerDirectory directory = new OwnerDirectory(sockets, null, null, Duration.ZERO);
+    OwnerDirectory directory = new OwnerDirectory(sockets, null, null, Duration.ZERO, false);
     directory.update(List.of(SELF, OLD), Map.of(OLD, OLD_AT), SELF);
     for (int i = 0; i < 100; i++) {
       assertNull(directory.previousOwnerOf(key(i)));
