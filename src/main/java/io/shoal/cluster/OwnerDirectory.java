@@ -24,9 +24,11 @@ import java.util.function.IntFunction;
  *
  * <p>An owner is asked over DNS, on its own listeners, with the question marked by
  * {@link DnsQuery#PEER_OPTION} so that it resolves the question itself. The lookup takes the path
- * every client query takes (a hit is answered on the thread that read it) and the node's upstream
- * sockets carry it, so a remote hit costs a datagram each way: no serialization, no actor hop on
- * either side. A reply too large for UDP (TC=1) is asked again over TCP.
+ * every client query takes (a hit is answered on the thread that read it), so a remote hit costs a
+ * datagram each way: no serialization, no actor hop on either side. A lookup for a query that came
+ * over UDP leaves from the listening socket it came in on, and the reply is read there with the
+ * clients' queries ({@link #listenerReply}); other lookups leave from the node's upstream sockets.
+ * A reply too large for UDP (TC=1) is asked again over TCP.
  */
 public final class OwnerDirectory {
   /** Virtual nodes per member: enough for an even spread over a handful of nodes. */
