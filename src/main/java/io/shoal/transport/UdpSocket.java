@@ -187,13 +187,14 @@ final class UdpSocket implements ReplyPath, DatagramSender {
 
   /**
    * Sends one of this node's queries (an owner lookup) from this socket, so that the reply comes
-   * back to the listeners. Not when this socket listens on loopback and {@code to} is elsewhere
-   * (it cannot reach it), nor across address families. Not a reply: no rate limit, not counted.
+   * back to the listeners. Not once the readers stop (the node is stopping: the reply would find
+   * no reader), nor when this socket listens on loopback and {@code to} is elsewhere (it cannot
+   * reach it), nor across address families. Not a reply: no rate limit, not counted.
    */
   @Override
   public boolean sendDatagram(byte[] packet, InetSocketAddress to) {
     InetAddress target = to.getAddress();
-    if (target == null || bound == null
+    if (!reading || target == null || bound == null
         || (bound instanceof Inet6Address) != (target instanceof Inet6Address)
         || (bound.isLoopbackAddress() && !target.isLoopbackAddress())) {
       return false;
