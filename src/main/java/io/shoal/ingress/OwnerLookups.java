@@ -99,7 +99,7 @@ final class OwnerLookups {
 
   /** As {@link #ask(OwnerDirectory.Owner, DnsQuery)}, sent from {@code via} (a listening UDP socket; null: none) where it can be. */
   CompletableFuture<byte[]> ask(OwnerDirectory.Owner owner, DnsQuery query, DatagramSender via) {
-    return via == null ? owners.ask(owner, query, timeout) : owners.ask(owner, query, timeout, via);
+    return owners.ask(owner, query, timeout, via);
   }
 
   /**
