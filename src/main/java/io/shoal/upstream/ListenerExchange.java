@@ -33,7 +33,7 @@ final class ListenerExchange extends Exchange {
 
   @Override
   void end(UpstreamSockets sockets, boolean reuse) {
-    byId.compareAndSet(id, this, null);
+    claim(); // frees its ID, unless a reply took it first
   }
 
   /** Whether {@code reply}, which came from {@code from}, is this query's answer. */

@@ -53,8 +53,9 @@ public final class UpstreamSelector implements AutoCloseable {
   private final ByteBuffer udpBuffer = ByteBuffer.allocateDirect(65535);
   private final SecureRandom random = new SecureRandom();
   /**
-   * Query IDs drawn from {@link #random} a buffer at a time: one call per ID cost 0.8 µs of an
-   * owner lookup in a profile (the platform's generator reads the kernel's and mixes per call).
+   * Query IDs (and the letter-case bits of lookups from the listeners) drawn from {@link #random} a
+   * buffer at a time: one call per ID cost 0.8 µs of an owner lookup in a profile (the platform's
+   * generator reads the kernel's and mixes per call).
    */
   private final byte[] ids = new byte[4096];
   private int nextId = ids.length;
@@ -87,24 +88,22 @@ public final class UpstreamSelector implements AutoCloseable {
    * off-path attacker must guess to slip in a forged answer.
    */
   public int newQueryId() {
+    return (int) draw(2);
+  }
+
+  /** The next {@code n} (1 to 8) bytes of {@link #random} as a number, taken from {@link #ids}. */
+  private long draw(int n) {
     synchronized (ids) {
-      if (nextId == ids.length) {
+      if (nextId + n > ids.length) {
         random.nextBytes(ids);
         nextId = 0;
       }
-      int id = (ids[nextId] & 0xff) << 8 | ids[nextId + 1] & 0xff;
-      nextId += 2;
-      return id;
+      long value = 0;
+      for (int i = 0; i < n; i++) {
+        value = value << 8 | ids[nextId++] & 0xff;
+      }
+      return value;
     }
-  }
-
-  /** A random 64-bit value from the same source as the query IDs. */
-  private long randomBits() {
-    long bits = 0;
-    for (int i = 0; i < 4; i++) {
-      bits = bits << 16 | newQueryId();
-    }
-    return bits;
   }
 
   /**
@@ -131,7 +130,7 @@ public final class UpstreamSelector implements AutoCloseable {
         continue;
       }
       byte[] q = packet.apply(id);
-      byte[] question = query.randomiseCase(q, randomBits());
+      byte[] question = query.randomiseCase(q, draw(8));
       ListenerExchange x = new ListenerExchange(server, id, query.key(), deadlineNanos, question, byId);
       if (!byId.compareAndSet(id, null, x)) {
         continue;
@@ -140,13 +139,7 @@ public final class UpstreamSelector implements AutoCloseable {
         byId.compareAndSet(id, x, null);
         return null;
       }
-      long wakesAt = selectorWakesAt;
-      if (wakesAt != Long.MIN_VALUE && deadlineNanos - wakesAt < 0) {
-        submit(x);
-      } else {
-        // The selector looks at its deadlines before this one's, as for a registered UDP socket.
-        incoming.add(x);
-      }
+      enqueue(x, false); // nothing to register: only its deadline is kept
       return x.result;
     }
     return null;
@@ -216,14 +209,22 @@ public final class UpstreamSelector implements AutoCloseable {
       sockets.retire(socket);
       return CompletableFuture.failedFuture(new UpstreamException("error", "send to " + server + ": " + e));
     }
+    enqueue(x, fresh);
+    return x.result;
+  }
+
+  /**
+   * Hands {@code x} to the selector thread, waking it only when it has to act before it would wake
+   * on its own: to {@code register} a socket it has not seen, or for a deadline before its next
+   * wake-up. Otherwise it takes {@code x} from {@link #incoming} when it next looks at its deadlines.
+   */
+  private void enqueue(Exchange x, boolean register) {
     long wakesAt = selectorWakesAt;
-    if (fresh || (wakesAt != Long.MIN_VALUE && deadlineNanos - wakesAt < 0)) {
+    if (register || (wakesAt != Long.MIN_VALUE && x.deadlineNanos - wakesAt < 0)) {
       submit(x);
     } else {
-      // Registered already and the selector wakes before this deadline: no wake-up call needed.
       incoming.add(x);
     }
-    return x.result;
   }
 
   /** Asks over TCP; completes with the matching response, or fails at the deadline. */
