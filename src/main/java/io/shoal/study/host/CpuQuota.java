@@ -35,8 +35,12 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class CpuQuota {
   /** The cgroup v1 cpu controller's mount point. */
   static final Path V1_ROOT = Path.of("/sys/fs/cgroup/cpu");
-  /** The CFS period the quota is a share of: the kernel's default, as Kubernetes uses it. */
-  static final long PERIOD_US = 100_000;
+  /** The CFS period a quota is a share of unless told otherwise: the kernel's default, and Kubernetes's. */
+  public static final Duration DEFAULT_PERIOD = Duration.ofMillis(100);
+  /** The kernel's bounds for a CFS period, and its smallest quota within one. */
+  static final long MIN_PERIOD_US = 1_000;
+  static final long MAX_PERIOD_US = 1_000_000;
+  static final long MIN_QUOTA_US = 1_000;
   /**
    * The weight of the study's groups against the host's other tasks (1024 each): ten tasks' worth.
    * A quota caps a group; it does not reserve anything, and on a busy host a group of default
@@ -54,6 +58,8 @@ public final class CpuQuota {
   public enum Mechanism { CGROUP_V1, SYSTEMD_RUN }
 
   private final double cpus;
+  /** The CFS period in microseconds: the process may run cpus x period in each one. */
+  private final long periodMicros;
   private final Mechanism mechanism;
   private final Path group;
   private final String systemdRun;
@@ -61,8 +67,10 @@ public final class CpuQuota {
   private final String unit;
   private volatile boolean enforced;
 
-  private CpuQuota(double cpus, Mechanism mechanism, Path group, String systemdRun, String unit, boolean enforced) {
+  private CpuQuota(double cpus, long periodMicros, Mechanism mechanism, Path group, String systemdRun, String unit,
+      boolean enforced) {
     this.cpus = cpus;
+    this.periodMicros = periodMicros;
     this.mechanism = mechanism;
     this.group = group;
     this.systemdRun = systemdRun;
@@ -87,25 +95,40 @@ public final class CpuQuota {
   }
 
   /**
-   * Makes the quota of {@code cpus} CPUs for one process called {@code name} (letters, digits,
-   * '-', '.', '_'); with cgroup v1 the group exists from here on and is removed by {@link #remove}.
+   * Makes the quota of {@code cpus} CPUs in each CFS {@code period} for one process called {@code
+   * name} (letters, digits, '-', '.', '_'); with cgroup v1 the group exists from here on and is
+   * removed by {@link #remove}.
    */
-  public static CpuQuota make(String name, double cpus) throws StudyException {
-    if (!(cpus > 0) || cpus > 64) {
-      throw new IllegalArgumentException("a CPU quota from 0 (exclusive) to 64 CPUs, is " + cpus);
-    }
-    return group(name, cpus, false);
+  public static CpuQuota make(String name, double cpus, Duration period) throws StudyException {
+    return group(name, cpus, checkedPeriod(cpus, period), false);
   }
 
   /**
-   * A quota of {@code cpus} CPUs for one process called {@code name} that does not limit it yet:
-   * the process runs with the group's weight only until {@link #enforce}.
+   * A quota of {@code cpus} CPUs per {@code period} for one process called {@code name} that does
+   * not limit it yet: the process runs with the group's weight only until {@link #enforce}.
    */
-  public static CpuQuota deferred(String name, double cpus) throws StudyException {
+  public static CpuQuota deferred(String name, double cpus, Duration period) throws StudyException {
+    return group(name, cpus, checkedPeriod(cpus, period), true);
+  }
+
+  /**
+   * The period in microseconds, if the kernel takes it with this quota: a period from 1 ms to 1 s,
+   * and at least 1 ms of CPU in it (so 0.25 CPU needs a period of 4 ms or more).
+   */
+  public static long checkedPeriod(double cpus, Duration period) {
     if (!(cpus > 0) || cpus > 64) {
       throw new IllegalArgumentException("a CPU quota from 0 (exclusive) to 64 CPUs, is " + cpus);
     }
-    return group(name, cpus, true);
+    long us = period.toNanos() / 1_000;
+    if (us < MIN_PERIOD_US || us > MAX_PERIOD_US) {
+      throw new IllegalArgumentException("a CFS period from 1 ms to 1 s, is " + period.toMillis() + " ms");
+    }
+    if (Math.round(cpus * us) < MIN_QUOTA_US) {
+      throw new IllegalArgumentException("a quota of " + cpus + " CPU in a " + us + " us period is "
+          + Math.round(cpus * us) + " us, under the kernel's smallest quota of 1 ms: take a period of at least "
+          + (long) Math.ceil(MIN_QUOTA_US / cpus) + " us");
+    }
+    return us;
   }
 
   /**
@@ -113,14 +136,14 @@ public final class CpuQuota {
    * must not be what runs out. With systemd-run, a scope of the same weight ({@code CPUWeight}).
    */
   public static CpuQuota weightOnly(String name) throws StudyException {
-    return group(name, 0, false);
+    return group(name, 0, DEFAULT_PERIOD.toNanos() / 1_000, false);
   }
 
-  private static CpuQuota group(String name, double cpus, boolean deferred) throws StudyException {
+  private static CpuQuota group(String name, double cpus, long periodMicros, boolean deferred) throws StudyException {
     Mechanism m = check();
     String groupName = "shoal-study-" + ProcessHandle.current().pid() + "-" + name.replaceAll("[^A-Za-z0-9._-]", "-");
     if (m == Mechanism.SYSTEMD_RUN) {
-      return new CpuQuota(cpus, m, null, onPath("systemd-run"), groupName + ".scope", !deferred);
+      return new CpuQuota(cpus, periodMicros, m, null, onPath("systemd-run"), groupName + ".scope", !deferred);
     }
     Path group = V1_ROOT.resolve(groupName);
     try {
@@ -128,18 +151,18 @@ public final class CpuQuota {
       Files.createDirectory(group);
       MADE.add(group);
       write(group.resolve("cpu.shares"), Long.toString(SHARES));
-      write(group.resolve("cpu.cfs_period_us"), Long.toString(PERIOD_US));
+      write(group.resolve("cpu.cfs_period_us"), Long.toString(periodMicros));
       // -1: no quota (a weight-only group)
-      write(group.resolve("cpu.cfs_quota_us"), cpus > 0 && !deferred ? quotaMicros(cpus) : "-1");
+      write(group.resolve("cpu.cfs_quota_us"), cpus > 0 && !deferred ? Long.toString(Math.round(cpus * periodMicros)) : "-1");
     } catch (IOException e) {
       throw new StudyException("cannot make the cgroup " + group + " for a CPU quota of " + cpus + ": "
           + e.getMessage(), e);
     }
-    return new CpuQuota(cpus, m, group, null, null, !deferred);
+    return new CpuQuota(cpus, periodMicros, m, group, null, null, !deferred);
   }
 
-  private static String quotaMicros(double cpus) {
-    return Long.toString(Math.round(cpus * PERIOD_US));
+  private String quotaMicros() {
+    return Long.toString(Math.round(cpus * periodMicros));
   }
 
   /**
@@ -162,10 +185,11 @@ public final class CpuQuota {
     }
     try {
       if (mechanism == Mechanism.CGROUP_V1) {
-        write(group.resolve("cpu.cfs_quota_us"), quotaMicros(cpus));
+        write(group.resolve("cpu.cfs_quota_us"), quotaMicros());
       } else {
         Process p = new ProcessBuilder("systemctl", "set-property", "--runtime", unit,
-            "CPUQuota=" + Math.round(cpus * 100) + "%").redirectErrorStream(true).start();
+            "CPUQuota=" + Math.round(cpus * 100) + "%", "CPUQuotaPeriodSec=" + periodMicros + "us")
+            .redirectErrorStream(true).start();
         String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
           throw new StudyException("cannot set the CPU quota of " + unit + ": systemctl set-property said: " + said);
@@ -188,7 +212,7 @@ public final class CpuQuota {
       cmd.addAll(List.of(systemdRun, "--scope", "--quiet", "--collect", "--unit=" + unit,
           "-p", "CPUWeight=" + SHARES * 100 / 1024));
       if (cpus > 0 && enforced) {
-        cmd.addAll(List.of("-p", "CPUQuota=" + Math.round(cpus * 100) + "%"));
+        cmd.addAll(List.of("-p", "CPUQuota=" + Math.round(cpus * 100) + "%", "-p", "CPUQuotaPeriodSec=" + periodMicros + "us"));
       }
       cmd.add("--");
     } else {

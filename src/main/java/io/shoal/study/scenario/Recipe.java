@@ -17,6 +17,9 @@ import java.util.List;
  * @param signing how knotd signs the zone, or null for an unsigned zone (the studies before DNSSEC)
  * @param cpuQuota CPUs each shoal process may use ({@code cpu_quota}, a cgroup CPU quota per
  *     process as a Kubernetes CPU limit bounds a pod), or null for no quota
+ * @param cpuPeriod the CFS period the quota is a share of ({@code cpu_period}; 100 ms, the kernel's and
+ *     Kubernetes's default, unless set): a process over its quota waits for the next period, so
+ *     the period bounds how long it is held
  * @param cpuQuotaAfterWarmup true if the quota applies from the measured run on
  *     ({@code cpu_quota_from = measured}): the nodes start and warm up held by their weight only,
  *     as a node that has served for hours has compiled its code; false: from the JVM's start
@@ -42,6 +45,7 @@ public record Recipe(
     PolicyList policyList,
     Signing signing,
     Double cpuQuota,
+    Duration cpuPeriod,
     boolean cpuQuotaAfterWarmup,
     boolean latencyPercentiles) {
 

@@ -36,7 +36,7 @@ public record Scenario(
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
       "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds", "policy_list",
-      "dnssec", "cpu_quota", "cpu_quota_from", "latency_percentiles");
+      "dnssec", "cpu_quota", "cpu_period", "cpu_quota_from", "latency_percentiles");
   /** Rounds a scenario may ask for: each one runs every member again. */
   static final int MAX_ROUNDS = 9;
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
@@ -180,6 +180,7 @@ public record Scenario(
         r.hasPath("policy_list") ? policyList(r.getConfig("policy_list")) : null,
         r.hasPath("dnssec") ? Signing.from(r.getConfig("dnssec")) : null,
         cpuQuota(r),
+        cpuPeriod(r),
         cpuQuotaAfterWarmup(r),
         r.hasPath("latency_percentiles") && r.getBoolean("latency_percentiles"));
 
@@ -453,6 +454,26 @@ public record Scenario(
       throw new IllegalArgumentException("recipe.cpu_quota: CPUs per shoal process, from 0.01 to 64, is " + q);
     }
     return q;
+  }
+
+  /**
+   * recipe.cpu_period: the CFS period of each quota, from 1 ms to 1 s with at least 1 ms of CPU in
+   * it; the kernel's 100 ms when not set.
+   */
+  private static Duration cpuPeriod(Config r) {
+    if (!r.hasPath("cpu_period")) {
+      return io.shoal.study.host.CpuQuota.DEFAULT_PERIOD;
+    }
+    if (!r.hasPath("cpu_quota")) {
+      throw new IllegalArgumentException("recipe.cpu_period: the period of recipe.cpu_quota, which is not set");
+    }
+    Duration period = r.getDuration("cpu_period");
+    try {
+      io.shoal.study.host.CpuQuota.checkedPeriod(r.getDouble("cpu_quota"), period);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("recipe.cpu_period: " + e.getMessage(), e);
+    }
+    return period;
   }
 
   /**

@@ -222,7 +222,8 @@ public final class ShoalUnderTest extends ServerUnderTest {
       try {
         String name = label.replace('/', '-');
         quota = recipe.cpuQuotaAfterWarmup()
-            ? CpuQuota.deferred(name, recipe.cpuQuota()) : CpuQuota.make(name, recipe.cpuQuota());
+            ? CpuQuota.deferred(name, recipe.cpuQuota(), recipe.cpuPeriod())
+            : CpuQuota.make(name, recipe.cpuQuota(), recipe.cpuPeriod());
       } catch (StudyException e) {
         throw new IOException(e.getMessage(), e);
       }
@@ -471,6 +472,8 @@ public final class ShoalUnderTest extends ServerUnderTest {
             + (member.validates() ? " (trust anchor: the zone's DS)" : "") : "")
         + (transport().encrypted() ? ", " + transport().configName() + " on its own port" : "")
         + (recipe.cpuQuota() == null ? "" : ", under a CPU quota of " + recipe.cpuQuota() + " CPU of its own"
+            + (recipe.cpuPeriod().equals(CpuQuota.DEFAULT_PERIOD) ? ""
+                : " per " + recipe.cpuPeriod().toNanos() / 1_000 + " us CFS period")
             + (recipe.cpuQuotaAfterWarmup() ? " from the end of the warm-up on (its weight only before)" : ""));
   }
 

@@ -20,7 +20,7 @@ class CpuQuotaTest {
   void aWrappedProcessStartsInsideItsGroupUnderTheQuotaAndTheGroupIsRemovedAfterIt() throws Exception {
     assumeTrue(Files.isWritable(CpuQuota.V1_ROOT.resolve("cgroup.procs")),
         "a writable cgroup v1 cpu controller (root on a cgroup v1 host)");
-    CpuQuota quota = CpuQuota.make("cpu-quota-test-" + System.nanoTime(), 0.2);
+    CpuQuota quota = CpuQuota.make("cpu-quota-test-" + System.nanoTime(), 0.2, java.time.Duration.ofMillis(10));
     Path group = null;
     try {
       // the process prints its own PID and its cgroups: the wrapper must exec, not fork
@@ -35,8 +35,8 @@ class CpuQuotaTest {
       String name = cpuLine.substring(cpuLine.lastIndexOf('/') + 1);
       assertTrue(name.startsWith("shoal-study-" + ProcessHandle.current().pid() + "-cpu-quota-test-"), cpuLine);
       group = CpuQuota.V1_ROOT.resolve(name);
-      assertEquals("20000", Files.readString(group.resolve("cpu.cfs_quota_us")).strip());
-      assertEquals("100000", Files.readString(group.resolve("cpu.cfs_period_us")).strip());
+      assertEquals("2000", Files.readString(group.resolve("cpu.cfs_quota_us")).strip());
+      assertEquals("10000", Files.readString(group.resolve("cpu.cfs_period_us")).strip());
       assertTrue(quota.stat().contains("nr_throttled"), quota.stat());
     } finally {
       quota.remove();
@@ -48,7 +48,7 @@ class CpuQuotaTest {
   void aDeferredQuotaLimitsItsProcessOnlyOnceEnforced() throws Exception {
     assumeTrue(Files.isWritable(CpuQuota.V1_ROOT.resolve("cgroup.procs")),
         "a writable cgroup v1 cpu controller (root on a cgroup v1 host)");
-    CpuQuota quota = CpuQuota.deferred("cpu-quota-deferred-test-" + System.nanoTime(), 0.3);
+    CpuQuota quota = CpuQuota.deferred("cpu-quota-deferred-test-" + System.nanoTime(), 0.3, CpuQuota.DEFAULT_PERIOD);
     Process p = null;
     try {
       // the JVM reads the quota at its start, when there is none yet: it is told the processor count
@@ -74,7 +74,19 @@ class CpuQuotaTest {
 
   @Test
   void aQuotaIsAPositiveShareOfACpu() {
-    assertThrows(IllegalArgumentException.class, () -> CpuQuota.make("x", 0));
-    assertThrows(IllegalArgumentException.class, () -> CpuQuota.make("x", 65));
+    assertThrows(IllegalArgumentException.class, () -> CpuQuota.make("x", 0, CpuQuota.DEFAULT_PERIOD));
+    assertThrows(IllegalArgumentException.class, () -> CpuQuota.make("x", 65, CpuQuota.DEFAULT_PERIOD));
+  }
+
+  @Test
+  void aPeriodIsOneTheKernelTakesWithItsQuota() {
+    assertEquals(4_000, CpuQuota.checkedPeriod(0.25, java.time.Duration.ofMillis(4)));
+    assertEquals(100_000, CpuQuota.checkedPeriod(0.25, CpuQuota.DEFAULT_PERIOD));
+    // under 1 ms, over 1 s, and 0.25 CPU of a 2 ms period (0.5 ms: under the smallest quota)
+    assertThrows(IllegalArgumentException.class, () -> CpuQuota.checkedPeriod(1, java.time.Duration.ofNanos(999_000)));
+    assertThrows(IllegalArgumentException.class, () -> CpuQuota.checkedPeriod(1, java.time.Duration.ofMillis(1_001)));
+    IllegalArgumentException small = assertThrows(IllegalArgumentException.class,
+        () -> CpuQuota.checkedPeriod(0.25, java.time.Duration.ofMillis(2)));
+    assertTrue(small.getMessage().contains("at least 4000 us"), small.getMessage());
   }
 }

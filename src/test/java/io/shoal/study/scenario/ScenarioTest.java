@@ -107,7 +107,7 @@ class ScenarioTest {
     // Everything but the rounds as in query_path, so its rows compare with query_path's.
     assertEquals(new Recipe(full.zone(), full.stubTtl(), full.queries(), full.ingressWorkers(), full.fill(),
         full.maxEntries(), full.whenFull(), full.shardCount(), full.mapSizeBytes(), full.syncInterval(),
-        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing(), full.cpuQuota(), full.cpuQuotaAfterWarmup(), full.latencyPercentiles()), hit.recipe());
+        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing(), full.cpuQuota(), full.cpuPeriod(), full.cpuQuotaAfterWarmup(), full.latencyPercentiles()), hit.recipe());
     assertEquals("unbound", hit.baseline());
     assertEquals(List.of("unbound", "shoal-memory", "shoal-memory-1-socket"),
         hit.members().stream().map(Member::name).toList());
@@ -323,6 +323,9 @@ class ScenarioTest {
     assertEquals(0.3, ok.recipe().cpuQuota());
     assertFalse(ok.recipe().cpuQuotaAfterWarmup(), "the quota applies from the JVM's start unless told otherwise");
     assertFalse(ok.recipe().latencyPercentiles());
+    assertEquals(java.time.Duration.ofMillis(100), ok.recipe().cpuPeriod(), "the kernel's period unless told otherwise");
+    assertEquals(java.time.Duration.ofMillis(5), Scenario.from("t", ConfigFactory.parseString(recipe
+        + ", cpu_quota = 0.3, cpu_period = 5ms }\nmembers = [{ name = a, kind = shoal }]")).recipe().cpuPeriod());
     assertTrue(Scenario.from("t", ConfigFactory.parseString(recipe + ", cpu_quota = 0.3, cpu_quota_from = measured }\n"
         + "members = [{ name = a, kind = shoal }]")).recipe().cpuQuotaAfterWarmup());
     assertEquals("g", ok.members().get(0).group());
@@ -335,7 +338,13 @@ class ScenarioTest {
         new String[] {" }\nmembers = [{ name = u, kind = unbound, group = g }]", "members[0].group"},
         new String[] {", cpu_quota = 0.5, cpu_quota_from = later }\nmembers = [{ name = a, kind = shoal }]",
             "recipe.cpu_quota_from"},
-        new String[] {", cpu_quota_from = measured }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota_from"});
+        new String[] {", cpu_quota_from = measured }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota_from"},
+        new String[] {", cpu_period = 10ms }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_period"},
+        // 0.3 CPU of 2 ms is 0.6 ms, under the kernel's smallest quota
+        new String[] {", cpu_quota = 0.3, cpu_period = 2ms }\nmembers = [{ name = a, kind = shoal }]",
+            "recipe.cpu_period: a quota of 0.3 CPU"},
+        new String[] {", cpu_quota = 0.3, cpu_period = 2s }\nmembers = [{ name = a, kind = shoal }]",
+            "recipe.cpu_period: a CFS period from 1 ms to 1 s"});
     for (String[] b : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> Scenario.from("t", ConfigFactory.parseString(recipe + b[0])), b[0]);
