@@ -243,6 +243,12 @@ final class ClusterSummary {
     return r.completed() <= 0 ? 0 : 1000.0 * r.upstreamQueries() / r.completed();
   }
 
+  /** A CFS period as the summary says it: "100 ms", "4 ms", "2.5 ms". */
+  static String period(java.time.Duration d) {
+    long us = d.toNanos() / 1_000;
+    return us % 1_000 == 0 ? us / 1_000 + " ms" : String.format(Locale.ROOT, "%.1f ms", us / 1_000.0);
+  }
+
   static String section(StudySummary.Context c) {
     StringBuilder md = new StringBuilder("\n## Cluster\n\n");
     md.append("From `").append(StudyCsv.CLUSTER.file()).append("`: each member summed over its nodes.\n\n");
@@ -299,10 +305,10 @@ final class ClusterSummary {
           used is `cpu_seconds` / (nodes x `cpu_quota` x run time): near 100%% the quota bounded the nodes; \
           well below it, something else did (the dnsperf processes, `load_cpu_seconds`, share the host's \
           cores). `p99_latency_ms` is the 99th percentile over every completed query of the member's dnsperf \
-          runs (their -v per-query lines); a quota-bound process stalls for the rest of a 100 ms CFS period \
-          once its quota is spent, which shows in the tail. Loopback stands in for the network between \
-          machines: an owner lookup here costs no wire time.
-          """.formatted());
+          runs (their -v per-query lines); a quota-bound process stalls for the rest of a %s CFS period \
+          (`cpu_period`) once its quota is spent, which shows in the tail. Loopback stands in for the \
+          network between machines: an owner lookup here costs no wire time.
+          """.formatted(period(c.scenario().recipe().cpuPeriod())));
     }
     md.append("\nCharts: ");
     for (String f : StudyCharts.CLUSTER_FILES) {
