@@ -60,6 +60,7 @@ import picocli.CommandLine.Parameters;
       "Kubernetes CPU limit bounds a pod; members with a group are compared within their group.",
       "With recipe.cpu_quota_from = measured the quota applies after the warm-up (the JVM is told",
       "the processors the quota gives it from its start), so the measured run sees compiled code.",
+      "recipe.cpu_period sets the CFS period the quota is a share of (default 100ms, the kernel's).",
       "A scenario with an attacks block (robustness) runs each member (a shoal, and unbound beside it)",
       "through its phases in turn: no attack (over UDP, then TCP), then TCP connection holders,",
       "malformed UDP, drip/idle TCP, a miss flood from one source and from 256 networks, and a hostile",
