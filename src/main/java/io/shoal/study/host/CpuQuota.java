@@ -153,7 +153,7 @@ public final class CpuQuota {
       write(group.resolve("cpu.shares"), Long.toString(SHARES));
       write(group.resolve("cpu.cfs_period_us"), Long.toString(periodMicros));
       // -1: no quota (a weight-only group)
-      write(group.resolve("cpu.cfs_quota_us"), cpus > 0 && !deferred ? Long.toString(Math.round(cpus * periodMicros)) : "-1");
+      write(group.resolve("cpu.cfs_quota_us"), cpus > 0 && !deferred ? quotaMicros(cpus, periodMicros) : "-1");
     } catch (IOException e) {
       throw new StudyException("cannot make the cgroup " + group + " for a CPU quota of " + cpus + ": "
           + e.getMessage(), e);
@@ -161,8 +161,19 @@ public final class CpuQuota {
     return new CpuQuota(cpus, periodMicros, m, group, null, null, !deferred);
   }
 
-  private String quotaMicros() {
+  private static String quotaMicros(double cpus, long periodMicros) {
     return Long.toString(Math.round(cpus * periodMicros));
+  }
+
+  /** The systemd properties that set this quota on a scope: its share and its period. */
+  private List<String> systemdQuota() {
+    return List.of("CPUQuota=" + Math.round(cpus * 100) + "%", "CPUQuotaPeriodSec=" + periodMicros + "us");
+  }
+
+  /** A CFS period as the studies say it: "100 ms", "4 ms", "2.5 ms". */
+  public static String periodText(Duration period) {
+    long us = period.toNanos() / 1_000;
+    return us % 1_000 == 0 ? us / 1_000 + " ms" : String.format(Locale.ROOT, "%.1f ms", us / 1_000.0);
   }
 
   /**
@@ -185,11 +196,11 @@ public final class CpuQuota {
     }
     try {
       if (mechanism == Mechanism.CGROUP_V1) {
-        write(group.resolve("cpu.cfs_quota_us"), quotaMicros());
+        write(group.resolve("cpu.cfs_quota_us"), quotaMicros(cpus, periodMicros));
       } else {
-        Process p = new ProcessBuilder("systemctl", "set-property", "--runtime", unit,
-            "CPUQuota=" + Math.round(cpus * 100) + "%", "CPUQuotaPeriodSec=" + periodMicros + "us")
-            .redirectErrorStream(true).start();
+        List<String> cmd = new ArrayList<>(List.of("systemctl", "set-property", "--runtime", unit));
+        cmd.addAll(systemdQuota());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
           throw new StudyException("cannot set the CPU quota of " + unit + ": systemctl set-property said: " + said);
@@ -212,7 +223,9 @@ public final class CpuQuota {
       cmd.addAll(List.of(systemdRun, "--scope", "--quiet", "--collect", "--unit=" + unit,
           "-p", "CPUWeight=" + SHARES * 100 / 1024));
       if (cpus > 0 && enforced) {
-        cmd.addAll(List.of("-p", "CPUQuota=" + Math.round(cpus * 100) + "%", "-p", "CPUQuotaPeriodSec=" + periodMicros + "us"));
+        for (String property : systemdQuota()) {
+          cmd.addAll(List.of("-p", property));
+        }
       }
       cmd.add("--");
     } else {

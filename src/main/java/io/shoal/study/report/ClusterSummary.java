@@ -243,12 +243,6 @@ final class ClusterSummary {
     return r.completed() <= 0 ? 0 : 1000.0 * r.upstreamQueries() / r.completed();
   }
 
-  /** A CFS period as the summary says it: "100 ms", "4 ms", "2.5 ms". */
-  static String period(java.time.Duration d) {
-    long us = d.toNanos() / 1_000;
-    return us % 1_000 == 0 ? us / 1_000 + " ms" : String.format(Locale.ROOT, "%.1f ms", us / 1_000.0);
-  }
-
   static String section(StudySummary.Context c) {
     StringBuilder md = new StringBuilder("\n## Cluster\n\n");
     md.append("From `").append(StudyCsv.CLUSTER.file()).append("`: each member summed over its nodes.\n\n");
@@ -308,7 +302,7 @@ final class ClusterSummary {
           runs (their -v per-query lines); a quota-bound process stalls for the rest of a %s CFS period \
           (`cpu_period`) once its quota is spent, which shows in the tail. Loopback stands in for the \
           network between machines: an owner lookup here costs no wire time.
-          """.formatted(period(c.scenario().recipe().cpuPeriod())));
+          """.formatted(io.shoal.study.host.CpuQuota.periodText(c.scenario().recipe().cpuPeriod())));
     }
     md.append("\nCharts: ");
     for (String f : StudyCharts.CLUSTER_FILES) {

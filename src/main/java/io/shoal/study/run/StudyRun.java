@@ -76,7 +76,7 @@ public final class StudyRun {
     if (scenario.recipe().cpuQuota() != null) {
       // before anything starts: a quota-bound study without quotas would measure something else
       out.println("study: each shoal process runs under a CPU quota of " + scenario.recipe().cpuQuota() + " CPU per "
-          + scenario.recipe().cpuPeriod().toNanos() / 1_000 + " us period ("
+          + io.shoal.study.host.CpuQuota.periodText(scenario.recipe().cpuPeriod()) + " period ("
           + io.shoal.study.host.CpuQuota.check().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + ")"
           + (scenario.recipe().cpuQuotaAfterWarmup() ? ", from the end of its warm-up on" : ""));
     }

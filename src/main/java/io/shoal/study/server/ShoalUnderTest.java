@@ -473,7 +473,7 @@ public final class ShoalUnderTest extends ServerUnderTest {
         + (transport().encrypted() ? ", " + transport().configName() + " on its own port" : "")
         + (recipe.cpuQuota() == null ? "" : ", under a CPU quota of " + recipe.cpuQuota() + " CPU of its own"
             + (recipe.cpuPeriod().equals(CpuQuota.DEFAULT_PERIOD) ? ""
-                : " per " + recipe.cpuPeriod().toNanos() / 1_000 + " us CFS period")
+                : " per " + CpuQuota.periodText(recipe.cpuPeriod()) + " CFS period")
             + (recipe.cpuQuotaAfterWarmup() ? " from the end of the warm-up on (its weight only before)" : ""));
   }
 

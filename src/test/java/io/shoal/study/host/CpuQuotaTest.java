@@ -79,6 +79,13 @@ class CpuQuotaTest {
   }
 
   @Test
+  void theStudiesNameAPeriodInMilliseconds() {
+    assertEquals("100 ms", CpuQuota.periodText(java.time.Duration.ofMillis(100)));
+    assertEquals("4 ms", CpuQuota.periodText(java.time.Duration.ofMillis(4)));
+    assertEquals("2.5 ms", CpuQuota.periodText(java.time.Duration.ofNanos(2_500_000)));
+  }
+
+  @Test
   void aPeriodIsOneTheKernelTakesWithItsQuota() {
     assertEquals(4_000, CpuQuota.checkedPeriod(0.25, java.time.Duration.ofMillis(4)));
     assertEquals(100_000, CpuQuota.checkedPeriod(0.25, CpuQuota.DEFAULT_PERIOD));

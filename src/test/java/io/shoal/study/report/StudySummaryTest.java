@@ -97,13 +97,6 @@ class StudySummaryTest {
   }
 
   @Test
-  void theCapacityNoteNamesTheCfsPeriodTheQuotasRanIn() {
-    assertEquals("100 ms", ClusterSummary.period(java.time.Duration.ofMillis(100)));
-    assertEquals("4 ms", ClusterSummary.period(java.time.Duration.ofMillis(4)));
-    assertEquals("2.5 ms", ClusterSummary.period(java.time.Duration.ofNanos(2_500_000)));
-  }
-
-  @Test
   void aCapacityLineSaysHowMuchOfTheNodesCpuTheJitCompilerTook() {
     ClusterRow one = capacityRow("hit-1", "hit", 1, false, 10000, 0, 8.0, 3.0, 20.0);
     ClusterRow compiling = new ClusterRow(one.member(), 1, false, one.achievedQps(), one.avgLatencyMs(), one.sent(),
