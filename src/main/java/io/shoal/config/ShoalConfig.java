@@ -30,6 +30,7 @@ public record ShoalConfig(
     InetSocketAddress udpListen,
     InetSocketAddress tcpListen,
     int udpSockets,
+    int udpBatch,
     int workers,
     FillMode fill,
     int maxPendingPerWorker,
@@ -90,7 +91,7 @@ public record ShoalConfig(
         "local", "policy", "tls", "log", "reload", "miss_budget");
 
     Section listen = shoal.section("listen");
-    listen.allowOnly("udp", "tcp", "udp_sockets", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
+    listen.allowOnly("udp", "tcp", "udp_sockets", "udp_batch", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
         "max_udp_size", "tls", "https", "https_plaintext");
     InetSocketAddress udp = listen.address("udp", 53);
     InetSocketAddress tcp = listen.address("tcp", 53);
@@ -99,6 +100,7 @@ public record ShoalConfig(
     if (udpSockets == 0) {
       udpSockets = Runtime.getRuntime().availableProcessors();
     }
+    int udpBatch = (int) listen.integer("udp_batch", 1, 64);
     TcpSettings tcpLimits = new TcpSettings(
         listen.string("tcp_max_connections").equals("auto")
             ? TcpSettings.AUTO : (int) listen.integer("tcp_max_connections", 1, 1_000_000),
@@ -222,7 +224,7 @@ public record ShoalConfig(
         (int) adminSection.integer("port", 0, 65535), tokenFile);
 
     return new ShoalConfig(
-        udp, tcp, udpSockets, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
+        udp, tcp, udpSockets, udpBatch, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         ClusterSettings.from(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit,
         MissBudgetSettings.from(shoal.section("miss_budget")), replies,

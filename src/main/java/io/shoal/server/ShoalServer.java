@@ -124,7 +124,7 @@ public final class ShoalServer {
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
     try {
-      udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), metrics,
+      udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), config.udpBatch(), metrics,
           new ResponseRateLimiter(config.rateLimit(), metrics));
     } catch (IOException e) {
       throw new StartupException("cannot listen on UDP " + config.udpListen() + ": " + e.getMessage());

@@ -21,6 +21,7 @@ import java.nio.channels.DatagramChannel;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.locks.LockSupport;
 import kamon.metric.Counter;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +51,22 @@ final class UdpSocket implements ReplyPath, DatagramSender {
   /** The address the socket is bound to (a wildcard, loopback or one of the host's). */
   private final InetAddress bound;
   private volatile boolean reading = true;
+  /** Datagrams read and replies sent per system call; 1: the JDK's channel, one of each per call. */
+  private final int batch;
+  /** The batch calls, when {@link #batch} is above 1; null otherwise. */
+  private final LinuxDatagrams os;
+  /** The channel's file descriptor, for the batch calls; -1 without them. */
+  private final int fd;
+  private final boolean ipv6;
+  /** The reading thread's batches (made by it): what it read, and the replies it has not sent yet. */
+  private DatagramBatch in;
+  private DatagramBatch out;
+  /** The answer codes of {@link #out}'s replies and whom they go to, counted or logged once sent. */
+  private int[] outRcodes;
+  private InetSocketAddress[] outClients;
+  /** The message of {@link #in} the reading thread answers now, and its sender; -1 and null between. */
+  private int current = -1;
+  private InetSocketAddress currentClient;
 
   /** Replies from now on are limited by {@code next} (a reload's rate limit). */
   void rateLimit(ResponseRateLimiter next) {
@@ -66,7 +83,7 @@ final class UdpSocket implements ReplyPath, DatagramSender {
    * waits only when the socket's 4 MiB send buffer is full. The reader notices a stop at its next
    * datagram: {@link UdpTransport#stopReading} sends it one.
    */
-  UdpSocket(int index, DatagramChannel channel, ServerMetrics metrics, ResponseRateLimiter rateLimiter)
+  UdpSocket(int index, DatagramChannel channel, int batch, ServerMetrics metrics, ResponseRateLimiter rateLimiter)
       throws IOException {
     this.index = index;
     this.rateLimiter = rateLimiter;
@@ -76,7 +93,25 @@ final class UdpSocket implements ReplyPath, DatagramSender {
     this.received = metrics.udpSocketReceived(index);
     InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
     this.bound = local == null ? null : local.getAddress();
+    this.ipv6 = bound instanceof Inet6Address;
     channel.configureBlocking(true);
+    LinuxDatagrams batchCalls = batch > 1 ? LinuxDatagrams.get() : null;
+    int descriptor = -1;
+    if (batchCalls != null) {
+      try {
+        descriptor = batchCalls.fd(channel);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        batchCalls = null;
+      }
+    }
+    this.os = batchCalls;
+    this.fd = descriptor;
+    this.batch = batchCalls == null ? 1 : batch;
+  }
+
+  /** Datagrams read per system call: 1 through the JDK's channel. */
+  int batch() {
+    return batch;
   }
 
   /**
@@ -93,12 +128,18 @@ final class UdpSocket implements ReplyPath, DatagramSender {
 
   private void read(Ingress ingress) {
     try {
+      if (os != null) {
+        readBatches(ingress);
+        return;
+      }
       while (reading) {
         InetSocketAddress client = receive();
         // After a stop, an empty datagram is the wake-up; the datagram that came instead is
         // answered. Before it, an empty one is dropped as any too short for a query is.
         if (client != null && (reading || receiveBuffer.position() > 0)) {
-          answer(ingress, client);
+          byte[] packet = new byte[receiveBuffer.flip().remaining()];
+          receiveBuffer.get(packet);
+          answer(ingress, packet, client);
         }
       }
     } finally {
@@ -107,12 +148,87 @@ final class UdpSocket implements ReplyPath, DatagramSender {
   }
 
   /**
+   * The reader with the batch calls: one recvmmsg waits for a datagram and takes up to {@link
+   * #batch} that are there; they are answered in order, and the replies the reading thread makes
+   * (hits, and errors it answers itself) go out together in one sendmmsg before it reads again.
+   */
+  private void readBatches(Ingress ingress) {
+    in = new DatagramBatch(os, batch, 65536);
+    out = new DatagramBatch(os, batch, 4096);
+    outRcodes = new int[batch];
+    outClients = new InetSocketAddress[batch];
+    while (reading) {
+      in.readyToReceive();
+      int n = os.receive(fd, in.address(0), batch);
+      if (n <= 0) {
+        if (n < 0) {
+          failedReceive(os.errno());
+        }
+        continue;
+      }
+      received.increment(n);
+      for (int i = 0; i < n; i++) {
+        int length = in.length(i);
+        if (!reading && length == 0) {
+          continue; // a stop's wake-up
+        }
+        InetSocketAddress client = in.sender(i);
+        if (client == null) {
+          continue;
+        }
+        byte[] packet = new byte[length];
+        in.copy(i, packet, length);
+        current = i;
+        currentClient = client;
+        answer(ingress, packet, client);
+      }
+      current = -1;
+      currentClient = null;
+      flush();
+    }
+  }
+
+  /** A recvmmsg that failed with {@code errno}: interrupted or timed out is no failure. */
+  private void failedReceive(int errno) {
+    if (errno == LinuxDatagrams.EINTR || errno == LinuxDatagrams.EAGAIN || !reading) {
+      return;
+    }
+    failures.warn("UDP receive (recvmmsg) failed: errno " + errno);
+    LockSupport.parkNanos(1_000_000L); // a failure that repeats must not spin the reader
+  }
+
+  /** Sends the replies {@link #out} holds, each counted as answered or as failed. */
+  private void flush() {
+    int filled = out.size();
+    int start = 0;
+    int interrupted = 0;
+    while (start < filled) {
+      int sent = os.send(fd, out.address(start), filled - start);
+      if (sent > 0) {
+        for (int i = start; i < start + sent; i++) {
+          replies.answered(outRcodes[i]);
+        }
+        start += sent;
+        continue;
+      }
+      // The first of the rest failed (the kernel reports only that one): count it and send the rest.
+      int errno = os.errno();
+      if (errno == LinuxDatagrams.EINTR && interrupted++ < 3) {
+        continue;
+      }
+      metrics.dropped(ServerMetrics.UDP_SEND_FAILED);
+      failures.warn("UDP send to " + outClients[start] + " (sendmmsg) failed: errno " + errno);
+      start++;
+    }
+    Arrays.fill(outClients, 0, filled, null);
+    out.clear();
+  }
+
+  /**
    * One query, on the reading thread. Whatever goes wrong with it is counted and logged here: an
    * exception out of the loop would end it, and the socket would stop being read.
    */
-  private void answer(Ingress ingress, InetSocketAddress client) {
-    byte[] packet = new byte[receiveBuffer.flip().remaining()];
-    receiveBuffer.get(packet);
+  private void answer(Ingress ingress, byte[] packet, InetSocketAddress client) {
     try {
       ingress.offer(packet, client, Protocol.UDP, this);
     } catch (RuntimeException e) {
@@ -155,10 +271,30 @@ final class UdpSocket implements ReplyPath, DatagramSender {
       return;
     }
     if (Thread.currentThread() == reader) {
-      transmit(sendBuffer.clear().put(wire).flip(), wire, wire.length, client);
+      reply(wire, wire.length, client);
     } else {
       transmit(ByteBuffer.wrap(wire), wire, wire.length, client);
     }
+  }
+
+  /**
+   * A reply the reading thread makes, in the first {@code length} bytes of {@code wire}: into the
+   * batch that goes out after this read's datagrams are answered, when the batch calls are in use
+   * and it fits a slot; sent at once otherwise.
+   */
+  private void reply(byte[] wire, int length, InetSocketAddress client) {
+    if (current >= 0 && length <= out.slot()) {
+      if (out.full()) {
+        flush();
+      }
+      int i = out.size();
+      if (out.add(wire, length, client, client == currentClient ? in : null, current, ipv6)) {
+        outRcodes[i] = AnswerRenderer.rcode(wire, length);
+        outClients[i] = client;
+        return;
+      }
+    }
+    transmit(sendBuffer.clear().put(wire, 0, length).flip(), wire, length, client);
   }
 
   /**
@@ -179,9 +315,9 @@ final class UdpSocket implements ReplyPath, DatagramSender {
     int length = hit.renderInto(query, nowMillis, sizeLimit, render);
     if (verdict == ResponseRateLimiter.Verdict.SLIP) {
       byte[] slip = ResponseRateLimiter.truncated(Arrays.copyOf(render, length));
-      transmit(sendBuffer.clear().put(slip).flip(), slip, slip.length, client);
+      reply(slip, slip.length, client);
     } else {
-      transmit(sendBuffer.clear().put(render, 0, length).flip(), render, length, client);
+      reply(render, length, client);
     }
   }
 
@@ -244,6 +380,18 @@ final class UdpSocket implements ReplyPath, DatagramSender {
 
   void close() {
     reading = false;
+    Thread r = reader;
+    if (os != null && r != null && r.isAlive() && r != Thread.currentThread()) {
+      // The reading thread may wait in recvmmsg on the descriptor, which closing the channel would
+      // neither wake nor stop from reading whatever socket gets the number next: end its reads
+      // first, and close once it is out.
+      os.shutdownReading(fd);
+      try {
+        r.join(2_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
     try {
       channel.close();
     } catch (IOException ignored) {

@@ -49,9 +49,15 @@ public final class UdpTransport {
    * Binds {@code count} sockets to {@code address}; fails with the bind error (e.g. address in
    * use). A probe bound without SO_REUSEPORT first makes sure no other process (another shoal
    * included) holds the port, since reuseport sockets of the same user would silently share it.
+   * {@code batch}: datagrams each reader takes per system call (recvmmsg and sendmmsg); 1, or
+   * where those calls cannot be had (logged), one per call through the JDK's channel.
    */
-  public static UdpTransport bind(
-      InetSocketAddress address, int count, ServerMetrics metrics, ResponseRateLimiter rateLimiter) throws IOException {
+  public static UdpTransport bind(InetSocketAddress address, int count, int batch, ServerMetrics metrics,
+      ResponseRateLimiter rateLimiter) throws IOException {
+    if (batch > 1 && LinuxDatagrams.get() == null) {
+      LoggerFactory.getLogger(UdpTransport.class).warn(
+          "listen.udp_batch = {}: reading one datagram per system call instead: {}", batch, LinuxDatagrams.unavailable());
+    }
     InetSocketAddress bound;
     ProtocolFamily family = familyOf(address.getAddress());
     try (DatagramChannel probe = DatagramChannel.open(family)) {
@@ -77,7 +83,7 @@ public final class UdpTransport {
     }
     List<UdpSocket> sockets = new ArrayList<>();
     for (int i = 0; i < channels.size(); i++) {
-      sockets.add(new UdpSocket(i, channels.get(i), metrics, rateLimiter));
+      sockets.add(new UdpSocket(i, channels.get(i), batch, metrics, rateLimiter));
     }
     return new UdpTransport(List.copyOf(sockets));
   }

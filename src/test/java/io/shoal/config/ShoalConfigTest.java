@@ -390,6 +390,16 @@ class ShoalConfigTest {
   }
 
   @Test
+  void udpReadersTakeSixteenDatagramsPerCallUnlessSetOtherwise() {
+    assertEquals(16, ShoalConfig.from(config("")).udpBatch());
+    assertEquals(1, ShoalConfig.from(config("shoal.listen.udp_batch = 1")).udpBatch());
+    assertEquals(64, ShoalConfig.from(config("shoal.listen.udp_batch = 64")).udpBatch());
+    assertMentions(rejected("shoal.listen.udp_batch = 0"), "shoal.listen.udp_batch", "between 1 and 64");
+    assertMentions(rejected("shoal.listen.udp_batch = 65"), "shoal.listen.udp_batch", "between 1 and 64");
+    assertMentions(rejected("shoal.listen.udp_batch = many"), "shoal.listen.udp_batch", "whole number");
+  }
+
+  @Test
   void badHardeningValuesNameTheirKey() {
     assertMentions(rejected("shoal.listen.tcp_max_connections = lots"),
         "shoal.listen.tcp_max_connections", "whole number");

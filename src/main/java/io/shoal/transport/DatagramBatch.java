@@ -1,0 +1,217 @@
+package io.shoal.transport;
+
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * The memory of one batch of datagrams as {@code recvmmsg} and {@code sendmmsg} take it: an
+ * array of {@code struct mmsghdr}, each message with one {@code iovec} over a slot of its own in
+ * a data area, and a {@code sockaddr_in6}-sized slot for its peer's address. Direct buffers in the
+ * platform's byte order, laid out as on 64-bit Linux; allocated once per reading thread and
+ * reused for every batch. Not thread-safe: one thread reads and fills it.
+ */
+final class DatagramBatch {
+  /** sizeof(struct mmsghdr): a 56-byte msghdr, the 4-byte msg_len, 4 of padding. */
+  static final int HEADER = 64;
+  private static final int IOVEC = 16;
+  /** Room for a sockaddr_in6 (28 bytes), rounded up. */
+  private static final int NAME = 32;
+  private static final int SOCKADDR_IN = 16;
+  private static final int SOCKADDR_IN6 = 28;
+  private static final byte[] V4_MAPPED_PREFIX = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (byte) 0xff, (byte) 0xff};
+
+  private final int capacity;
+  private final int slot;
+  private final ByteBuffer headers;
+  private final ByteBuffer iovecs;
+  private final ByteBuffer names;
+  private final ByteBuffer data;
+  private final long headersAddress;
+  /** Messages filled for sending. */
+  private int size;
+  /** The last IPv4 sender made into an address, reused while datagrams come from it. */
+  private int lastV4;
+  private int lastPort = -1;
+  private InetSocketAddress lastSender;
+
+  DatagramBatch(LinuxDatagrams os, int capacity, int slot) {
+    this.capacity = capacity;
+    this.slot = slot;
+    ByteOrder order = ByteOrder.nativeOrder();
+    headers = ByteBuffer.allocateDirect(capacity * HEADER).order(order);
+    iovecs = ByteBuffer.allocateDirect(capacity * IOVEC).order(order);
+    names = ByteBuffer.allocateDirect(capacity * NAME).order(order);
+    data = ByteBuffer.allocateDirect(capacity * slot).order(order);
+    headersAddress = os.address(headers);
+    long iovecsAddress = os.address(iovecs);
+    long namesAddress = os.address(names);
+    long dataAddress = os.address(data);
+    for (int i = 0; i < capacity; i++) {
+      int h = i * HEADER;
+      headers.putLong(h, namesAddress + (long) i * NAME); // msg_name
+      headers.putLong(h + 16, iovecsAddress + (long) i * IOVEC); // msg_iov
+      headers.putLong(h + 24, 1); // msg_iovlen
+      iovecs.putLong(i * IOVEC, dataAddress + (long) i * slot); // iov_base
+    }
+  }
+
+  int capacity() {
+    return capacity;
+  }
+
+  /** The largest datagram a slot holds. */
+  int slot() {
+    return slot;
+  }
+
+  /** The address of message {@code i}'s header, for the batch calls. */
+  long address(int i) {
+    return headersAddress + (long) i * HEADER;
+  }
+
+  /** Makes every message ready to receive into: whole slots, room for any address, no flags. */
+  void readyToReceive() {
+    for (int i = 0; i < capacity; i++) {
+      int h = i * HEADER;
+      headers.putInt(h + 8, NAME); // msg_namelen
+      headers.putInt(h + 48, 0); // msg_flags
+      iovecs.putLong(i * IOVEC + 8, slot); // iov_len
+    }
+  }
+
+  /** Bytes received into message {@code i}. */
+  int length(int i) {
+    return headers.getInt(i * HEADER + 56);
+  }
+
+  /** Whether message {@code i} was cut to its slot. */
+  boolean truncated(int i) {
+    return (headers.getInt(i * HEADER + 48) & LinuxDatagrams.MSG_TRUNC) != 0;
+  }
+
+  /** The first {@code length} bytes of message {@code i}, into {@code to}. */
+  void copy(int i, byte[] to, int length) {
+    data.get(i * slot, to, 0, length);
+  }
+
+  /**
+   * Who sent message {@code i}, as the JDK's channel would say it (an IPv4-mapped IPv6 sender is
+   * an IPv4 address); null for an address family other than IPv4 and IPv6.
+   */
+  InetSocketAddress sender(int i) {
+    int n = i * NAME;
+    int family = names.getShort(n) & 0xffff;
+    int port = Short.toUnsignedInt(Short.reverseBytes(names.getShort(n + 2)));
+    try {
+      if (family == LinuxDatagrams.AF_INET) {
+        int v4 = Integer.reverseBytes(names.getInt(n + 4));
+        return v4Sender(v4, port);
+      }
+      if (family == LinuxDatagrams.AF_INET6) {
+        if (names.getLong(n + 8) == 0 && names.getInt(n + 16) == 0xffff0000) {
+          return v4Sender(Integer.reverseBytes(names.getInt(n + 20)), port);
+        }
+        byte[] a = new byte[16];
+        names.get(n + 8, a);
+        int scope = names.getInt(n + 24);
+        InetAddress address = scope == 0 ? InetAddress.getByAddress(a) : Inet6Address.getByAddress(null, a, scope);
+        return new InetSocketAddress(address, port);
+      }
+    } catch (UnknownHostException e) {
+      // an address of the right length: cannot happen
+    }
+    return null;
+  }
+
+  private InetSocketAddress v4Sender(int v4, int port) throws UnknownHostException {
+    if (v4 != lastV4 || port != lastPort || lastSender == null) {
+      byte[] a = {(byte) (v4 >>> 24), (byte) (v4 >>> 16), (byte) (v4 >>> 8), (byte) v4};
+      lastSender = new InetSocketAddress(InetAddress.getByAddress(a), port);
+      lastV4 = v4;
+      lastPort = port;
+    }
+    return lastSender;
+  }
+
+  /** Messages filled for sending. */
+  int size() {
+    return size;
+  }
+
+  boolean full() {
+    return size == capacity;
+  }
+
+  /** Empties the batch for the next sends. */
+  void clear() {
+    size = 0;
+  }
+
+  /**
+   * Adds a message for {@code to} with the first {@code length} bytes of {@code wire} (at most
+   * {@link #slot}), addressed as message {@code received} of {@code from} was sent, when {@code
+   * from} is not null (a reply to it: its address bytes as they came), or else from {@code to}
+   * as a socket of {@code family} takes it. False when {@code to} cannot be said so (unresolved,
+   * or IPv6 to an IPv4 socket).
+   */
+  boolean add(byte[] wire, int length, InetSocketAddress to, DatagramBatch from, int received, boolean ipv6Socket) {
+    int i = size;
+    int h = i * HEADER;
+    int n = i * NAME;
+    if (from != null) {
+      int fromNamelen = from.headers.getInt(received * HEADER + 8);
+      for (int b = 0; b < NAME; b += 8) {
+        names.putLong(n + b, from.names.getLong(received * NAME + b));
+      }
+      headers.putInt(h + 8, fromNamelen);
+    } else {
+      int namelen = encode(n, to, ipv6Socket);
+      if (namelen == 0) {
+        return false;
+      }
+      headers.putInt(h + 8, namelen);
+    }
+    headers.putInt(h + 48, 0);
+    data.put(i * slot, wire, 0, length);
+    iovecs.putLong(i * IOVEC + 8, length);
+    size++;
+    return true;
+  }
+
+  /** Writes {@code to} as a sockaddr at {@code n}; its length, or 0 when it cannot be. */
+  private int encode(int n, InetSocketAddress to, boolean ipv6Socket) {
+    InetAddress a = to.getAddress();
+    if (a == null) {
+      return 0;
+    }
+    short port = Short.reverseBytes((short) to.getPort());
+    byte[] raw = a.getAddress();
+    if (!ipv6Socket) {
+      if (!(a instanceof Inet4Address)) {
+        return 0;
+      }
+      names.putShort(n, (short) LinuxDatagrams.AF_INET);
+      names.putShort(n + 2, port);
+      names.put(n + 4, raw);
+      names.putLong(n + 8, 0);
+      return SOCKADDR_IN;
+    }
+    names.putShort(n, (short) LinuxDatagrams.AF_INET6);
+    names.putShort(n + 2, port);
+    names.putInt(n + 4, 0); // flow info
+    if (a instanceof Inet4Address) {
+      names.put(n + 8, V4_MAPPED_PREFIX);
+      names.put(n + 20, raw);
+      names.putInt(n + 24, 0);
+    } else {
+      names.put(n + 8, raw);
+      names.putInt(n + 24, ((Inet6Address) a).getScopeId());
+    }
+    return SOCKADDR_IN6;
+  }
+}

@@ -1,0 +1,181 @@
+package io.shoal.transport;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import io.shoal.config.RateLimitSettings;
+import io.shoal.metrics.ServerMetrics;
+import io.shoal.ratelimit.ResponseRateLimiter;
+import io.shoal.testing.DnsClient;
+import io.shoal.testing.TestAuthServer;
+import io.shoal.testing.TestNode;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.channels.DatagramChannel;
+import java.util.Arrays;
+import java.util.BitSet;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.scalatestplus.junit.JUnitSuite;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/**
+ * The UDP readers with Linux's batch calls ({@code listen.udp_batch} above 1, the default) and
+ * without them ({@code udp_batch = 1}): bursts answered whole over IPv4, IPv6 and an IPv6 wildcard
+ * taking IPv4 clients, every reply to its asker with its ID; a closed node's port free at once.
+ */
+public class UdpBatchSpec extends JUnitSuite {
+  private static final int NAMES = 32;
+  /** Queries sent back to back from one socket: many batches of up to 16, and full ones. */
+  private static final int BURST = 1000;
+
+  private static TestAuthServer auth;
+
+  @BeforeClass
+  public static void start() throws Exception {
+    auth = new TestAuthServer();
+    for (int i = 0; i < NAMES; i++) {
+      auth.add(new ARecord(TestAuthServer.name("b" + i + ".example.test."), DClass.IN, 300,
+          InetAddress.getByName("192.0.2." + (i + 1))));
+    }
+  }
+
+  @AfterClass
+  public static void stop() throws Exception {
+    auth.close();
+  }
+
+  @Test
+  public void batchedReadersAnswerABurstWholeOverIpv4() throws Exception {
+    assertNotNull("the batch calls load on this Linux host", LinuxDatagrams.get());
+    burstAnswered("shoal.listen.udp_sockets = 2", "127.0.0.1");
+  }
+
+  @Test
+  public void readersWithoutBatchCallsAnswerABurstWhole() throws Exception {
+    burstAnswered("shoal.listen.udp_sockets = 2\nshoal.listen.udp_batch = 1", "127.0.0.1");
+  }
+
+  @Test
+  public void batchedReadersAnswerOverIpv6() throws Exception {
+    burstAnswered("shoal.listen.udp = \"[::1]:0\"\nshoal.listen.tcp = \"[::1]:0\"", "::1");
+  }
+
+  @Test
+  public void anIpv6WildcardAnswersIpv4ClientsInBatches() throws Exception {
+    burstAnswered("shoal.listen.udp = \"[::]:0\"\nshoal.listen.tcp = \"[::]:0\"", "127.0.0.1");
+  }
+
+  @Test
+  public void aClosedNodesPortIsFreeAtOnce() throws Exception {
+    TestNode node = TestNode.start(auth.hostPort(), "shoal.listen.udp_sockets = 2");
+    InetSocketAddress port;
+    try {
+      port = node.udp();
+      Message reply = DnsClient.udp(port, DnsClient.query(9, "b1.example.test.", Type.A, null));
+      assertEquals(Rcode.NOERROR, reply.getRcode());
+    } finally {
+      node.close();
+    }
+    // The readers waited in recvmmsg when the node closed: the sockets are gone, not held by them.
+    try (DatagramChannel again = DatagramChannel.open()) {
+      again.bind(port);
+      assertEquals(port.getPort(), ((InetSocketAddress) again.getLocalAddress()).getPort());
+    }
+  }
+
+  /**
+   * A reader waiting in recvmmsg when its socket is closed without a stop first (no wake-up
+   * datagram): closing the JDK channel alone would neither wake it nor free the port.
+   */
+  @Test
+  public void closingAWaitingBatchedReaderEndsItAndFreesThePort() throws Exception {
+    ServerMetrics metrics = new ServerMetrics();
+    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, 16, metrics,
+        new ResponseRateLimiter(new RateLimitSettings(0, 0, false, 1024), metrics));
+    InetSocketAddress port = transport.localAddress();
+    UdpSocket socket = transport.sockets().get(0);
+    assertEquals("reads in batches", 16, socket.batch());
+    // no datagram comes, so the reader never reaches the ingress: it only waits
+    transport.serve(null);
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!readerWaiting() && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertTrue("the reader waits in the kernel", readerWaiting());
+    transport.close();
+    assertTrue("the reader ended", socket.stopReading().toCompletableFuture().isDone());
+    try (DatagramChannel again = DatagramChannel.open()) {
+      again.bind(port);
+    }
+  }
+
+  private static boolean readerWaiting() {
+    return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().startsWith("shoal-udp-reader-")
+        && t.getState() == Thread.State.RUNNABLE && java.util.Arrays.stream(t.getStackTrace())
+            .anyMatch(f -> f.getMethodName().equals("readBatches")));
+  }
+
+  private static void assertNotNull(String what, Object o) {
+    assertTrue(what, o != null);
+  }
+
+  /** A node with {@code hocon}, asked {@link #BURST} queries back to back from {@code clientAddress}. */
+  private static void burstAnswered(String hocon, String clientAddress) throws Exception {
+    TestNode node = TestNode.start(auth.hostPort(), hocon);
+    try {
+      InetSocketAddress server = new InetSocketAddress(InetAddress.getByName(clientAddress), node.udp().getPort());
+      // the names are cached first, so the burst is all hits, answered by the reading threads
+      for (int i = 0; i < NAMES; i++) {
+        Message reply = DnsClient.udp(server, DnsClient.query(i, "b" + i + ".example.test.", Type.A, null));
+        assertEquals(Rcode.NOERROR, reply.getRcode());
+      }
+      byte[][] queries = new byte[BURST][];
+      for (int id = 0; id < BURST; id++) {
+        queries[id] = DnsClient.query(id, "b" + (id % NAMES) + ".example.test.", Type.A, null).toWire();
+      }
+      BitSet answered = new BitSet(BURST);
+      try (DatagramSocket client = new DatagramSocket(new InetSocketAddress(InetAddress.getByName(clientAddress), 0))) {
+        client.setReceiveBufferSize(4 << 20);
+        client.setSoTimeout(300);
+        byte[] buf = new byte[1500];
+        // a reply lost to a full buffer is asked again, at most 5 times over, until all are in
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        for (int pass = 0; pass < 6 && answered.cardinality() < BURST && System.nanoTime() < deadline; pass++) {
+          for (int id = answered.nextClearBit(0); id < BURST; id = answered.nextClearBit(id + 1)) {
+            client.send(new DatagramPacket(queries[id], queries[id].length, server));
+          }
+          for (int n = 0; n < 2 * BURST && answered.cardinality() < BURST; n++) {
+            DatagramPacket p = new DatagramPacket(buf, buf.length);
+            try {
+              client.receive(p);
+            } catch (SocketTimeoutException e) {
+              break;
+            }
+            assertEquals("replies come from the address asked", server, p.getSocketAddress());
+            Message reply = new Message(Arrays.copyOf(p.getData(), p.getLength()));
+            int id = reply.getHeader().getID();
+            String name = "b" + (id % NAMES) + ".example.test.";
+            assertEquals("answer to " + id, Rcode.NOERROR, reply.getRcode());
+            assertEquals(name, reply.getQuestion().getName().toString());
+            assertEquals("192.0.2." + (id % NAMES + 1),
+                ((ARecord) reply.getSection(Section.ANSWER).get(0)).getAddress().getHostAddress());
+            answered.set(id);
+          }
+        }
+      }
+      assertEquals("queries of the burst answered", BURST, answered.cardinality());
+    } finally {
+      node.close();
+    }
+  }
+}
