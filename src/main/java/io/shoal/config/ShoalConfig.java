@@ -98,7 +98,9 @@ public record ShoalConfig(
     int maxUdpSize = (int) listen.integer("max_udp_size", 512, 65535);
     int udpSockets = (int) listen.integer("udp_sockets", 0, 256);
     if (udpSockets == 0) {
-      udpSockets = Runtime.getRuntime().availableProcessors();
+      // One reader answers a few hundred thousand hits a second in batches; more readers than
+      // that need mostly wait and wake, which costs (docs/performance.md, "Datagrams in batches").
+      udpSockets = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
     }
     int udpBatch = (int) listen.integer("udp_batch", 1, 64);
     TcpSettings tcpLimits = new TcpSettings(

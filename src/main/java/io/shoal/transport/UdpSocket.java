@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One listening UDP socket and the thread that reads it. The read, the parse, the cache lookup
- * and the reply to a hit all run on that thread, one datagram after another, so a hit never
- * leaves it; a miss goes to its worker, which sends the reply through this socket too ({@link
+ * and the reply to a hit all run on that thread, one datagram after another (read and answered in
+ * batches where Linux's batch calls can be had: {@link LinuxDatagrams}), so a hit never leaves it; a miss goes to its worker, which sends the reply through this socket too ({@link
  * ReplyPath}). Replies pass the response rate limiter; one that cannot be sent is counted
  * (shoal_dropped_total{reason="udp_send_failed"}) and logged once per interval.
  */
@@ -82,6 +82,11 @@ final class UdpSocket implements ReplyPath, DatagramSender {
    * sends do not wait for the reader (the JDK locks reads and writes apart), and a UDP send
    * waits only when the socket's 4 MiB send buffer is full. The reader notices a stop at its next
    * datagram: {@link UdpTransport#stopReading} sends it one.
+   *
+   * <p>With {@code batch} above 1 and the batch calls at hand, the reader waits in recvmmsg
+   * instead, on the same blocking descriptor, and sends its own replies with sendmmsg; the
+   * channel still carries other threads' sends. Where the descriptor cannot be had, it reads one
+   * datagram per call as above.
    */
   UdpSocket(int index, DatagramChannel channel, int batch, ServerMetrics metrics, ResponseRateLimiter rateLimiter)
       throws IOException {

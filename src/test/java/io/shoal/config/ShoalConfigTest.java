@@ -392,6 +392,9 @@ class ShoalConfigTest {
   @Test
   void udpReadersTakeSixteenDatagramsPerCallUnlessSetOtherwise() {
     assertEquals(16, ShoalConfig.from(config("")).udpBatch());
+    assertEquals(Math.max(1, Runtime.getRuntime().availableProcessors() / 2), ShoalConfig.from(config("")).udpSockets(),
+        "one socket per two cores");
+    assertEquals(3, ShoalConfig.from(config("shoal.listen.udp_sockets = 3")).udpSockets());
     assertEquals(1, ShoalConfig.from(config("shoal.listen.udp_batch = 1")).udpBatch());
     assertEquals(64, ShoalConfig.from(config("shoal.listen.udp_batch = 64")).udpBatch());
     assertMentions(rejected("shoal.listen.udp_batch = 0"), "shoal.listen.udp_batch", "between 1 and 64");
