@@ -133,7 +133,7 @@ final class UdpSocket implements ReplyPath, DatagramSender {
 
   private void read(Ingress ingress) {
     try {
-      if (os != null) {
+      if (os != null && batchesMade()) {
         readBatches(ingress);
         return;
       }
@@ -158,10 +158,6 @@ final class UdpSocket implements ReplyPath, DatagramSender {
    * (hits, and errors it answers itself) go out together in one sendmmsg before it reads again.
    */
   private void readBatches(Ingress ingress) {
-    in = new DatagramBatch(os, batch, 65536);
-    out = new DatagramBatch(os, batch, 4096);
-    outRcodes = new int[batch];
-    outClients = new InetSocketAddress[batch];
     while (reading) {
       in.readyToReceive();
       int n = os.receive(fd, in.address(0), batch);
@@ -190,6 +186,28 @@ final class UdpSocket implements ReplyPath, DatagramSender {
       current = -1;
       currentClient = null;
       flush();
+    }
+  }
+
+  /**
+   * Makes the reading thread's batches: a slot per datagram as large as any datagram, and reply
+   * slots of 4 KiB (a longer reply is sent on its own). False, logged, where the direct memory
+   * for them cannot be had: the socket is then read one datagram per call, not left unread.
+   */
+  private boolean batchesMade() {
+    try {
+      in = new DatagramBatch(os, batch, 65536);
+      out = new DatagramBatch(os, batch, 4096);
+      outRcodes = new int[batch];
+      outClients = new InetSocketAddress[batch];
+      return true;
+    } catch (OutOfMemoryError | RuntimeException e) {
+      in = null;
+      out = null;
+      LoggerFactory.getLogger(UdpSocket.class).warn(
+          "UDP socket {}: no memory for batches of {} datagrams, reading one per system call: {}", index, batch,
+          e.toString());
+      return false;
     }
   }
 
