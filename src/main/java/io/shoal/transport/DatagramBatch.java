@@ -54,9 +54,11 @@ final class DatagramBatch {
     for (int i = 0; i < capacity; i++) {
       int h = i * HEADER;
       headers.putLong(h, namesAddress + (long) i * NAME); // msg_name
+      headers.putInt(h + 8, NAME); // msg_namelen: room for any address
       headers.putLong(h + 16, iovecsAddress + (long) i * IOVEC); // msg_iov
       headers.putLong(h + 24, 1); // msg_iovlen
       iovecs.putLong(i * IOVEC, dataAddress + (long) i * slot); // iov_base
+      iovecs.putLong(i * IOVEC + 8, slot); // iov_len: the whole slot
     }
   }
 
@@ -74,13 +76,14 @@ final class DatagramBatch {
     return headersAddress + (long) i * HEADER;
   }
 
-  /** Makes every message ready to receive into: whole slots, room for any address, no flags. */
-  void readyToReceive() {
-    for (int i = 0; i < capacity; i++) {
-      int h = i * HEADER;
-      headers.putInt(h + 8, NAME); // msg_namelen
-      headers.putInt(h + 48, 0); // msg_flags
-      iovecs.putLong(i * IOVEC + 8, slot); // iov_len
+  /**
+   * Makes the first {@code received} messages ready to receive into again. recvmmsg writes only
+   * their address lengths, flags and lengths, and takes no flags in: so only the address lengths
+   * it shortened go back to room for any address; the slots' lengths were never changed.
+   */
+  void readyToReceive(int received) {
+    for (int i = 0; i < received; i++) {
+      headers.putInt(i * HEADER + 8, NAME); // msg_namelen
     }
   }
 

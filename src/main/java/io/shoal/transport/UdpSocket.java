@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One listening UDP socket and the thread that reads it. The read, the parse, the cache lookup
  * and the reply to a hit all run on that thread, one datagram after another (read and answered in
- * batches where Linux's batch calls can be had: {@link LinuxDatagrams}), so a hit never leaves it; a miss goes to its worker, which sends the reply through this socket too ({@link
+ * batches where Linux's batch calls can be had: {@link LinuxDatagrams}), so a hit never leaves
+ * it; a miss goes to its worker, which sends the reply through this socket too ({@link
  * ReplyPath}). Replies pass the response rate limiter; one that cannot be sent is counted
  * (shoal_dropped_total{reason="udp_send_failed"}) and logged once per interval.
  */
@@ -159,7 +160,6 @@ final class UdpSocket implements ReplyPath, DatagramSender {
    */
   private void readBatches(Ingress ingress) {
     while (reading) {
-      in.readyToReceive();
       int n = os.receive(fd, in.address(0), batch);
       if (n <= 0) {
         if (n < 0) {
@@ -186,6 +186,7 @@ final class UdpSocket implements ReplyPath, DatagramSender {
       current = -1;
       currentClient = null;
       flush();
+      in.readyToReceive(n);
     }
   }
 

@@ -1,6 +1,7 @@
 package io.shoal.study.report;
 
 import io.shoal.study.cluster.RemoteLookupProbe;
+import io.shoal.study.host.CpuQuota;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -302,7 +303,7 @@ final class ClusterSummary {
           runs (their -v per-query lines); a quota-bound process stalls for the rest of a %s CFS period \
           (`cpu_period`) once its quota is spent, which shows in the tail. Loopback stands in for the \
           network between machines: an owner lookup here costs no wire time.
-          """.formatted(io.shoal.study.host.CpuQuota.periodText(c.scenario().recipe().cpuPeriod())));
+          """.formatted(CpuQuota.periodText(c.scenario().recipe().cpuPeriod())));
     }
     md.append("\nCharts: ");
     for (String f : StudyCharts.CLUSTER_FILES) {
