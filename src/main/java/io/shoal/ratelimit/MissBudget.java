@@ -16,11 +16,13 @@ import java.util.function.LongSupplier;
  *
  * <p>A miss over its client's budget is not counted against its zone: one noisy client cannot use
  * up a zone's budget beyond its own. And a zone over its budget still takes, from each client, a
- * slice of {@code per_zone / }{@value #FAIR_SLICES} misses a second (at least one), up to {@code
- * per_zone} such misses in all: a client that asks the flooded zone now and then still gets its
- * answers while the flood's sources, however many, are held to about twice the budget. (A flood
- * from more than that many client prefixes takes the slices up too; then every client waits for
- * the next second.) The zone of a name is its last {@code zone_labels} labels
+ * slice of its budget, up to {@code per_zone} such misses a second in all: the budget split evenly
+ * over the client prefixes that asked the zone past its budget in the second before (at least one
+ * miss each; {@code per_zone / }{@value #FAIR_SLICES} in a zone's first second over), so a client
+ * that asks the flooded zone gets its fair share of the upstream's answers, however many sources
+ * the flood comes from, while they are held to about twice the budget. (A flood from more client
+ * prefixes than {@code per_zone} takes the slices up; then every client waits for the next
+ * second.) The zone of a name is its last {@code zone_labels} labels
  * (shoal forwards, so it does not know the zone cuts): {@code a1b2.victim.example} counts against
  * {@code victim.example} with the default 2.
  */
@@ -39,9 +41,12 @@ public final class MissBudget {
   private final PerSecondCounts slices;
   /** Misses per zone let through by a client's slice. */
   private final PerSecondCounts sliced;
-  private final int slice;
+  /** Client prefixes per zone that asked it past its budget: how many ways the next second's slices split. */
+  private final PerSecondCounts slicedClients;
+  /** A client's slice in a zone's first second over its budget, before its clients were counted. */
+  private final int firstSlice;
 
-  /** How many clients' slices a zone's budget is cut into. */
+  /** How many clients' slices a zone's budget is cut into before its clients are counted. */
   static final int FAIR_SLICES = 1024;
 
   public MissBudget(MissBudgetSettings settings) {
@@ -55,7 +60,8 @@ public final class MissBudget {
     this.zones = new PerSecondCounts(zoneTable, nanoClock);
     this.slices = new PerSecondCounts(zoneTable, nanoClock);
     this.sliced = new PerSecondCounts(zoneTable, nanoClock);
-    this.slice = Math.max(1, settings.perZone() / FAIR_SLICES);
+    this.slicedClients = new PerSecondCounts(zoneTable, nanoClock);
+    this.firstSlice = Math.max(1, settings.perZone() / FAIR_SLICES);
   }
 
   /**
@@ -74,12 +80,27 @@ public final class MissBudget {
     }
     if (settings.perZone() > 0) {
       long zone = zoneHash(key, settings.zoneLabels());
-      if (zones.increment(zone) > settings.perZone()
-          && (slices.increment((zone * 31 + prefix) | 1) > slice || sliced.increment(zone) > settings.perZone())) {
+      if (zones.increment(zone) > settings.perZone() && overSlice(zone, prefix)) {
         return ZONE;
       }
     }
     return null;
+  }
+
+  /**
+   * Counts a miss of a zone over its budget against the client's slice: true when the slice, or
+   * the zone's slices of this second in all, are used up.
+   */
+  private boolean overSlice(long zone, long prefix) {
+    int taken = slices.incrementOrTakeOver((zone * 31 + prefix) | 1);
+    if (taken == 1) {
+      slicedClients.increment(zone);
+    } else if (taken == PerSecondCounts.TOOK_OVER) {
+      taken = 1; // counted before it lost its slot, perhaps: not counted as a newcomer again
+    }
+    int clients = slicedClients.lastSecond(zone);
+    int slice = clients == 0 ? firstSlice : Math.max(1, settings.perZone() / clients);
+    return taken > slice || sliced.increment(zone) > settings.perZone();
   }
 
   /**

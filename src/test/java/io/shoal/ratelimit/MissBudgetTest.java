@@ -73,6 +73,33 @@ class MissBudgetTest {
   }
 
   @Test
+  void aFloodedZoneSplitsItsSlicesOverTheClientsThatAskedItTheSecondBefore() throws Exception {
+    // per_zone 1000: a slice of 1 a client in the zone's first second over its budget (1000 / 1024).
+    MissBudget b = budget(0, 1000, false);
+    int[] legit = new int[2];
+    int[] flood = new int[2];
+    for (int second = 0; second < 2; second++) {
+      for (int i = 0; i < 5_000; i++) {
+        // ten flooding networks, taking turns
+        if (over(b, key("f" + second + "-" + i + ".victim.example."), ip("203.0." + (100 + i % 10) + ".1")) == null) {
+          flood[second]++;
+        }
+      }
+      for (int i = 0; i < 100; i++) {
+        if (over(b, key("legit" + second + "-" + i + ".victim.example."), ip("198.51.100.9")) == null) {
+          legit[second]++;
+        }
+      }
+      nanos.addAndGet(1_000_000_000L);
+    }
+    assertEquals(1000 + 10, flood[0], "the budget, then a slice of one each");
+    assertEquals(1, legit[0]);
+    // Eleven clients asked past the budget: a slice of 1000 / 11 = 90 each, the legitimate client's too.
+    assertEquals(1000 + 10 * 90, flood[1]);
+    assertEquals(90, legit[1], "the late client's fair share, though the flood came first");
+  }
+
+  @Test
   void slicesTakeAtMostTheBudgetAgainHoweverManySources() throws Exception {
     MissBudget b = budget(0, 1024, false);
     int through = 0;
