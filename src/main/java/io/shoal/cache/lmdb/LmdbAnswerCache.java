@@ -141,7 +141,7 @@ public final class LmdbAnswerCache implements AnswerCache {
     }
     ShardState[] states = new ShardState[n];
     for (int i = 0; i < n; i++) {
-      states[i] = new ShardState(i, hotIndex.pendingFills);
+      states[i] = new ShardState(i, capacity, hotIndex.pendingFills);
     }
     CompletableFuture<Void> started = new CompletableFuture<>();
     ActorRef<CacheSupervisor.Command> supervisor = spawner.spawn(

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -22,6 +23,10 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class ShardState {
   final int index;
+  /** The shard's share of max_entries: no more answers than this are served, committed or not. */
+  private final long capacity;
+  /** Fills offered to the shard so far: the last one's {@link Fill#sequence}. */
+  private final AtomicLong offered = new AtomicLong();
 
   /**
    * Fills waiting for the shard to take them into a transaction. Added by fillers, taken only by
@@ -75,10 +80,11 @@ final class ShardState {
 
   /**
    * Answers handed to the shard and not yet settled, served to readers at once: a slow commit
-   * (an fsync in sync = full) delays durability, never the hit. An entry is removed when its
-   * fill settles, unless a newer answer for the key took its place.
+   * (an fsync in sync = full) delays durability, never the hit, as long as fewer than the shard's
+   * capacity were filled after it. An entry is removed when its fill settles, unless a newer
+   * answer for the key took its place.
    */
-  private final ConcurrentHashMap<CacheKey, CachedAnswer> uncommitted = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<CacheKey, Fill> uncommitted = new ConcurrentHashMap<>();
 
   /** The open store, or null while the shard is opening, down or closed; set only by the shard actor. */
   private final AtomicReference<ShardStore> store = new AtomicReference<>();
@@ -95,8 +101,9 @@ final class ShardState {
   /** Fills pending in every shard of the cache: moved with {@link #pending} (see {@link HotIndex}). */
   private final AtomicInteger allPending;
 
-  ShardState(int index, AtomicInteger allPending) {
+  ShardState(int index, long capacity, AtomicInteger allPending) {
     this.index = index;
+    this.capacity = capacity;
     this.allPending = allPending;
   }
 
@@ -121,9 +128,12 @@ final class ShardState {
     // dropped): the common case of a warm cache skips the look-up there.
     int waiting = pending.get();
     if (waiting > 0) {
-      CachedAnswer pendingAnswer = uncommitted.get(key);
-      if (pendingAnswer != null && !pendingAnswer.expiredAt(nowMillis)) {
-        return pendingAnswer;
+      Fill waitingFill = uncommitted.get(key);
+      if (waitingFill != null && !waitingFill.answer().expiredAt(nowMillis)) {
+        // Past the shard's capacity, the newer answers ahead of it have evicted it already, as the
+        // commit that takes them all will: a long commit window under churn never makes the
+        // cache hold more than max_entries.
+        return offered.get() - waitingFill.sequence() < capacity ? waitingFill.answer() : null;
       }
     }
     ShardStore s = store.get();
@@ -151,9 +161,10 @@ final class ShardState {
       return null;
     }
     CompletableFuture<Boolean> committed = new CompletableFuture<>();
-    uncommitted.put(key, answer);
-    committed.whenComplete((ok, failure) -> uncommitted.remove(key, answer));
-    queued.add(new Fill(key, answer, committed, awaited));
+    Fill fill = new Fill(key, answer, committed, awaited, offered.incrementAndGet());
+    uncommitted.put(key, fill);
+    committed.whenComplete((ok, failure) -> uncommitted.remove(key, fill));
+    queued.add(fill);
     return committed;
   }
 

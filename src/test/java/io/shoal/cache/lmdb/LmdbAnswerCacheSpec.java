@@ -233,6 +233,44 @@ public class LmdbAnswerCacheSpec extends JUnitSuite {
   }
 
   @Test
+  public void moreAnswersWaitingThanMaxEntriesServeOnlyTheNewest() throws Exception {
+    TestProbe<CacheShard.Event> events = testKit.createTestProbe();
+    var s = settings("over", tmp.newFolder().toPath(), 1, 4, WhenFull.EVICT_ONE);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean hold = new AtomicBoolean(true);
+    try (LmdbAnswerCache cache = open(testKit, s, events, 4096, Duration.ofMillis(200),
+        commitsHeldWhile(hold, release))) {
+      long now = System.currentTimeMillis();
+      List<CacheKey> keys = new ArrayList<>();
+      List<CompletionStage<Boolean>> fills = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        CacheKey k = key("w" + i + ".example.");
+        keys.add(k);
+        // w0 expires first, w9 last: evict_one at the commit keeps w6 to w9
+        fills.add(cache.fill(k, answer(60, (byte) i, now + 600_000 + i * 1000)));
+      }
+      // Ten answers wait for one commit in a cache of four: the memory backend would hold the
+      // last four filled, and so does this one before the commit.
+      for (int i = 0; i < 10; i++) {
+        if (i < 6) {
+          assertNull("w" + i + " evicted by the newer answers waiting behind it", cache.get(keys.get(i), now));
+        } else {
+          assertNotNull("w" + i + " among the newest four", cache.get(keys.get(i), now));
+        }
+      }
+      hold.set(false);
+      release.countDown();
+      for (CompletionStage<Boolean> f : fills) {
+        await(f);
+      }
+      assertEquals(4, cache.size());
+      for (int i = 0; i < 10; i++) {
+        assertEquals("w" + i + " after the commit", i >= 6, cache.get(keys.get(i), now) != null);
+      }
+    }
+  }
+
+  @Test
   public void shardDirectoriesArePrivateAndRecognisable() throws Exception {
     Path path = tmp.newFolder().toPath().resolve("answers");
     TestProbe<CacheShard.Event> events = testKit.createTestProbe();
