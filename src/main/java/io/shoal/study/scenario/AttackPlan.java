@@ -19,6 +19,8 @@ import java.util.Set;
  * @param missTimesBaseline the miss flood's rate, as a multiple of the honest clients' rate: honestQps
  *     when paced, the baseline phase's honest QPS otherwise
  * @param missMaxPerSecond a ceiling on the miss flood's rate whatever the baseline was
+ * @param zoneClientQps queries a second of the zone client, a second honest client asking new names
+ *     of the flooded zone in every paced UDP phase ({@code miss_flood.zone_client_qps}); 0: none
  * @param hostileZone the zone of the profile whose upstream is the hostile server
  * @param hostilePerSecond queries per second for names of the hostile zone
  * @param hostileTimeout the hostile profile's upstream timeout (its silences cost this long)
@@ -30,8 +32,8 @@ import java.util.Set;
  */
 public record AttackPlan(int malformedPerSecond, int dripConnections, int idleConnections,
     int holderEmptyConnections, int holderIdleConnections, double missTimesBaseline,
-    int missMaxPerSecond, String hostileZone, int hostilePerSecond, Duration hostileTimeout, Integer honestQps,
-    Integer honestOutstanding) {
+    int missMaxPerSecond, int zoneClientQps, String hostileZone, int hostilePerSecond, Duration hostileTimeout,
+    Integer honestQps, Integer honestOutstanding) {
 
   /** True if the honest clients of the UDP phases ask at a fixed rate rather than as fast as answers come. */
   public boolean paced() {
@@ -101,6 +103,13 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
   static final int MAX_RATE = 200_000;
   /** TCP connections the study opens at most (drip and idle together): a few thousand. */
   static final int MAX_CONNECTIONS = 8_000;
+  /** The zone client's rate when the scenario does not set one. */
+  static final int DEFAULT_ZONE_CLIENT_QPS = 20;
+  /**
+   * The zone client's highest rate: it is a client, not a flood, and its 65,536 query IDs must not
+   * come round while a query still waits for its reply (2 s).
+   */
+  public static final int MAX_ZONE_CLIENT_QPS = 10_000;
 
   private static final Set<String> KEYS = Set.of("malformed_udp", "tcp", "tcp_holders", "miss_flood", "hostile_upstream");
 
@@ -119,7 +128,8 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     Config holders = a.getConfig("tcp_holders");
     Scenario.allowOnly(holders, "attacks.tcp_holders.", Set.of("zero_length_connections", "idle_connections"));
     Config miss = a.getConfig("miss_flood");
-    Scenario.allowOnly(miss, "attacks.miss_flood.", Set.of("times_baseline", "max_packets_per_second"));
+    Scenario.allowOnly(miss, "attacks.miss_flood.", Set.of("times_baseline", "max_packets_per_second",
+        "zone_client_qps"));
     Config hostile = a.getConfig("hostile_upstream");
     Scenario.allowOnly(hostile, "attacks.hostile_upstream.", Set.of("zone", "queries_per_second", "timeout"));
 
@@ -139,6 +149,11 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     if (!(times > 0 && times <= 100)) {
       throw new IllegalArgumentException("attacks.miss_flood.times_baseline: above 0, at most 100, is " + times);
     }
+    int zoneClient = miss.hasPath("zone_client_qps") ? miss.getInt("zone_client_qps") : DEFAULT_ZONE_CLIENT_QPS;
+    if (zoneClient < 0 || zoneClient > MAX_ZONE_CLIENT_QPS) {
+      throw new IllegalArgumentException("attacks.miss_flood.zone_client_qps: queries a second of the client asking "
+          + "new names of the flooded zone, from 1 to " + MAX_ZONE_CLIENT_QPS + ", or 0 for none; is " + zoneClient);
+    }
     String zone = hostile.getString("zone");
     if (!zone.matches("([a-z0-9-]+\\.)+")) {
       throw new IllegalArgumentException("attacks.hostile_upstream.zone: an absolute name of lower-case labels "
@@ -151,7 +166,7 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     return new AttackPlan(
         between(malformed, "attacks.malformed_udp.", "packets_per_second", 1, MAX_RATE), drip, idle, empty,
         holderIdle, times,
-        between(miss, "attacks.miss_flood.", "max_packets_per_second", 1, MAX_RATE), zone,
+        between(miss, "attacks.miss_flood.", "max_packets_per_second", 1, MAX_RATE), zoneClient, zone,
         between(hostile, "attacks.hostile_upstream.", "queries_per_second", 1, MAX_RATE), timeout, honestQps,
         honestOutstanding);
   }

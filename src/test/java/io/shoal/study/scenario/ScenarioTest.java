@@ -425,6 +425,9 @@ class ScenarioTest {
     assertEquals(5000, plan.honestOutstanding());
     assertEquals(5.0, plan.missTimesBaseline());
     assertEquals(100000, plan.missMaxPerSecond());
+    // more than a 257th of the zone budget (the spread flood's 256 sources and itself): 3000 / 257 < 20
+    assertEquals(20, plan.zoneClientQps());
+    assertTrue(plan.zoneClientQps() > s.members().get(0).config().getInt("miss_budget.per_zone") / 257.0);
     // the recipe's load itself is not paced: only the robustness phases apply honest_qps
     assertNull(s.recipe().load().maxQps());
     Member unbound = s.members().get(1);
@@ -497,8 +500,16 @@ class ScenarioTest {
     String miss = "miss_flood { times_baseline = 3, max_packets_per_second = 10 }";
     String hostile = "hostile_upstream { zone = \"hostile.test.\", queries_per_second = 10, timeout = 500ms }";
     String malformed = "malformed_udp { packets_per_second = 10 }";
-    assertEquals(10, Scenario.from("t", ConfigFactory.parseString(recipe + one + "attacks { " + malformed + ", "
-        + tcp + ", " + miss + ", " + hostile + " }")).attacks().malformedPerSecond());
+    AttackPlan plain = Scenario.from("t", ConfigFactory.parseString(recipe + one + "attacks { " + malformed + ", "
+        + tcp + ", " + miss + ", " + hostile + " }")).attacks();
+    assertEquals(10, plain.malformedPerSecond());
+    // the zone client: 20 a second unless set, 0 for none
+    assertEquals(20, plain.zoneClientQps());
+    for (int qps : new int[] {0, 1, 50, 10_000}) {
+      assertEquals(qps, Scenario.from("t", ConfigFactory.parseString(recipe + one + "attacks { " + malformed + ", "
+          + tcp + ", " + miss.replace(" }", ", zone_client_qps = " + qps + " }") + ", " + hostile + " }"))
+          .attacks().zoneClientQps());
+    }
     List<String[]> bad = List.of(
         new String[] {one + "attacks { malformed_udp { packets_per_second = 0 }, " + tcp + ", " + miss + ", "
             + hostile + " }", "attacks.malformed_udp.packets_per_second"},
@@ -512,6 +523,17 @@ class ScenarioTest {
             + "\"Hostile\", queries_per_second = 1, timeout = 1s } }", "attacks.hostile_upstream.zone"},
         new String[] {one + "attacks { " + malformed + ", " + tcp + ", " + miss + ", " + hostile + ", slowloris {} }",
             "attacks.slowloris"},
+        new String[] {one + "attacks { " + malformed + ", " + tcp + ", "
+            + miss.replace(" }", ", zone_client_qps = -1 }") + ", " + hostile + " }",
+            "attacks.miss_flood.zone_client_qps: queries a second of the client asking new names of the flooded zone, "
+                + "from 1 to 10000, or 0 for none; is -1"},
+        new String[] {one + "attacks { " + malformed + ", " + tcp + ", "
+            + miss.replace(" }", ", zone_client_qps = 10001 }") + ", " + hostile + " }",
+            "attacks.miss_flood.zone_client_qps: queries a second of the client asking new names of the flooded zone, "
+                + "from 1 to 10000, or 0 for none; is 10001"},
+        new String[] {one + "attacks { " + malformed + ", " + tcp + ", " + miss.replace(" }", ", zone_client = 5 }")
+            + ", " + hostile + " }", "attacks.miss_flood.zone_client: unknown key; allowed here: max_packets_per_second, "
+                + "times_baseline, zone_client_qps"},
         new String[] {"members = [{ name = a, kind = shoal, nodes = 2 }]\nattacks { " + malformed
             + ", " + tcp + ", " + miss + ", " + hostile + " }", "members[0]: a robustness member is one server"});
     for (String[] b : bad) {
