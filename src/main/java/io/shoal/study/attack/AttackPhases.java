@@ -35,7 +35,8 @@ import java.util.stream.Collectors;
 /**
  * The phases of a robustness scenario against one of its members: a baseline, then each attack of
  * the {@link AttackPlan} while dnsperf replays the recipe's queries as the honest clients (at
- * honest_qps in every UDP phase when the recipe sets it). A shoal member gets a second profile for
+ * honest_qps in every UDP phase when the recipe sets it), with a {@link ZoneClient} asking new names
+ * of the zone beside them in those paced phases. A shoal member gets a second profile for
  * the plan's hostile zone whose upstream is a {@link HostileUpstream} started here, an unbound
  * member a forward-zone to it; every other name goes to knotd as in any study.
  */
@@ -58,6 +59,8 @@ public final class AttackPhases {
   private final Dnsperf dnsperf;
   private final PrintStream out;
   private final AttackPackets packets = new AttackPackets(SEED);
+  /** Names the zone clients of the phases so far asked: the next one starts after them, so none is cached. */
+  private long zoneClientNames;
   private String setupNote = "";
 
   public AttackPhases(Scenario scenario, LoadSettings load, Path queries, Path dir, Dnsperf dnsperf, PrintStream out) {
@@ -156,6 +159,9 @@ public final class AttackPhases {
               row.honestServfail(), row.honestLost(), row.rssMaxMib() == null ? "?" : String.format(Locale.ROOT,
                   "%.0f", row.rssMaxMib()), row.fdsMax() == null ? "?" : row.fdsMax(),
               row.droppedTotal() == 0 ? "nothing" : row.droppedWords()));
+          if (row.zoneClient() != null) {
+            out.println("study:   zone client " + row.zoneClient().words());
+          }
         }
         int status = server.stop();
         if (status != 0) {
@@ -207,17 +213,25 @@ public final class AttackPhases {
     Map<HostileUpstream.Misbehaviour, Long> hostileBefore = hostile.counts();
     Duration limit = LEAD.plus(load.duration()).plus(SLACK);
     Attack.Report report;
+    Attack.Report zoneReport = null;
+    PhaseRow.ZoneClientCounts zone = null;
     String output;
     Double rss;
     Long fds;
     try (ProcessFootprint footprint = ProcessFootprint.watch(server.pid());
-        Attack attack = start(phase, server.address(), limit, baselineQps, processes)) {
+        Attack attack = start(phase, server.address(), limit, baselineQps, processes);
+        ZoneClient zoneClient = zoneClient(phase, server.address(), limit, processes)) {
       Pause.sleep(LEAD);
       List<String> flags = phase.overTcp() ? List.of("-v", "-m", "tcp") : List.of("-v");
       List<StartedProcesses.Running> running = dnsperf.launchAtOnce(List.of(server.port()), List.of(queries),
           honestLoad(phase), load.duration(), flags, List.of(pd.resolve("dnsperf.txt")));
       output = dnsperf.awaitAll(running, load.duration()).get(0);
       report = attack.stop();
+      if (zoneClient != null) {
+        zoneReport = zoneClient.stop();
+        zone = zoneClient.counts();
+        zoneClientNames += zone.asked();
+      }
       rss = footprint.maxRssMib();
       fds = footprint.maxFds();
     }
@@ -233,14 +247,36 @@ public final class AttackPhases {
       detail += "; the hostile upstream received " + now.values().stream().mapToLong(Long::longValue).sum()
           + " queries (" + HostileUpstream.describe(now) + ")";
     }
-    Files.writeString(pd.resolve("attack.txt"), detail + "\n", StandardCharsets.UTF_8);
+    Files.writeString(pd.resolve("attack.txt"), detail + "\n" + (zoneReport == null ? "" : zoneReport.detail() + "\n"),
+        StandardCharsets.UTF_8);
     double qps = dnsperfReport.queriesPerSecond();
     // a baseline is compared with itself: 1 when it measured anything
     double against = phase.baseline() == phase ? qps : againstQps == null ? 0 : againstQps;
     return new PhaseRow(member, phase.configName(), report.sent(), report.perSecond(), qps,
         against > 0 ? qps / against : null, dnsperfReport.avgLatencyMillis(), honest.p99LatencyMs(),
         offered(phase, load.duration()), dnsperfReport.completed(), honest.servfail(), dnsperfReport.lost(), rss, fds,
-        delta(before, after), detail);
+        delta(before, after), detail, zone);
+  }
+
+  /**
+   * Whether a zone client asks beside the honest clients in {@code phase}: in every phase whose
+   * honest clients are paced, unless the plan turns it off (zone_client_qps = 0).
+   */
+  boolean zoneClientIn(AttackPlan.Phase phase) {
+    return phase.pacedIn(plan) && plan.zoneClientQps() > 0;
+  }
+
+  /** The phase's zone client, started; null when {@link #zoneClientIn} says it has none. */
+  private ZoneClient zoneClient(AttackPlan.Phase phase, InetSocketAddress target, Duration limit,
+      StartedProcesses processes) throws IOException {
+    if (!zoneClientIn(phase)) {
+      return null;
+    }
+    String zone = KnotUpstream.apex(scenario.recipe());
+    processes.note("# in-process: zone client from " + ZoneClient.SOURCE + " to " + target.getAddress().getHostAddress()
+        + ":" + target.getPort() + ", " + plan.zoneClientQps() + " new names of " + zone + " a second, for at most "
+        + limit.toSeconds() + " s");
+    return ZoneClient.start(zone, target, plan.zoneClientQps(), limit, SEED, zoneClientNames);
   }
 
   /** The phase's attack, started; the baseline's does nothing. */

@@ -12,8 +12,8 @@ import java.util.stream.Collectors;
 
 /**
  * One phase of a robustness run, as a row of robustness.csv: what the attack sent, what the
- * honest clients (dnsperf) got meanwhile and against the baseline phase, and what it cost the
- * server (largest RSS and descriptor count, packets dropped by reason).
+ * honest clients (dnsperf) got meanwhile and against the baseline phase, what the zone client got,
+ * and what it cost the server (largest RSS and descriptor count, packets dropped by reason).
  *
  * @param member the member measured (each member runs every phase, compared with its own baseline)
  * @param attackSent packets sent, or TCP connections opened; 0 for the baseline
@@ -28,17 +28,22 @@ import java.util.stream.Collectors;
  * @param droppedByReason the phase's increase of the server's own count of what it turned away, per
  *     reason, only reasons that grew: shoal_dropped_total for shoal, requestlist and ip-ratelimit
  *     counters for unbound
+ * @param zoneClient what the {@link ZoneClient} asking new names of the flooded zone got; null when
+ *     it did not run (the TCP phases, unpaced honest clients, or zone_client_qps = 0)
  */
 public record PhaseRow(String member, String phase, long attackSent, double attackPerSecond, double honestQps,
     Double qpsVsBaseline, double avgLatencyMs, Double p99LatencyMs, Long honestOffered, long honestCompleted,
     long honestServfail, long honestLost,
-    Double rssMaxMib, Long fdsMax, Map<String, Long> droppedByReason, String attackDetail) {
+    Double rssMaxMib, Long fdsMax, Map<String, Long> droppedByReason, String attackDetail,
+    ZoneClientCounts zoneClient) {
 
   /** The header of robustness.csv, in order. */
   public static final List<String> COLUMNS = List.of(
       "member", "phase", "attack_sent", "attack_per_second", "honest_qps", "qps_vs_baseline", "avg_latency_ms",
       "p99_latency_ms", "honest_offered", "honest_completed", "answered_of_offered", "honest_servfail", "honest_lost",
-      "rss_max_mib", "fds_max", "dropped_total", "dropped_by_reason", "attack_detail");
+      "rss_max_mib", "fds_max", "dropped_total", "dropped_by_reason", "attack_detail",
+      // appended, so that readers of the columns before them by position keep working
+      "zone_client_asked", "zone_client_answered", "zone_client_servfail", "zone_client_no_reply", "zone_client_other");
 
   public PhaseRow {
     droppedByReason = Map.copyOf(new TreeMap<>(droppedByReason));
@@ -64,13 +69,22 @@ public record PhaseRow(String member, String phase, long attackSent, double atta
   }
 
   public List<String> cells() {
-    return List.of(member, phase, Long.toString(attackSent), String.format(Locale.ROOT, "%.1f", attackPerSecond),
+    List<String> cells = new ArrayList<>(List.of(member, phase, Long.toString(attackSent),
+        String.format(Locale.ROOT, "%.1f", attackPerSecond),
         String.format(Locale.ROOT, "%.1f", honestQps), optional(qpsVsBaseline, "%.3f"),
         String.format(Locale.ROOT, "%.3f", avgLatencyMs), optional(p99LatencyMs, "%.3f"),
         honestOffered == null ? "" : Long.toString(honestOffered), Long.toString(honestCompleted),
         optional(answeredOfOffered(), "%.4f"), Long.toString(honestServfail), Long.toString(honestLost),
         optional(rssMaxMib, "%.1f"), fdsMax == null ? "" : Long.toString(fdsMax), Long.toString(droppedTotal()),
-        droppedWords(), attackDetail);
+        droppedWords(), attackDetail));
+    if (zoneClient == null) {
+      cells.addAll(List.of("", "", "", "", ""));
+    } else {
+      cells.addAll(List.of(Long.toString(zoneClient.asked()), Long.toString(zoneClient.answered()),
+          Long.toString(zoneClient.servfail()), Long.toString(zoneClient.noReply()),
+          Long.toString(zoneClient.other())));
+    }
+    return cells;
   }
 
   public static PhaseRow fromCells(List<String> c) {
@@ -89,7 +103,39 @@ public record PhaseRow(String member, String phase, long attackSent, double atta
         Double.parseDouble(c.get(4)), decimal(c.get(5)), Double.parseDouble(c.get(6)), decimal(c.get(7)),
         c.get(8).isEmpty() ? null : Long.valueOf(c.get(8)), Long.parseLong(c.get(9)), Long.parseLong(c.get(11)),
         Long.parseLong(c.get(12)), decimal(c.get(13)), c.get(14).isEmpty() ? null : Long.valueOf(c.get(14)), dropped,
-        c.get(17));
+        c.get(17), c.get(18).isEmpty() ? null : new ZoneClientCounts(Long.parseLong(c.get(18)),
+            Long.parseLong(c.get(19)), Long.parseLong(c.get(20)), Long.parseLong(c.get(22)),
+            Long.parseLong(c.get(21))));
+  }
+
+  /**
+   * What the zone client got in one phase: each query it asked has exactly one outcome.
+   *
+   * @param asked queries sent
+   * @param answered answered NOERROR or NXDOMAIN: an answer from upstream
+   * @param servfail answered SERVFAIL, what a miss budget answers
+   * @param other answered with any other rcode (REFUSED, FORMERR, ...)
+   * @param noReply no reply within 2 s of sending
+   */
+  public record ZoneClientCounts(long asked, long answered, long servfail, long other, long noReply) {
+
+    public ZoneClientCounts {
+      if (answered + servfail + other + noReply != asked) {
+        throw new IllegalArgumentException("zone client outcomes " + answered + " + " + servfail + " + " + other
+            + " + " + noReply + " do not add up to the " + asked + " asked");
+      }
+    }
+
+    /** The part of the queries asked that were answered; null when none were asked. */
+    public Double answeredOfAsked() {
+      return asked == 0 ? null : (double) answered / asked;
+    }
+
+    /** The counts in words, e.g. {@code 400 asked: 380 answered, 20 SERVFAIL, 0 other rcodes, 0 no reply}. */
+    public String words() {
+      return asked + " asked: " + answered + " answered, " + servfail + " SERVFAIL, " + other + " other rcodes, "
+          + noReply + " no reply";
+    }
   }
 
   /**

@@ -56,6 +56,9 @@ public final class RobustnessSummary {
         line.append(String.format(Locale.ROOT, ", p99 %.2f ms", r.p99LatencyMs()));
       }
       line.append(", ").append(r.honestServfail()).append(" SERVFAIL, ").append(r.honestLost()).append(" lost");
+      if (r.zoneClient() != null) {
+        line.append("; the zone client ").append(r.zoneClient().words());
+      }
       if (r.attackSent() > 0) {
         line.append("; the attack sent ").append(r.attackSent())
             .append(phase == AttackPlan.Phase.TCP_DRIP_IDLE || phase == AttackPlan.Phase.TCP_HOLDERS
@@ -79,11 +82,13 @@ public final class RobustnessSummary {
 
   /**
    * The side-by-side table: one line per phase, for each member its honest rate as a ratio to its
-   * own baseline, the share of the offered queries answered (paced phases), and lost queries. A
-   * member that has no row for a phase shows "not run".
+   * own baseline, the share of the offered queries answered (paced phases), lost queries, and when a
+   * zone client ran, the share of its queries answered. A member that has no row for a phase shows
+   * "not run"; a phase without a zone client (the TCP phases) shows "none" for it.
    */
   static String sideBySide(List<PhaseRow> rows) {
     List<String> members = members(rows);
+    boolean zone = rows.stream().anyMatch(r -> r.zoneClient() != null);
     Map<String, Map<String, PhaseRow>> byPhase = new LinkedHashMap<>();
     for (PhaseRow r : rows) {
       byPhase.computeIfAbsent(r.phase(), k -> new LinkedHashMap<>()).put(r.member(), r);
@@ -94,6 +99,10 @@ public final class RobustnessSummary {
       md.append(' ').append(m).append(" vs own baseline | ").append(m).append(" answered of offered | ").append(m)
           .append(" lost |");
       rule.append("---:|---:|---:|");
+      if (zone) {
+        md.append(' ').append(m).append(" zone client answered of asked |");
+        rule.append("---:|");
+      }
     }
     md.append('\n').append(rule).append('\n');
     for (AttackPlan.Phase phase : AttackPlan.Phase.values()) {
@@ -106,17 +115,29 @@ public final class RobustnessSummary {
       for (String m : members) {
         PhaseRow r = row.get(m);
         if (r == null) {
-          md.append(" not run | | |");
+          md.append(" not run | | |").append(zone ? " |" : "");
           continue;
         }
         md.append(' ').append(r.qpsVsBaseline() == null ? "" : String.format(Locale.ROOT, "%.3f", r.qpsVsBaseline()))
             .append(" | ").append(r.answeredOfOffered() == null ? "unpaced" : String.format(Locale.ROOT, "%.4f",
                 r.answeredOfOffered()))
             .append(" | ").append(r.honestLost()).append(" |");
+        if (zone) {
+          md.append(' ').append(zoneCell(r.zoneClient())).append(" |");
+        }
       }
       md.append('\n');
     }
     return md.toString();
+  }
+
+  /** The zone client's share answered and its counts, e.g. {@code 0.55 (220/400)}; "none" when it did not run. */
+  static String zoneCell(PhaseRow.ZoneClientCounts z) {
+    if (z == null) {
+      return "none";
+    }
+    return z.answeredOfAsked() == null ? "0 asked" : String.format(Locale.ROOT, "%.2f (%d/%d)", z.answeredOfAsked(),
+        z.answered(), z.asked());
   }
 
   /** The whole file. */
@@ -137,6 +158,13 @@ public final class RobustnessSummary {
           .append(" outstanding slots (-q) until its 5 s timeout: once more than a fifth of that is lost a second, ")
           .append("dnsperf sends less than offered, and the share answered counts those as not answered. The TCP ")
           .append("phases (tcp_baseline, tcp_holders) run as fast as answers come, as before.\n\n");
+      if (p.zoneClientQps() > 0) {
+        md.append("Beside them in the same phases, the **zone client**, a downstream resolver asking the attacked ")
+            .append("zone now and then, asks ").append(p.zoneClientQps()).append(" new names a second under `")
+            .append(s.recipe().zone()).append("` from 127.2.0.1 (a /24 of its own), each a cache miss that must go ")
+            .append("upstream; **zone client answered of asked** is the share of them answered NOERROR or NXDOMAIN ")
+            .append("(the rest got SERVFAIL, such as a miss budget's, another rcode, or no reply within 2 s).\n\n");
+      }
     } else {
       md.append("Honest clients ask as fast as answers come (no recipe.dnsperf.honest_qps): on a host they ")
           .append("saturate, every CPU cycle an attack and its generator take is taken from them, so the ratios ")

@@ -1,7 +1,9 @@
 package io.shoal.study.attack;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import io.shoal.study.scenario.AttackPlan;
@@ -13,7 +15,10 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The honest load of each phase, what it offers, the miss flood's rate, and the hostile zone of an unbound member. */
+/**
+ * The honest load of each phase, what it offers, where the zone client asks, the miss flood's rate,
+ * and the hostile zone of an unbound member.
+ */
 class AttackPhasesTest {
   private static final Scenario CATALOG = Scenario.load(Path.of("bench", "scenarios", "robustness.conf"));
 
@@ -23,17 +28,22 @@ class AttackPhasesTest {
 
   /** The catalog scenario without honest_qps: the honest clients as fast as answers come. */
   private static Scenario unpaced() {
+    return edited(", honest_qps = 10000,\\s*honest_outstanding = 5000", "");
+  }
+
+  /** The catalog scenario with the first match of {@code regex} replaced. */
+  private static Scenario edited(String regex, String replacement) {
     String text;
     try {
       text = java.nio.file.Files.readString(Path.of("bench", "scenarios", "robustness.conf"));
     } catch (java.io.IOException e) {
       throw new AssertionError(e);
     }
-    String without = text.replaceAll(", honest_qps = 10000,\\s*honest_outstanding = 5000", "");
-    if (without.equals(text)) {
-      throw new AssertionError("robustness.conf no longer sets honest_qps and honest_outstanding as this test expects");
+    String edited = text.replaceFirst(regex, replacement);
+    if (edited.equals(text)) {
+      throw new AssertionError("robustness.conf no longer has " + regex + " as this test expects");
     }
-    return Scenario.from("robustness", ConfigFactory.parseString(without).resolve());
+    return Scenario.from("robustness", ConfigFactory.parseString(edited).resolve());
   }
 
   @Test
@@ -66,6 +76,26 @@ class AttackPhasesTest {
     // the ceiling holds either way
     assertEquals(100_000, closedLoop.missRate(72_000.0));
     assertEquals(1, closedLoop.missRate(null));
+  }
+
+  @Test
+  void aZoneClientAsksBesideEveryPacedHonestClientUnlessTurnedOff() {
+    AttackPhases p = phases(CATALOG);
+    assertEquals(20, CATALOG.attacks().zoneClientQps());
+    for (AttackPlan.Phase phase : AttackPlan.Phase.values()) {
+      // the UDP phases: baseline, malformed_udp, tcp_drip_idle, both miss floods, hostile_upstream
+      assertEquals(!phase.overTcp(), p.zoneClientIn(phase), phase.configName());
+    }
+    AttackPhases closedLoop = phases(unpaced());
+    AttackPhases off = phases(edited("zone_client_qps = 20", "zone_client_qps = 0"));
+    for (AttackPlan.Phase phase : AttackPlan.Phase.values()) {
+      assertFalse(closedLoop.zoneClientIn(phase), phase.configName());
+      assertFalse(off.zoneClientIn(phase), phase.configName());
+    }
+    // left out, the zone client asks 20 names a second
+    Scenario byDefault = edited(", zone_client_qps = 20", "");
+    assertEquals(20, byDefault.attacks().zoneClientQps());
+    assertTrue(phases(byDefault).zoneClientIn(AttackPlan.Phase.MISS_FLOOD_SPREAD));
   }
 
   @Test

@@ -22,7 +22,15 @@ class RobustnessSummaryTest {
       long lost) {
     return new PhaseRow(member, phase, phase.endsWith("baseline") ? 0 : 1000, phase.endsWith("baseline") ? 0 : 50000,
         qps, vs, 0.5, 1.5, phase.startsWith("tcp") ? null : offered, completed, 0, lost, 100.0, 30L,
-        member.equals("unbound") ? Map.of("requestlist_exceeded", 7L) : Map.of(), phase + " attack");
+        member.equals("unbound") ? Map.of("requestlist_exceeded", 7L) : Map.of(), phase + " attack", null);
+  }
+
+  /** The rows with a zone client in every UDP phase, answered as given by phase, of 400 asked. */
+  private static List<PhaseRow> withZoneClient(Map<String, PhaseRow.ZoneClientCounts> byMemberAndPhase) {
+    return rows().stream().map(r -> new PhaseRow(r.member(), r.phase(), r.attackSent(), r.attackPerSecond(),
+        r.honestQps(), r.qpsVsBaseline(), r.avgLatencyMs(), r.p99LatencyMs(), r.honestOffered(), r.honestCompleted(),
+        r.honestServfail(), r.honestLost(), r.rssMaxMib(), r.fdsMax(), r.droppedByReason(), r.attackDetail(),
+        byMemberAndPhase.get(r.member() + " " + r.phase()))).toList();
   }
 
   /** Both members through the UDP baseline and the two floods, and the TCP pair, at 10,000 q/s for 20 s. */
@@ -78,6 +86,38 @@ class RobustnessSummaryTest {
     assertTrue(md.contains("A lost query holds one of dnsperf's 5000 outstanding slots (-q)"), md);
     assertTrue(md.contains("- member unbound: unbound, 1 thread, ratelimit: 3000"), md);
     assertTrue(md.contains("requestlist_exceeded=7"), md);
+  }
+
+  @Test
+  void theZoneClientsShareAnsweredStandsBesideEachMembersFigures() {
+    Map<String, PhaseRow.ZoneClientCounts> zone = new LinkedHashMap<>();
+    zone.put("shoal-memory baseline", new PhaseRow.ZoneClientCounts(400, 400, 0, 0, 0));
+    zone.put("shoal-memory miss_flood", new PhaseRow.ZoneClientCounts(400, 380, 20, 0, 0));
+    zone.put("shoal-memory miss_flood_spread", new PhaseRow.ZoneClientCounts(400, 220, 170, 2, 8));
+    zone.put("unbound baseline", new PhaseRow.ZoneClientCounts(400, 399, 0, 0, 1));
+    zone.put("unbound miss_flood", new PhaseRow.ZoneClientCounts(400, 0, 100, 0, 300));
+    List<PhaseRow> rows = withZoneClient(zone);
+    List<String> lines = RobustnessSummary.sideBySide(rows).lines().toList();
+    assertEquals("| phase | shoal-memory vs own baseline | shoal-memory answered of offered | shoal-memory lost |"
+        + " shoal-memory zone client answered of asked | unbound vs own baseline | unbound answered of offered |"
+        + " unbound lost | unbound zone client answered of asked |", lines.get(0));
+    assertEquals("|---|---:|---:|---:|---:|---:|---:|---:|---:|", lines.get(1));
+    assertEquals("| baseline | 1.000 | 1.0000 | 0 | 1.00 (400/400) | 1.000 | 0.9990 | 0 | 1.00 (399/400) |",
+        lines.get(2));
+    // no zone client beside the honest clients over TCP: said so
+    assertEquals("| tcp_baseline | 1.000 | unpaced | 0 | none | 1.000 | unpaced | 0 | none |", lines.get(3));
+    assertEquals("| miss_flood | 0.990 | 0.9900 | 0 | 0.95 (380/400) | 0.500 | 0.4995 | 1234 | 0.00 (0/400) |",
+        lines.get(4));
+    assertEquals("| miss_flood_spread | 0.980 | 0.9800 | 0 | 0.55 (220/400) | not run | | | |", lines.get(5));
+
+    String md = render(rows);
+    assertTrue(md.contains("the **zone client**, a downstream resolver asking the attacked zone now and then, asks "
+        + "20 new names a second under `bench.test.` from 127.2.0.1"), md);
+    assertTrue(md.contains("- shoal-memory miss_flood_spread: honest clients ~9,800 qps"), md);
+    assertTrue(md.contains(" lost; the zone client 400 asked: 220 answered, 170 SERVFAIL, 2 other rcodes, 8 no reply;"),
+        md);
+    // without a zone client in any row (zone_client_qps = 0), the table has no column for it
+    assertFalse(RobustnessSummary.sideBySide(rows()).contains("zone client"));
   }
 
   @Test

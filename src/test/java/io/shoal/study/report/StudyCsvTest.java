@@ -80,20 +80,28 @@ class StudyCsvTest {
   void robustnessRowsSurviveARoundTripWithTheirDropsByReason() {
     PhaseRow malformed = new PhaseRow("shoal-memory", "malformed_udp", 80000, 19999.5, 9500.0, 0.95, 2.5, 12.25,
         40000L, 38000, 0, 3, 312.5, 150L, java.util.Map.of("response", 10L, "malformed", 40L),
-        "malformed UDP: 80000 packets, in 4 s");
+        "malformed UDP: 80000 packets, in 4 s", new PhaseRow.ZoneClientCounts(400, 380, 15, 1, 4));
     PhaseRow unread = new PhaseRow("unbound", "tcp_baseline", 0, 0, 20000.0, 1.0, 2.0, null, null, 60000, 0, 0, null,
-        null, java.util.Map.of(), "no attack");
+        null, java.util.Map.of(), "no attack", null);
     String text = StudyCsv.ROBUSTNESS.render(List.of(unread, malformed));
     assertEquals(String.join(",", PhaseRow.COLUMNS), text.lines().findFirst().orElseThrow());
     assertEquals("shoal-memory,malformed_udp,80000,19999.5,9500.0,0.950,2.500,12.250,40000,38000,0.9500,0,3,312.5,"
-        + "150,50,malformed=40 response=10,\"malformed UDP: 80000 packets, in 4 s\"", text.lines().toList().get(2));
-    // an unpaced phase has nothing offered as such: empty cells, not zeros
-    assertEquals("unbound,tcp_baseline,0,0.0,20000.0,1.000,2.000,,,60000,,0,0,,,0,,no attack",
+        + "150,50,malformed=40 response=10,\"malformed UDP: 80000 packets, in 4 s\",400,380,15,4,1",
+        text.lines().toList().get(2));
+    // an unpaced phase has nothing offered as such, and no zone client: empty cells, not zeros
+    assertEquals("unbound,tcp_baseline,0,0.0,20000.0,1.000,2.000,,,60000,,0,0,,,0,,no attack,,,,,",
         text.lines().toList().get(1));
+    // the zone client's columns come after the ones readers of earlier files know, in the same order
+    assertEquals("attack_detail", PhaseRow.COLUMNS.get(17));
+    assertEquals(List.of("zone_client_asked", "zone_client_answered", "zone_client_servfail", "zone_client_no_reply",
+        "zone_client_other"), PhaseRow.COLUMNS.subList(18, PhaseRow.COLUMNS.size()));
     List<PhaseRow> back = StudyCsv.ROBUSTNESS.parse(text);
     assertEquals(List.of(unread, malformed), back);
     assertEquals(50, back.get(1).droppedTotal());
     assertEquals(0.95, back.get(1).answeredOfOffered(), 1e-12);
     assertEquals(null, back.get(0).answeredOfOffered());
+    assertEquals(0.95, back.get(1).zoneClient().answeredOfAsked(), 1e-12);
+    // counts that do not add up to what was asked are not a row
+    assertThrows(IllegalArgumentException.class, () -> new PhaseRow.ZoneClientCounts(10, 5, 5, 0, 1));
   }
 }

@@ -204,8 +204,12 @@ public class StudySpec extends JUnitSuite {
             r.honestOffered() != null && r.honestOffered() > 0);
         // what share is answered is the study's finding (unbound may answer almost none under a flood)
         assertTrue(r.member() + " " + r.phase() + " answered " + r.answeredOfOffered(), r.answeredOfOffered() != null);
+        // the zone client asked new names of the zone beside them; what share was answered is the finding
+        assertTrue(r.member() + " " + r.phase() + " zone client " + r.zoneClient(),
+            r.zoneClient() != null && r.zoneClient().asked() > 0);
       } else {
         assertEquals(r.member() + " " + r.phase(), null, r.honestOffered());
+        assertEquals(r.member() + " " + r.phase(), null, r.zoneClient());
       }
     }
     for (PhaseRow r : rows) {
@@ -254,6 +258,7 @@ public class StudySpec extends JUnitSuite {
     assertTrue(summary, summary.contains("## At a glance"));
     assertTrue(summary, summary.contains("## Side by side"));
     assertTrue(summary, summary.contains("answered of offered"));
+    assertTrue(summary, summary.contains("zone client answered of asked"));
     assertTrue(Files.isRegularFile(out.resolve("members/unbound/phases/8-hostile_upstream/attack.txt")));
     for (String audit : List.of("dnsperf.txt", "metrics-before.txt", "metrics-after.txt", "attack.txt")) {
       assertTrue(audit, Files.isRegularFile(out.resolve("members/shoal-memory/phases/4-malformed_udp").resolve(audit)));
