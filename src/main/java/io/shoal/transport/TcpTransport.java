@@ -2,24 +2,82 @@ package io.shoal.transport;
 
 import akka.Done;
 import akka.actor.typed.ActorSystem;
-import akka.stream.javadsl.Tcp;
 import io.shoal.config.TcpSettings;
 import io.shoal.ingress.Ingress;
-import io.shoal.ingress.Protocol;
+import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
+import java.io.IOException;
+import java.net.Inet4Address;
 import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** DNS over TCP (RFC 7766) with Akka Streams Tcp; each connection is run by {@link StreamConnections}. */
+/**
+ * DNS over TCP (RFC 7766) on one selector thread of its own: it accepts, frames, looks queries up
+ * and writes their replies itself, so a query on a new connection costs what a UDP query costs
+ * plus the handshake, with no actor or stream materialised per connection. Misses complete on
+ * the ingress workers' threads and come back through a task queue. The limits keep a hostile
+ * client from holding a slot: a cap on open connections, where a newcomer over the cap takes the
+ * place of the connection idle the longest (as Unbound and Knot do under TCP pressure); a deadline
+ * from one whole query to the next (not per byte, so a client that trickles bytes is closed too);
+ * a cap on queries per connection; a message shorter than a DNS header closes the connection.
+ */
 public final class TcpTransport {
   private static final Logger log = LoggerFactory.getLogger(TcpTransport.class);
+  /** How often deadlines are checked and a paused accept is resumed. */
+  private static final long SCAN_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /** After a failed accept (out of descriptors) the listener waits this long before the next. */
+  private static final long ACCEPT_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /** Connections accepted per wake-up, so a connect flood cannot starve open connections. */
+  private static final int ACCEPTS_PER_WAKEUP = 64;
 
-  private final Tcp.ServerBinding binding;
+  private final ServerSocketChannel server;
+  private final InetSocketAddress localAddress;
+  private final Selector selector;
+  private final SelectionKey acceptKey;
+  private final Thread thread;
+  private final TcpSettings limits;
+  private final int cap;
+  private final long idleNanos;
+  private final Ingress ingress;
+  private final ServerMetrics metrics;
+  private final FailureLog acceptFailures = new FailureLog(log, 10);
+  /** Work handed to the selector thread by other threads (replies to misses, unbind). */
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  /** Touched by the selector thread only. */
+  private final Set<TcpConnection> connections = new HashSet<>();
+  private final CompletableFuture<Done> unbound = new CompletableFuture<>();
+  private volatile boolean running = true;
+  private long acceptPausedUntil;
+  private boolean acceptPaused;
 
-  private TcpTransport(Tcp.ServerBinding binding) {
-    this.binding = binding;
+  private TcpTransport(ServerSocketChannel server, Selector selector, TcpSettings limits, int cap, Ingress ingress,
+      ServerMetrics metrics) throws IOException {
+    this.server = server;
+    this.localAddress = (InetSocketAddress) server.getLocalAddress();
+    this.selector = selector;
+    this.acceptKey = server.register(selector, SelectionKey.OP_ACCEPT);
+    this.limits = limits;
+    this.cap = cap;
+    this.idleNanos = limits.idleTimeout().toNanos();
+    this.ingress = ingress;
+    this.metrics = metrics;
+    this.thread = new Thread(this::run, "shoal-tcp");
+    thread.setDaemon(true);
   }
 
   /** Binds {@code address}; the stage fails with the bind error (e.g. address in use). */
@@ -27,22 +85,206 @@ public final class TcpTransport {
       ActorSystem<?> system, InetSocketAddress address, TcpSettings limits, Ingress ingress, ServerMetrics metrics) {
     long fileLimit = OpenFiles.limit();
     int cap = limits.connectionCap(fileLimit);
-    log.info("TCP: at most {} connections open ({}; open-file limit {}), a query must arrive within {} ms, "
-            + "{} queries per connection, backlog {}",
-        cap, limits.maxConnections() == TcpSettings.AUTO ? "auto" : "configured", fileLimit,
-        limits.idleTimeout().toMillis(), limits.maxQueries() == 0 ? "unlimited" : limits.maxQueries(),
-        limits.backlog());
-    StreamConnections connections = new StreamConnections(Protocol.TCP, limits, cap, ingress, metrics);
-    return StreamConnections.listen(system, address, limits.backlog(), connections::accept)
-        .thenApply(TcpTransport::new);
+    ServerSocketChannel server = null;
+    try {
+      // Bound to an IPv4 address the listener is IPv4 only; the JVM's default socket is dual-stack
+      // and would take IPv6 clients on 0.0.0.0.
+      server = address.getAddress() instanceof Inet4Address
+          ? ServerSocketChannel.open(StandardProtocolFamily.INET) : ServerSocketChannel.open();
+      server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+      server.bind(address, limits.backlog());
+      server.configureBlocking(false);
+      TcpTransport tcp = new TcpTransport(server, Selector.open(), limits, cap, ingress, metrics);
+      log.info("TCP: at most {} connections open ({}; open-file limit {}), a query must arrive within {} ms, "
+              + "{} queries per connection, backlog {}",
+          cap, limits.maxConnections() == TcpSettings.AUTO ? "auto" : "configured", fileLimit,
+          limits.idleTimeout().toMillis(), limits.maxQueries() == 0 ? "unlimited" : limits.maxQueries(),
+          limits.backlog());
+      tcp.thread.start();
+      system.getWhenTerminated().thenRun(tcp::stop);
+      return CompletableFuture.completedFuture(tcp);
+    } catch (IOException e) {
+      if (server != null) {
+        try {
+          server.close();
+        } catch (IOException ignored) {
+          // the bind error is the one to report
+        }
+      }
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   public InetSocketAddress localAddress() {
-    return binding.localAddress();
+    return localAddress;
   }
 
   /** Stops accepting connections; open ones finish their queries. */
   public CompletionStage<Done> unbind() {
-    return binding.unbind().thenApply(x -> Done.getInstance());
+    execute(() -> {
+      acceptKey.cancel();
+      try {
+        server.close();
+      } catch (IOException e) {
+        log.debug("closing the TCP listener", e);
+      }
+      unbound.complete(Done.getInstance());
+    });
+    return unbound;
+  }
+
+  /** Connections open now. */
+  public int open() {
+    return connections.size();
+  }
+
+  int maxQueries() {
+    return limits.maxQueries() == 0 ? Integer.MAX_VALUE : limits.maxQueries();
+  }
+
+  Ingress ingress() {
+    return ingress;
+  }
+
+  ServerMetrics metrics() {
+    return metrics;
+  }
+
+  boolean onSelectorThread() {
+    return Thread.currentThread() == thread;
+  }
+
+  /** Runs {@code task} on the selector thread. */
+  void execute(Runnable task) {
+    tasks.add(task);
+    selector.wakeup();
+  }
+
+  void closed(TcpConnection connection) {
+    if (connections.remove(connection)) {
+      metrics.streamConnections("tcp", connections.size());
+    }
+  }
+
+  private void stop() {
+    running = false;
+    selector.wakeup();
+  }
+
+  private void run() {
+    long nextScan = System.nanoTime() + SCAN_NANOS;
+    while (running) {
+      try {
+        selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextScan - System.nanoTime())));
+        for (Runnable task; (task = tasks.poll()) != null; ) {
+          task.run();
+        }
+        Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
+        while (keys.hasNext()) {
+          SelectionKey key = keys.next();
+          keys.remove();
+          if (!key.isValid()) {
+            continue;
+          }
+          if (key == acceptKey) {
+            acceptAll();
+          } else {
+            ((TcpConnection) key.attachment()).ready(key);
+          }
+        }
+        long now = System.nanoTime();
+        if (now - nextScan >= 0) {
+          scan(now);
+          nextScan = now + SCAN_NANOS;
+        }
+      } catch (Throwable t) {
+        // One connection's surprise must not stop the listener for all of them.
+        log.error("TCP listener: unexpected error, continuing", t);
+      }
+    }
+    for (TcpConnection c : new ArrayList<>(connections)) {
+      c.close();
+    }
+    try {
+      selector.close();
+      server.close();
+    } catch (IOException e) {
+      log.debug("closing the TCP listener", e);
+    }
+  }
+
+  private void acceptAll() {
+    for (int i = 0; i < ACCEPTS_PER_WAKEUP; i++) {
+      SocketChannel channel;
+      try {
+        channel = server.accept();
+      } catch (IOException e) {
+        // Out of descriptors: the pending connection stays in the backlog; retrying at once would
+        // spin on the same error.
+        acceptFailures.warn("TCP accept failed", e);
+        acceptKey.interestOps(0);
+        acceptPaused = true;
+        acceptPausedUntil = System.nanoTime() + ACCEPT_PAUSE_NANOS;
+        return;
+      }
+      if (channel == null) {
+        return;
+      }
+      admit(channel);
+    }
+  }
+
+  private void admit(SocketChannel channel) {
+    try {
+      InetSocketAddress client = (InetSocketAddress) channel.getRemoteAddress();
+      if (!ingress.admitsConnection(client.getAddress())) {
+        channel.close();
+        return;
+      }
+      if (connections.size() >= cap && !evictIdle()) {
+        metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);
+        channel.close();
+        return;
+      }
+      channel.configureBlocking(false);
+      channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+      TcpConnection connection = new TcpConnection(this, channel, client, System.nanoTime());
+      connection.register(selector);
+      connections.add(connection);
+      metrics.streamConnections("tcp", connections.size());
+    } catch (IOException e) {
+      // the client left while it was being accepted
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // nothing more to do for it
+      }
+    }
+  }
+
+  /** Closes the connection idle the longest, if one is; true when one was. Runs only at the cap. */
+  private boolean evictIdle() {
+    TcpConnection oldest = null;
+    for (TcpConnection c : connections) {
+      if (c.idle() && (oldest == null || c.lastActive() - oldest.lastActive() < 0)) {
+        oldest = c;
+      }
+    }
+    if (oldest == null) {
+      return false;
+    }
+    metrics.dropped(ServerMetrics.TCP_IDLE_EVICTED);
+    oldest.close();
+    return true;
+  }
+
+  private void scan(long now) {
+    if (acceptPaused && now - acceptPausedUntil >= 0 && acceptKey.isValid()) {
+      acceptPaused = false;
+      acceptKey.interestOps(SelectionKey.OP_ACCEPT);
+    }
+    for (TcpConnection c : new ArrayList<>(connections)) {
+      c.checkDeadline(now, idleNanos);
+    }
   }
 }

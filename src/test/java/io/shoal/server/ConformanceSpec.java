@@ -11,7 +11,12 @@ import io.shoal.testing.Metrics;
 import io.shoal.testing.TestAuthServer;
 import io.shoal.testing.TestAuthServer.Mode;
 import io.shoal.testing.TestNode;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.net.InetAddress;
+import java.net.Socket;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.AfterClass;
@@ -45,7 +50,8 @@ public class ConformanceSpec extends JUnitSuite {
   @BeforeClass
   public static void start() throws Exception {
     auth = new TestAuthServer();
-    for (String n : new String[] {"cd", "cookie", "refused", "topbit", "optfirst", "selfpointer", "silent", "badvers"}) {
+    for (String n : new String[] {"cd", "cookie", "refused", "topbit", "optfirst", "selfpointer", "silent", "badvers", "pipe0",
+        "pipe1", "pipe2", "pipe3"}) {
       auth.add(a(n + ".example.test.", 60));
     }
     auth.add(cname("chain.example.test.", 3600, "c2.example.test."))
@@ -114,6 +120,39 @@ public class ConformanceSpec extends JUnitSuite {
     } else {
       assertEquals("shoal's extended error only: " + opt.getOptions(), 1, opt.getOptions().size());
       assertEquals(ede, ((org.xbill.DNS.ExtendedErrorCodeOption) opt.getOptions().get(0)).getErrorCode());
+    }
+  }
+
+  // --- TCP (RFC 7766) ---
+
+  /**
+   * More queries than one connection takes in flight at once (32), written in one go and followed
+   * by the client's half-close: every one is answered, misses and hits alike, before the close.
+   */
+  @Test
+  public void pipelinedQueriesThenAHalfCloseAreAllAnswered() throws Exception {
+    String[] names = {"pipe0", "pipe1", "pipe2", "pipe3"};
+    int count = 100;
+    try (Socket s = new Socket()) {
+      s.connect(node.tcp(), 2000);
+      s.setSoTimeout(10_000);
+      DataOutputStream out = new DataOutputStream(s.getOutputStream());
+      for (int id = 1; id <= count; id++) {
+        byte[] q = DnsClient.query(id, names[id % names.length] + ".example.test.", Type.A, null).toWire();
+        out.writeShort(q.length);
+        out.write(q);
+      }
+      out.flush();
+      s.shutdownOutput();
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      Set<Integer> answered = new HashSet<>();
+      for (int i = 0; i < count; i++) {
+        Message reply = new Message(in.readNBytes(in.readUnsignedShort()));
+        assertEquals(Rcode.NOERROR, reply.getRcode());
+        answered.add(reply.getHeader().getID());
+      }
+      assertEquals("every query answered once", count, answered.size());
+      assertEquals("then the connection closes", -1, in.read());
     }
   }
 

@@ -1,0 +1,251 @@
+package io.shoal.transport;
+
+import io.shoal.ingress.Protocol;
+import io.shoal.metrics.ServerMetrics;
+import io.shoal.wire.AnswerRenderer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One DNS-over-TCP connection of a {@link TcpTransport}, touched by its selector thread only:
+ * RFC 7766 framing, queries answered concurrently and written in the order they complete. What a
+ * connection may hold is bounded: one message being read (at most 64 KiB) and, in flight or
+ * waiting to be written, at most {@link #PIPELINE} replies; past that it stops reading until the
+ * client has taken its answers.
+ */
+final class TcpConnection {
+  /** Queries of one connection in flight or waiting to be written at once. */
+  static final int PIPELINE = 32;
+  /** A DNS header: any message shorter is not a query. */
+  private static final int SHORTEST_MESSAGE = 12;
+  private static final int FIRST_BUFFER = 512;
+
+  private final TcpTransport listener;
+  private final SocketChannel channel;
+  private final InetSocketAddress client;
+  private final int maxQueries;
+  private SelectionKey key;
+  private ByteBuffer in = ByteBuffer.allocate(FIRST_BUFFER);
+  private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
+  private int inFlight;
+  private int queries;
+  /** Bytes received, and bytes of whole messages among them: a client cut off mid-message is counted. */
+  private long received;
+  private long framed;
+  /** When the last whole message arrived (or the connection was accepted): the deadline's start. */
+  private long lastMessage;
+  /** When a query last arrived or was answered: eviction takes the oldest idle connection. */
+  private long lastActive;
+  /** When the client last took bytes of a reply, while replies wait to be written. */
+  private long lastWrite;
+  /** The client has sent all it will: what it asked is still answered (RFC 7766 6.2.3). */
+  private boolean eof;
+  /** No more queries are taken: deadline, query cap or a framing error. */
+  private boolean stopped;
+  private boolean closed;
+
+  TcpConnection(TcpTransport listener, SocketChannel channel, InetSocketAddress client, long now) {
+    this.listener = listener;
+    this.channel = channel;
+    this.client = client;
+    this.maxQueries = listener.maxQueries();
+    this.lastMessage = now;
+    this.lastActive = now;
+    this.lastWrite = now;
+  }
+
+  void register(Selector selector) throws IOException {
+    key = channel.register(selector, SelectionKey.OP_READ, this);
+  }
+
+  long lastActive() {
+    return lastActive;
+  }
+
+  /** No query in flight and nothing to write: eviction may take it. */
+  boolean idle() {
+    return !closed && inFlight == 0 && out.isEmpty();
+  }
+
+  void ready(SelectionKey k) {
+    try {
+      if (k.isReadable()) {
+        read();
+      }
+      if (!closed && k.isValid() && k.isWritable()) {
+        write();
+      }
+      settle();
+    } catch (IOException e) {
+      // reset by the client, or a write to a closed connection: nothing more to say to it
+      close();
+    }
+  }
+
+  private void read() throws IOException {
+    int n = channel.read(in);
+    if (n < 0) {
+      eof = true;
+    } else {
+      received += n;
+    }
+    frame();
+  }
+
+  /** Takes the whole messages out of the buffer while the pipeline has room. */
+  private void frame() {
+    in.flip();
+    while (!stopped && inFlight + out.size() < PIPELINE && in.remaining() >= 2) {
+      int length = in.getShort(in.position()) & 0xffff;
+      if (length < SHORTEST_MESSAGE) {
+        // Empty or headerless messages are framing errors, not queries: they must not restart
+        // the deadline or count against the query cap while the client holds its slot.
+        listener.metrics().dropped(ServerMetrics.MALFORMED);
+        stopped = true;
+        break;
+      }
+      if (in.remaining() < 2 + length) {
+        if (in.capacity() < 2 + length) {
+          ByteBuffer bigger = ByteBuffer.allocate(2 + length);
+          bigger.put(in);
+          in = bigger.flip();
+        }
+        break;
+      }
+      if (++queries > maxQueries) {
+        listener.metrics().dropped(ServerMetrics.TCP_QUERY_LIMIT);
+        stopped = true;
+        break;
+      }
+      in.position(in.position() + 2);
+      byte[] packet = new byte[length];
+      in.get(packet);
+      framed += 2 + length;
+      long now = System.nanoTime();
+      lastMessage = now;
+      lastActive = now;
+      inFlight++;
+      ask(packet);
+    }
+    in.compact();
+    if (in.position() == 0 && in.capacity() > FIRST_BUFFER) {
+      // a large message was taken: give its buffer back
+      in = ByteBuffer.allocate(FIRST_BUFFER);
+    }
+  }
+
+  private void ask(byte[] packet) {
+    CompletableFuture<Optional<byte[]>> reply =
+        listener.ingress().ask(packet, client, Protocol.TCP).toCompletableFuture();
+    if (reply.isDone()) {
+      // a hit, local data or a refusal: answered on this thread, no hand-off
+      answered(reply.getNow(Optional.empty()));
+      return;
+    }
+    reply.whenComplete((r, e) -> listener.execute(() -> {
+      answered(e == null ? r : Optional.empty());
+      settle();
+    }));
+  }
+
+  private void answered(Optional<byte[]> reply) {
+    inFlight--;
+    lastActive = System.nanoTime();
+    if (closed || reply.isEmpty()) {
+      return;
+    }
+    byte[] wire = reply.get();
+    listener.metrics().answered("tcp", AnswerRenderer.rcode(wire));
+    ByteBuffer framedReply = ByteBuffer.allocate(2 + wire.length);
+    framedReply.putShort((short) wire.length).put(wire).flip();
+    out.add(framedReply);
+  }
+
+  private void write() throws IOException {
+    while (!out.isEmpty()) {
+      ByteBuffer head = out.peek();
+      int n = channel.write(head);
+      if (n > 0) {
+        lastWrite = System.nanoTime();
+      }
+      if (head.hasRemaining()) {
+        return;
+      }
+      out.poll();
+    }
+  }
+
+  /**
+   * After anything happened: writes what waits, frames what the pipeline now has room for, sets
+   * what the selector should watch, and closes a connection with nothing left to do.
+   */
+  private void settle() {
+    if (closed) {
+      return;
+    }
+    try {
+      if (!stopped && in.position() >= 2) {
+        frame();
+      }
+      write();
+    } catch (IOException e) {
+      close();
+      return;
+    }
+    if ((stopped || eof) && inFlight == 0 && out.isEmpty()) {
+      // With the pipeline empty every whole message left has been taken: what remains, if
+      // anything, was cut short by the client.
+      close();
+      return;
+    }
+    int ops = (!stopped && !eof && inFlight + out.size() < PIPELINE ? SelectionKey.OP_READ : 0)
+        | (out.isEmpty() ? 0 : SelectionKey.OP_WRITE);
+    if (key.isValid() && key.interestOps() != ops) {
+      key.interestOps(ops);
+    }
+  }
+
+  /**
+   * Stops reading a connection whose next whole message did not arrive within the deadline (its
+   * queries already received are still answered), and closes one whose client has not taken a
+   * reply for as long.
+   */
+  void checkDeadline(long now, long deadlineNanos) {
+    if (closed) {
+      return;
+    }
+    if (!stopped && !eof && now - lastMessage > deadlineNanos) {
+      if (received > framed) {
+        listener.metrics().dropped(ServerMetrics.TCP_DEADLINE);
+      }
+      stopped = true;
+      settle();
+    } else if (!out.isEmpty() && now - lastWrite > deadlineNanos) {
+      listener.metrics().dropped(ServerMetrics.TCP_DEADLINE);
+      close();
+    }
+  }
+
+  void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (key != null) {
+      key.cancel();
+    }
+    try {
+      channel.close();
+    } catch (IOException e) {
+      // already gone
+    }
+    listener.closed(this);
+  }
+}
