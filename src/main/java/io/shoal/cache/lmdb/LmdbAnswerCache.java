@@ -296,7 +296,8 @@ public final class LmdbAnswerCache implements AnswerCache {
       });
       all = all.thenCombine(placed, (a, b) -> null);
     }
-    return all.thenApply(v -> results);
+    // Also when the shards never open: the load says so rather than wait for ever.
+    return all.thenApply(v -> results).orTimeout(FLUSH_TIMEOUT.toMillis() + CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   /** Answers copied per read snapshot while a dump walks a shard. */
