@@ -20,12 +20,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.shoal.config.AdminSettings;
 import io.shoal.reload.ConfigReload;
-import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
+import java.io.Reader;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -170,23 +170,47 @@ public final class AdminEndpoint extends AllDirectives {
   private Route load(Source<ByteString, Object> body, Materializer mat) {
     InputStream in = body.runWith(StreamConverters.asInputStream(LOAD_READ_TIMEOUT), mat);
     CompletableFuture<HttpResponse> done = CompletableFuture.supplyAsync(() -> {
-      try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+      try (Reader r = new InputStreamReader(in, StandardCharsets.UTF_8)) {
         CacheTransfer.Loaded loaded = transfer.load(r);
-        ObjectNode json = JSON.createObjectNode()
-            .put("filled", loaded.filled())
-            .put("expired", loaded.expired())
-            .put("not_kept", loaded.notKept())
-            .put("refused", loaded.refused());
-        loaded.unreadable().forEach(json.putArray("unreadable")::add);
         return HttpResponse.create().withStatus(StatusCodes.OK)
-            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, json + "\n"));
+            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, loadSummary(loaded) + "\n"));
       } catch (AnswerDump.FormatException e) {
         return HttpResponse.create().withStatus(StatusCodes.BAD_REQUEST).withEntity(e.getMessage() + "\n");
+      } catch (CompletionException e) {
+        // A cache did not take a batch in time (an LMDB shard that stays down): what went before is loaded.
+        log.warn("cache load ended early: {}", String.valueOf(e.getCause()));
+        return HttpResponse.create().withStatus(StatusCodes.SERVICE_UNAVAILABLE)
+            .withEntity("cache load ended early, the answers before were loaded: " + e.getCause() + "\n");
       } catch (IOException e) {
         throw new CompletionException(e);
       }
     }, blocking);
     return completeWithFuture(done);
+  }
+
+  /**
+   * The reply to a load: its counts, how it treats a full cache, and the first problems (a
+   * fixed few, so a dump of a million bad answers gets a reply of a few kilobytes).
+   */
+  static ObjectNode loadSummary(CacheTransfer.Loaded loaded) {
+    ObjectNode json = JSON.createObjectNode()
+        .put("read", loaded.read())
+        .put("filled", loaded.filled())
+        .put("expired", loaded.expired())
+        .put("not_kept", loaded.notKept())
+        .put("already_cached", loaded.alreadyCached())
+        .put("no_room", loaded.noRoom())
+        .put("not_stored", loaded.notStored())
+        .put("unreadable", loaded.unreadable())
+        .put("refused", loaded.refused())
+        .put("records_dropped", loaded.recordsDropped())
+        .put("when_full", "loads only into free room; never evicts a live answer");
+    var problems = json.putArray("problems");
+    for (AnswerDump.Problem p : loaded.firstProblems()) {
+      problems.addObject().put("line", p.line()).put("name", p.name()).put("kind", p.kind()).put("error", p.why());
+    }
+    json.put("problems_not_shown", loaded.unreadable() + loaded.refused() - loaded.firstProblems().size());
+    return json;
   }
 
   /**

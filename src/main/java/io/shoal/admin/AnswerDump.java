@@ -5,9 +5,9 @@ import io.shoal.cache.lmdb.CacheDirectory;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.ScannedAnswer;
 import io.shoal.wire.WireException;
-import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.Reader;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -64,8 +64,29 @@ public final class AnswerDump {
     void accept(Entry entry) throws IOException;
   }
 
-  /** What a read found: answers handed on, answers expired since the dump, answers that would not parse. */
-  public record ReadCount(int entries, int expired, List<String> unreadable) {}
+  /**
+   * One answer of a dump that was not loaded: the line its {@code ; shoal-answer} comment is on,
+   * its name, {@code unreadable} (it does not parse) or {@code refused} (its records do not belong
+   * to its key, see {@link AnswerChain}), and what is wrong.
+   */
+  public record Problem(long line, String name, String kind, String why) {}
+
+  /**
+   * What a read found: answers handed on, expired since the dump, that would not parse, refused
+   * for records that do not belong to their key; authority and additional records dropped from
+   * the answers handed on; and the first {@link #PROBLEMS_SHOWN} problems, never more.
+   */
+  public record ReadCount(long entries, long expired, long unreadable, long refused, long recordsDropped,
+      List<Problem> firstProblems) {}
+
+  /** Problems a read reports in full: the rest are only counted, so the reply stays small. */
+  public static final int PROBLEMS_SHOWN = 10;
+  /** Characters of one line a read holds; a longer line makes its answer unreadable. */
+  static final int MAX_LINE = 256 * 1024;
+  /** Characters of one answer's records a read holds (a DNS message is at most 64 KiB on the wire). */
+  static final int MAX_ANSWER_TEXT = 1024 * 1024;
+  /** Characters of a name or reason quoted in a problem. */
+  private static final int QUOTED = 300;
 
   private AnswerDump() {}
 
@@ -131,12 +152,16 @@ public final class AnswerDump {
   /**
    * Reads a dump at {@code nowMillis}: each answer's TTLs and expiry aged by the time since the
    * dump (never made longer when this clock is behind the dumping node's), expired answers
-   * counted and left out, the others handed to {@code sink}. An answer that does not parse is
-   * reported and left out; a dump without its header line is refused.
+   * counted and left out, the others handed to {@code sink}. An answer that does not parse, or
+   * whose answer section holds a record off its key's chain, is counted and left out; authority
+   * and additional records that do not belong are dropped from it. A dump without its header
+   * line is refused. The text is read as a stream: one answer at a time, one line of at most
+   * {@link #MAX_LINE} characters at a time.
    */
-  public static ReadCount read(BufferedReader in, long nowMillis, EntrySink sink) throws IOException, FormatException {
-    String first = in.readLine();
-    if (first == null || !first.startsWith(HEADER)) {
+  public static ReadCount read(Reader in, long nowMillis, EntrySink sink) throws IOException, FormatException {
+    Lines lines = new Lines(in);
+    String first = lines.next();
+    if (first == null || lines.tooLong || !first.startsWith(HEADER)) {
       throw new FormatException(1, "not a shoal cache dump: the first line must start with '" + HEADER + "'");
     }
     long dumped;
@@ -146,14 +171,70 @@ public final class AnswerDump {
       throw new FormatException(1, "dumped= is not epoch milliseconds");
     }
     Reading r = new Reading(nowMillis, dumped, sink);
-    int lineNo = 1;
+    long lineNo = 1;
     String line;
-    while ((line = in.readLine()) != null) {
+    while ((line = lines.next()) != null) {
       lineNo++;
-      r.line(line, lineNo);
+      r.line(line, lineNo, lines.tooLong);
     }
     r.finish();
-    return new ReadCount(r.entries, r.expired, List.copyOf(r.unreadable));
+    return new ReadCount(r.entries, r.expired, r.unreadable, r.refused, r.recordsDropped, List.copyOf(r.problems));
+  }
+
+  /** The lines of a text, each cut at {@link #MAX_LINE} characters (the rest skipped), so no line fills the heap. */
+  private static final class Lines {
+    private final Reader in;
+    private final char[] buf = new char[1 << 16];
+    private int at;
+    private int end;
+    private final StringBuilder line = new StringBuilder(256);
+    /** Whether the line {@link #next} returned last was longer than it returned. */
+    boolean tooLong;
+
+    Lines(Reader in) {
+      this.in = in;
+    }
+
+    /** The next line without its end (LF or CRLF), or null at the end of the text. */
+    String next() throws IOException {
+      line.setLength(0);
+      tooLong = false;
+      boolean any = false;
+      while (true) {
+        if (at == end) {
+          end = in.read(buf, 0, buf.length);
+          at = 0;
+          if (end <= 0) {
+            end = 0;
+            return any ? finish() : null;
+          }
+        }
+        any = true;
+        int from = at;
+        while (at < end && buf[at] != '\n') {
+          at++;
+        }
+        int room = MAX_LINE - line.length();
+        int n = at - from;
+        if (n > room) {
+          tooLong = true;
+          n = room;
+        }
+        line.append(buf, from, n);
+        if (at < end) {
+          at++;
+          return finish();
+        }
+      }
+    }
+
+    private String finish() {
+      int n = line.length();
+      if (n > 0 && line.charAt(n - 1) == '\r') {
+        line.setLength(n - 1);
+      }
+      return line.toString();
+    }
   }
 
   /** The state of one read: the answer being gathered, its records by section. */
@@ -162,11 +243,17 @@ public final class AnswerDump {
     final long dumped;
     final long age;
     final EntrySink sink;
-    int entries;
-    int expired;
-    final List<String> unreadable = new ArrayList<>();
+    long entries;
+    long expired;
+    long unreadable;
+    long refused;
+    long recordsDropped;
+    final List<Problem> problems = new ArrayList<>();
     String head;
-    int headLine;
+    long headLine;
+    /** Why the answer being gathered cannot be read (too long), or null. */
+    String broken;
+    int textSize;
     final Map<Integer, StringBuilder> sections = new TreeMap<>();
     int section = Section.ANSWER;
 
@@ -177,13 +264,15 @@ public final class AnswerDump {
       this.sink = sink;
     }
 
-    void line(String line, int lineNo) throws IOException {
+    void line(String line, long lineNo, boolean tooLong) throws IOException {
       String t = line.strip();
       if (t.startsWith(ANSWER)) {
         finish();
         head = t.substring(ANSWER.length());
         headLine = lineNo;
         sections.clear();
+        textSize = 0;
+        broken = tooLong ? "line " + lineNo + " is longer than " + MAX_LINE + " characters" : null;
         section = Section.ANSWER;
       } else if (t.startsWith(";")) {
         String name = t.substring(1).strip();
@@ -192,7 +281,14 @@ public final class AnswerDump {
         if (s >= 0) {
           section = s;
         }
-      } else if (!t.isEmpty() && head != null) {
+      } else if (!t.isEmpty() && head != null && broken == null) {
+        textSize += t.length();
+        if (tooLong || textSize > MAX_ANSWER_TEXT) {
+          broken = tooLong ? "line " + lineNo + " is longer than " + MAX_LINE + " characters"
+              : "its records are longer than " + MAX_ANSWER_TEXT + " characters";
+          sections.clear();
+          return;
+        }
         sections.computeIfAbsent(section, k -> new StringBuilder()).append(aged(t)).append('\n');
       }
     }
@@ -216,24 +312,46 @@ public final class AnswerDump {
       if (head == null) {
         return;
       }
-      String at = "line " + headLine + ": ";
+      Entry e = null;
       try {
-        Entry e = entry();
-        if (e == null) {
-          expired++;
+        if (broken != null) {
+          unreadable++;
+          problem("unreadable", broken);
         } else {
-          entries++;
-          sink.accept(e);
+          e = entry();
+          if (e == null) {
+            expired++;
+          }
         }
-      } catch (IllegalArgumentException | WireException | TextParseException e) {
-        unreadable.add(at + e.getMessage());
+      } catch (AnswerChain.Misfit m) {
+        refused++;
+        problem("refused", m.getMessage());
+      } catch (IOException | WireException | RuntimeException x) {
+        // Master throws IOExceptions for text it cannot parse: the text is in memory, never the stream.
+        unreadable++;
+        problem("unreadable", String.valueOf(x.getMessage()));
       } finally {
         head = null;
+        broken = null;
+        sections.clear();
+      }
+      if (e != null) {
+        entries++;
+        sink.accept(e);
       }
     }
 
+    private void problem(String kind, String why) {
+      if (problems.size() < PROBLEMS_SHOWN) {
+        problems.add(new Problem(headLine, quoted(head.split("\\s+", 2)[0]), kind, quoted(why)));
+      }
+    }
+
+    private static String quoted(String s) {
+      return s.length() <= QUOTED ? s : s.substring(0, QUOTED) + "...";
+    }
     /** The answer gathered so far, or null when it has expired since the dump. */
-    Entry entry() throws IOException, WireException {
+    Entry entry() throws IOException, WireException, AnswerChain.Misfit {
       Map<String, String> fields = new TreeMap<>();
       String[] words = head.split("\\s+");
       if (words.length < 3) {
@@ -269,17 +387,28 @@ public final class AnswerDump {
           m.getHeader().setFlag(bit);
         }
       }
-      m.addRecord(Record.newRecord(Name.fromString(words[0], Name.root), qtype, qclass), Section.QUESTION);
+      Name qname = Name.fromString(words[0], Name.root);
+      m.addRecord(Record.newRecord(qname, qtype, qclass), Section.QUESTION);
+      Map<Integer, List<Record>> read = new TreeMap<>();
+      for (int s : SECTIONS) {
+        read.put(s, new ArrayList<>());
+      }
       for (Map.Entry<Integer, StringBuilder> s : sections.entrySet()) {
         try (Master records = new Master(
             new ByteArrayInputStream(s.getValue().toString().getBytes(StandardCharsets.UTF_8)), Name.root)) {
           records.disableIncludes();
           Record r;
           while ((r = records.nextRecord()) != null) {
-            m.addRecord(r, s.getKey());
+            read.get(s.getKey()).add(r);
           }
         }
       }
+      AnswerChain.Kept kept = AnswerChain.check(qname, qtype, qclass,
+          read.get(Section.ANSWER), read.get(Section.AUTHORITY), read.get(Section.ADDITIONAL));
+      kept.answer().forEach(r -> m.addRecord(r, Section.ANSWER));
+      kept.authority().forEach(r -> m.addRecord(r, Section.AUTHORITY));
+      kept.additional().forEach(r -> m.addRecord(r, Section.ADDITIONAL));
+      recordsDropped += kept.dropped();
       return new Entry(key, ScannedAnswer.fromUpstream(m.toWire()), expires);
     }
 

@@ -3,16 +3,18 @@ package io.shoal.admin;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.TtlRules;
+import io.shoal.metrics.CacheLoadMetrics;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
-import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.Reader;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -22,25 +24,35 @@ import java.util.function.Supplier;
  * not in the list it is given), and the profile table that says which cache a loaded name goes to.
  */
 public final class CacheTransfer {
-  /** Fills a load lets wait before it waits for them: LMDB shards refuse fills beyond their queue. */
-  private static final int FILLS_IN_FLIGHT = 256;
+  /**
+   * Answers a load hands a cache at a time, and waits for, before it reads on: what a load holds
+   * in memory is this many answers per cache, whatever the size of the dump.
+   */
+  static final int LOAD_BATCH = 256;
 
   /**
-   * What a load did: answers filled, expired since the dump, not kept by this node's TTL rules,
-   * refused by a cache (a full LMDB fill queue), and answers that would not parse.
+   * What a load did, answer by answer of the dump ({@code read} in all): filled; expired since
+   * the dump; not kept by this node's TTL rules; left out because the cache holds a live answer
+   * for the key already; left out for want of room (a load never evicts a live answer); not
+   * stored by the cache (an LMDB shard closing); unreadable; refused because their records do not
+   * belong to their key. Also the authority and additional records dropped from the answers
+   * loaded, and the first problems (at most {@link AnswerDump#PROBLEMS_SHOWN}).
    */
-  public record Loaded(int filled, int expired, int notKept, int refused, List<String> unreadable) {}
+  public record Loaded(long read, long filled, long expired, long notKept, long alreadyCached, long noRoom,
+      long notStored, long unreadable, long refused, long recordsDropped, List<AnswerDump.Problem> firstProblems) {}
 
   private final List<AnswerCache> caches;
   private final Supplier<ProfileTable> profiles;
   private final LongSupplier clock;
+  private final CacheLoadMetrics metrics;
 
-  public CacheTransfer(List<AnswerCache> caches, Supplier<ProfileTable> profiles, LongSupplier clock) {
+  public CacheTransfer(List<AnswerCache> caches, Supplier<ProfileTable> profiles, LongSupplier clock,
+      CacheLoadMetrics metrics) {
     this.caches = List.copyOf(caches);
     this.profiles = profiles;
     this.clock = clock;
+    this.metrics = metrics;
   }
-
   /**
    * Writes the unexpired answers whose name is {@code suffix} or under it (all, when null) to
    * {@code out}, between a header and an end line; returns how many. Blocking: the caches are
@@ -85,44 +97,66 @@ public final class CacheTransfer {
 
   /**
    * Fills the answers of a dump into the cache of each name's profile, under that profile's TTL
-   * rules, their TTLs aged by the time since the dump; expired ones are left out.
+   * rules, their TTLs aged by the time since the dump; expired ones are left out. Each cache
+   * takes them only into its free room ({@link AnswerCache#loadIntoRoom}): a load never evicts a
+   * live answer, and a key the cache holds live keeps its answer. Streamed: {@link #LOAD_BATCH}
+   * answers per cache at most are held at a time.
    */
-  public Loaded load(BufferedReader in) throws IOException, AnswerDump.FormatException {
+  public Loaded load(Reader in) throws IOException, AnswerDump.FormatException {
     long now = clock.getAsLong();
-    int[] counts = new int[3];
-    List<CompletableFuture<Boolean>> inFlight = new ArrayList<>();
+    long[] counts = new long[AnswerCache.Loaded.values().length];
+    long[] notKept = {0};
+    Map<AnswerCache, List<AnswerCache.Keyed>> batches = new IdentityHashMap<>();
     AnswerDump.ReadCount read = AnswerDump.read(in, now, entry -> {
       Profile profile = profiles.get().match(entry.key());
       TtlRules rules = profile.ttlRules();
       long seconds = rules.cacheSeconds(entry.answer());
       if (seconds <= 0) {
-        counts[1]++;
+        notKept[0]++;
         return;
       }
       CachedAnswer kept = rules.cachedAnswer(entry.answer(), now, seconds);
       // This node's rules may keep it for less than the dump says is left; never for more.
       CachedAnswer answer = new CachedAnswer(kept.wire(), kept.ttlOffsets(), kept.optStart(), kept.optEnd(), now,
           Math.min(kept.expiresAtMillis(), entry.expiresAtMillis()));
-      inFlight.add(profile.cache().fill(entry.key(), answer).toCompletableFuture());
-      if (inFlight.size() >= FILLS_IN_FLIGHT) {
-        settle(inFlight, counts);
+      List<AnswerCache.Keyed> batch = batches.computeIfAbsent(profile.cache(), c -> new ArrayList<>(LOAD_BATCH));
+      batch.add(new AnswerCache.Keyed(entry.key(), answer));
+      if (batch.size() >= LOAD_BATCH) {
+        settle(profile.cache(), batch, now, counts);
       }
     });
-    settle(inFlight, counts);
-    return new Loaded(counts[0], read.expired(), counts[1], counts[2], read.unreadable());
+    for (Map.Entry<AnswerCache, List<AnswerCache.Keyed>> b : batches.entrySet()) {
+      settle(b.getKey(), b.getValue(), now, counts);
+    }
+    Loaded loaded = new Loaded(read.entries() + read.expired() + read.unreadable() + read.refused(),
+        counts[AnswerCache.Loaded.STORED.ordinal()], read.expired(), notKept[0],
+        counts[AnswerCache.Loaded.ALREADY_CACHED.ordinal()], counts[AnswerCache.Loaded.NO_ROOM.ordinal()],
+        counts[AnswerCache.Loaded.NOT_STORED.ordinal()], read.unreadable(), read.refused(), read.recordsDropped(),
+        read.firstProblems());
+    metrics.answers("filled", loaded.filled());
+    metrics.answers("expired", loaded.expired());
+    metrics.answers("not_kept", loaded.notKept());
+    metrics.answers("already_cached", loaded.alreadyCached());
+    metrics.answers("no_room", loaded.noRoom());
+    metrics.answers("not_stored", loaded.notStored());
+    metrics.answers("unreadable", loaded.unreadable());
+    metrics.answers("refused", loaded.refused());
+    metrics.recordsDropped(loaded.recordsDropped());
+    return loaded;
   }
 
-  /** Waits for the fills in flight; counts those stored ({@code counts[0]}) and refused ({@code counts[2]}). */
-  private static void settle(List<CompletableFuture<Boolean>> inFlight, int[] counts) {
-    for (CompletableFuture<Boolean> f : inFlight) {
-      boolean stored;
-      try {
-        stored = f.join();
-      } catch (RuntimeException e) {
-        stored = false;
-      }
-      counts[stored ? 0 : 2]++;
+  /**
+   * Hands {@code batch} to {@code cache}, waits for it and counts the outcomes by kind; empties
+   * the batch. A cache that does not answer in time ends the load (a CompletionException).
+   */
+  private static void settle(AnswerCache cache, List<AnswerCache.Keyed> batch, long now, long[] counts) {
+    if (batch.isEmpty()) {
+      return;
     }
-    inFlight.clear();
+    AnswerCache.Loaded[] results = cache.loadIntoRoom(List.copyOf(batch), now).toCompletableFuture().join();
+    for (AnswerCache.Loaded r : results) {
+      counts[r.ordinal()]++;
+    }
+    batch.clear();
   }
 }

@@ -1,6 +1,8 @@
 package io.shoal.cache;
 
 import io.shoal.wire.CacheKey;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiConsumer;
 
@@ -38,6 +40,35 @@ public interface AnswerCache extends AutoCloseable {
    */
   default void fillBehind(CacheKey key, CachedAnswer answer) {
     fill(key, answer);
+  }
+
+  /** An answer for {@link #loadIntoRoom}: stored under {@code key}. */
+  record Keyed(CacheKey key, CachedAnswer answer) {}
+
+  /** What {@link #loadIntoRoom} did with one answer. */
+  enum Loaded {
+    /** Stored: into free room, or in place of an expired answer. */
+    STORED,
+    /** The cache holds a live answer for the key already; that one stays. */
+    ALREADY_CACHED,
+    /** Not stored: the cache (for LMDB, the key's shard) is full of live answers. */
+    NO_ROOM,
+    /** Not stored: the backend could not store it (its shard is down or closing). */
+    NOT_STORED
+  }
+
+  /**
+   * Stores {@code answers} for {@code shoal cache load}, one result each in order, without
+   * ever taking a live answer's place: an answer goes into free room under max_entries (and, for
+   * a negative answer, under its share), or in place of an answer that expired by {@code
+   * nowMillis}; a key whose live answer is held keeps it. Unlike {@link #fill}, nothing is
+   * evicted that has not expired, so a load can never push out what clients are being served. A
+   * backend that does not implement it stores nothing and says so.
+   */
+  default CompletionStage<Loaded[]> loadIntoRoom(List<Keyed> answers, long nowMillis) {
+    Loaded[] none = new Loaded[answers.size()];
+    java.util.Arrays.fill(none, Loaded.NOT_STORED);
+    return CompletableFuture.completedFuture(none);
   }
 
   /**

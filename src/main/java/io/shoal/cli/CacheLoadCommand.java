@@ -1,5 +1,6 @@
 package io.shoal.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
@@ -23,9 +24,13 @@ import picocli.CommandLine.Spec;
       "Fill a running node's caches from what 'shoal cache dump' wrote (FILE, or",
       "standard input): each answer into the cache of its name's profile, under that",
       "profile's TTL rules, its TTLs aged by the time since the dump. Answers expired",
-      "since then are left out. Prints a JSON summary: filled, expired, not_kept (this",
-      "node's rules keep them not at all), refused (a full LMDB fill queue) and the",
-      "answers that did not parse (exit status 1 when there are any)."
+      "since then are left out. A load fills only a cache's free room: it never evicts",
+      "a live answer, and a name the cache holds live keeps its answer. Answers whose",
+      "records do not belong to their name (off its CNAME/DNAME chain) are refused.",
+      "Prints a JSON summary: read, filled, expired, not_kept (this node's rules keep",
+      "them not at all), already_cached, no_room, not_stored, unreadable, refused,",
+      "records_dropped, and the first 10 problems with their line (exit status 1 when",
+      "any answer was unreadable or refused)."
     })
 final class CacheLoadCommand implements Callable<Integer> {
   @Spec
@@ -60,7 +65,8 @@ final class CacheLoadCommand implements Callable<Integer> {
     out.print(response.body());
     out.flush();
     try {
-      return new ObjectMapper().readTree(response.body()).path("unreadable").isEmpty() ? 0 : 1;
+      JsonNode summary = new ObjectMapper().readTree(response.body());
+      return summary.path("unreadable").asLong(1) == 0 && summary.path("refused").asLong(1) == 0 ? 0 : 1;
     } catch (IOException e) {
       return 1;
     }

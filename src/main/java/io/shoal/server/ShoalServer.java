@@ -21,6 +21,7 @@ import io.shoal.loop.LoopDetector;
 import io.shoal.loop.SelfUpstreamCheck;
 import io.shoal.local.LocalData;
 import io.shoal.metrics.PolicyMetrics;
+import io.shoal.metrics.CacheLoadMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
 import io.shoal.metrics.ReloadMetrics;
 import io.shoal.metrics.ServerMetrics;
@@ -258,7 +259,8 @@ public final class ShoalServer {
       ConfigReload reload) throws Exception {
     // Dumps cover the configured caches: in a cluster this node's share, not its near copies of others'.
     List<AnswerCache> own = resolver.caches().stream().filter(c -> config.caches().containsKey(c.name())).toList();
-    CacheTransfer transfer = new CacheTransfer(own, () -> resolver.ingress().plan().profiles(), clock);
+    CacheLoadMetrics loadMetrics = new CacheLoadMetrics(config.cluster().enabled() ? config.cluster().nodeLabel() : null);
+    CacheTransfer transfer = new CacheTransfer(own, () -> resolver.ingress().plan().profiles(), clock, loadMetrics);
     return AdminEndpoint.start(system, config.admin(), (name, qtype) -> {
       CompletableFuture<Integer> removed = CompletableFuture.completedFuture(0);
       for (AnswerCache c : resolver.caches()) {

@@ -43,6 +43,12 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
    */
   public enum FlushesQueued implements Command { INSTANCE }
 
+  /**
+   * Answers of a load are queued ({@link ShardState#loads}): store them into free room after
+   * committing the fills queued before.
+   */
+  public enum LoadsQueued implements Command { INSTANCE }
+
   /** Force written pages to disk: the CacheSupervisor's periodic sync. */
   public enum Sync implements Command { INSTANCE }
 
@@ -127,6 +133,9 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     if (!state.flushes.isEmpty()) {
       context.getSelf().tell(FlushesQueued.INSTANCE);
     }
+    if (!state.loads.isEmpty()) {
+      context.getSelf().tell(LoadsQueued.INSTANCE);
+    }
   }
 
   /** Any handler whose store throws closes the store and fails the shard, for a restart. */
@@ -137,6 +146,7 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
         .onMessageEquals(CommitNow.INSTANCE, () -> guarded(this::onCommitNow))
         .onMessageEquals(WindowEnd.INSTANCE, () -> guarded(this::onCommitNow))
         .onMessageEquals(FlushesQueued.INSTANCE, () -> guarded(this::onFlushesQueued))
+        .onMessageEquals(LoadsQueued.INSTANCE, () -> guarded(this::onLoadsQueued))
         .onMessageEquals(Sync.INSTANCE, () -> guarded(this::onSync))
         .onMessageEquals(Close.INSTANCE, this::onClose)
         .onSignal(PreRestart.class, signal -> closed())
@@ -224,6 +234,22 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     return this;
   }
 
+  /** A load that throws stays at the head of the queue, to run again after the restart (its transaction was aborted). */
+  private Behavior<Command> onLoadsQueued() {
+    if (state.loads.isEmpty()) {
+      return this;
+    }
+    // Fills queued before a load belong before it: a fresh answer from upstream is kept, not the loaded one.
+    onCommitNow();
+    for (ShardState.Load next = state.loads.peek(); next != null; next = state.loads.peek()) {
+      var results = store.loadIntoRoom(next.answers(), next.nowMillis());
+      state.loads.poll();
+      batch.entriesChanged();
+      next.done().complete(results);
+    }
+    return this;
+  }
+
   private Behavior<Command> onSync() {
     long nanos = store.sync();
     shardMetrics.syncNanos(nanos);
@@ -251,13 +277,16 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     return Behaviors.same();
   }
 
-  /** At stop: every fill still queued is answered as not stored, every flush as finding nothing. */
+  /** At stop: every fill and load still queued is answered as not stored, every flush as finding nothing. */
   private Behavior<Command> stopped() {
     if (batch != null) {
       batch.abandonQueued();
     }
     for (ShardState.Removal removal = state.flushes.poll(); removal != null; removal = state.flushes.poll()) {
       removal.removedNothing();
+    }
+    for (ShardState.Load load = state.loads.poll(); load != null; load = state.loads.poll()) {
+      load.storedNothing();
     }
     return closed();
   }

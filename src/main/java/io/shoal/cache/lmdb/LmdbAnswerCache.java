@@ -257,6 +257,49 @@ public final class LmdbAnswerCache implements AnswerCache {
     });
   }
 
+  /**
+   * Queued for each key's shard after the fills and in one transaction per shard: see {@link
+   * ShardStore#loadIntoRoom}. Loaded answers are not served before they are committed, and never
+   * count against the capacity while they wait, so a load never hides a live answer from readers.
+   */
+  @Override
+  public CompletionStage<Loaded[]> loadIntoRoom(List<Keyed> answers, long nowMillis) {
+    Loaded[] results = new Loaded[answers.size()];
+    if (closed.get()) {
+      java.util.Arrays.fill(results, Loaded.NOT_STORED);
+      return CompletableFuture.completedFuture(results);
+    }
+    List<List<Integer>> byShard = new ArrayList<>(shardCount);
+    for (int i = 0; i < shardCount; i++) {
+      byShard.add(new ArrayList<>());
+    }
+    for (int i = 0; i < answers.size(); i++) {
+      byShard.get(shardOf(answers.get(i).key(), shardCount)).add(i);
+    }
+    CompletableFuture<Void> all = started.thenApply(v -> null);
+    for (int s = 0; s < shardCount; s++) {
+      List<Integer> at = byShard.get(s);
+      if (at.isEmpty()) {
+        continue;
+      }
+      ShardState shard = shards[s];
+      List<Keyed> part = at.stream().map(answers::get).toList();
+      CompletionStage<Void> placed = started.thenCompose(v -> {
+        CompletableFuture<Loaded[]> done = new CompletableFuture<>();
+        shard.loads.add(new ShardState.Load(part, nowMillis, done));
+        shard.writer.tell(CacheShard.LoadsQueued.INSTANCE);
+        return done.orTimeout(FLUSH_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      }).thenAccept(r -> {
+        for (int j = 0; j < r.length; j++) {
+          results[at.get(j)] = r[j];
+        }
+      });
+      all = all.thenCombine(placed, (a, b) -> null);
+    }
+    // Also when the shards never open: the load says so rather than wait for ever.
+    return all.thenApply(v -> results).orTimeout(FLUSH_TIMEOUT.toMillis() + CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
   /** Answers copied per read snapshot while a dump walks a shard. */
   private static final int DUMP_CHUNK = 512;
 

@@ -1,8 +1,11 @@
 package io.shoal.cache.lmdb;
 
 import akka.actor.typed.ActorRef;
+import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.wire.CacheKey;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -74,6 +77,24 @@ final class ShardState {
    * once it ran, and a new incarnation starts with what is left.
    */
   final Queue<Removal> flushes = new ConcurrentLinkedQueue<>();
+
+  /**
+   * Answers of {@code shoal cache load} to store into free room only ({@link
+   * AnswerCache#loadIntoRoom}), one result each into {@code done}. They wait here rather than
+   * with the fills: a queued fill is served at once and counts against the capacity (see
+   * {@link Horizon}), so it would push live answers out of readers' sight, which a load must not.
+   */
+  record Load(List<AnswerCache.Keyed> answers, long nowMillis, CompletableFuture<AnswerCache.Loaded[]> done) {
+    /** Completes it as having stored nothing (the shard stopped first). */
+    void storedNothing() {
+      AnswerCache.Loaded[] none = new AnswerCache.Loaded[answers.size()];
+      Arrays.fill(none, AnswerCache.Loaded.NOT_STORED);
+      done.complete(none);
+    }
+  }
+
+  /** Loads waiting for the shard, in arrival order; the head is taken off once it ran, as flushes are. */
+  final Queue<Load> loads = new ConcurrentLinkedQueue<>();
 
   /** Set by the filler that wakes the shard for queued fills; cleared by the shard before it drains the queue. */
   final AtomicBoolean woken = new AtomicBoolean();

@@ -1,5 +1,6 @@
 package io.shoal.cache.lmdb;
 
+import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.LmdbShardMetrics;
@@ -243,6 +244,50 @@ class ShardStore implements AutoCloseable {
     shardMetrics.mapGrown();
     log.warn("LMDB map of shard {} of cache {} full; grew it from {} to {} bytes",
         settings.shard(), settings.cache(), before, before * 2);
+  }
+
+  /**
+   * Stores the answers of a load in one transaction, each only where it takes no live answer's
+   * place (see {@link AnswerCache#loadIntoRoom}): a key held live keeps its answer; a new key
+   * needs room under the shard's capacity, or (with an expiry index) a soonest entry that has
+   * expired, which goes. A full map grows; it never makes room by evicting.
+   */
+  AnswerCache.Loaded[] loadIntoRoom(List<AnswerCache.Keyed> answers, long nowMillis) {
+    return removing(txn -> {
+      AnswerCache.Loaded[] results = new AnswerCache.Loaded[answers.size()];
+      long count = databases.answers().stat(txn).entries;
+      for (int i = 0; i < results.length; i++) {
+        CacheKey cacheKey = answers.get(i).key();
+        CachedAnswer answer = answers.get(i).answer();
+        byte[] key = cacheKey.bytes();
+        ByteBuffer k = AnswerCodec.copyInto(writeKey, key);
+        ByteBuffer old = databases.answers().get(txn, k);
+        long replaced = old == null ? -1 : AnswerCodec.expiresAt(old);
+        if (old != null && replaced > nowMillis) {
+          results[i] = AnswerCache.Loaded.ALREADY_CACHED;
+          continue;
+        }
+        if (old == null && count >= settings.capacity()) {
+          long[] head = eviction.soonest(txn, 1);
+          if (head == null || head.length == 0 || head[0] > nowMillis) {
+            results[i] = AnswerCache.Loaded.NO_ROOM;
+            continue;
+          }
+          // Only expired entries: the head of the expiry index and the expired ones behind it.
+          count -= evict(txn, nowMillis);
+          k = AnswerCodec.copyInto(writeKey, key);
+        }
+        writeValue = AnswerCodec.encode(answer, writeValue);
+        databases.answers().put(txn, k, writeValue);
+        eviction.stored(txn, key, answer.expiresAtMillis(), replaced);
+        hot.stored(cacheKey, answer);
+        if (old == null) {
+          count++;
+        }
+        results[i] = AnswerCache.Loaded.STORED;
+      }
+      return results;
+    });
   }
 
   /** Removes every answer for the wire-form {@code name} of {@code qtype} (0: every type). */

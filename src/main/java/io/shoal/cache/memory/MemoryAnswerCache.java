@@ -10,6 +10,7 @@ import io.shoal.wire.WireException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
@@ -217,6 +218,61 @@ public final class MemoryAnswerCache implements AnswerCache {
     }
     metrics.fillNanos(System.nanoTime() - start);
     return CompletableFuture.completedFuture(Boolean.TRUE);
+  }
+
+  @Override
+  public CompletionStage<Loaded[]> loadIntoRoom(List<Keyed> answers, long nowMillis) {
+    Loaded[] results = new Loaded[answers.size()];
+    writeLock.lock();
+    try {
+      for (int i = 0; i < results.length; i++) {
+        CacheKey key = answers.get(i).key();
+        CachedAnswer answer = answers.get(i).answer();
+        int at = slotOf(key);
+        if (at >= 0 && !table[at].answer.expiredAt(nowMillis)) {
+          results[i] = Loaded.ALREADY_CACHED;
+          continue;
+        }
+        byte[] keyBytes = key.matchesQuestion(answer.wire()) ? null : key.bytes();
+        Entry entry = new Entry(keyBytes, key.hashCode(), key.flags(), answer, seq++);
+        if (at >= 0) {
+          unlink(table[at]);
+          SLOTS.setRelease(table, at, entry);
+          link(entry);
+          results[i] = Loaded.STORED;
+        } else if (roomFor(entry, nowMillis)) {
+          insert(entry);
+          link(entry);
+          results[i] = Loaded.STORED;
+        } else {
+          results[i] = Loaded.NO_ROOM;
+        }
+      }
+      metrics.entries(0, size);
+    } finally {
+      writeLock.unlock();
+    }
+    return CompletableFuture.completedFuture(results);
+  }
+
+  /**
+   * Whether a new entry fits without a live entry going: there is room under max_entries, or (in
+   * evict_one, where the heap tells exactly) the entry that would be evicted has expired, and goes.
+   */
+  private boolean roomFor(Entry entry, long nowMillis) {
+    if (size < maxEntries) {
+      return true;
+    }
+    if (whenFull != WhenFull.EVICT_ONE) {
+      return false;
+    }
+    boolean negativeOnly = entry.negative() && negatives >= maxNegatives;
+    Entry victim = negativeOnly ? (negativeCount > 0 ? negativeHeap[0] : null) : (allCount > 0 ? all[0] : null);
+    if (victim == null || !victim.answer.expiredAt(nowMillis)) {
+      return false;
+    }
+    removeAt(slotOf(victim.cacheKey()));
+    return true;
   }
 
   /** Puts a new key's entry in the table, growing or cleaning it first when it is 3/4 occupied. */

@@ -19,6 +19,7 @@ import static org.junit.Assert.assertTrue;
 
 import akka.actor.testkit.typed.javadsl.ActorTestKit;
 import akka.actor.testkit.typed.javadsl.TestProbe;
+import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.WhenFull;
 import io.shoal.metrics.ServerMetrics;
@@ -100,6 +101,40 @@ public class LmdbAnswerCacheSpec extends JUnitSuite {
       assertNull(cache.get(key("a.example."), now));
       assertTrue(await(cache.fill(key("a.example."), answer(50, (byte) 1, now + 600_000))));
       assertNotNull(cache.get(key("a.example."), now));
+    }
+  }
+
+  /**
+   * A load into a shard full of live answers stores nothing and evicts nothing; one whose soonest
+   * entry has expired takes its place; a key held live keeps its answer.
+   */
+  @Test
+  public void aLoadFillsOnlyFreeRoomAndNeverEvictsALiveAnswer() throws Exception {
+    TestProbe<CacheShard.Event> events = testKit.createTestProbe();
+    try (LmdbAnswerCache cache = open(testKit, settings("load", tmp.newFolder().toPath(), 1, 3, WhenFull.EVICT_ONE), events)) {
+      long now = System.currentTimeMillis();
+      CachedAnswer soon = answer(40, (byte) 1, now + 1_000);
+      assertTrue(await(cache.fill(key("soon.example."), soon)));
+      assertTrue(await(cache.fill(key("live.example."), answer(40, (byte) 2, now + 600_000))));
+      List<AnswerCache.Keyed> load = List.of(
+          new AnswerCache.Keyed(key("live.example."), answer(40, (byte) 3, now + 900_000)),
+          new AnswerCache.Keyed(key("a.example."), answer(40, (byte) 4, now + 900_000)),
+          new AnswerCache.Keyed(key("b.example."), answer(40, (byte) 5, now + 900_000)));
+      AnswerCache.Loaded[] r = cache.loadIntoRoom(load, now).toCompletableFuture().get(30, TimeUnit.SECONDS);
+      assertEquals(List.of(AnswerCache.Loaded.ALREADY_CACHED, AnswerCache.Loaded.STORED, AnswerCache.Loaded.NO_ROOM),
+          List.of(r));
+      assertEquals(2, cache.get(key("live.example."), now).wire()[0]);
+      assertNotNull("not evicted for a loaded answer", cache.get(key("soon.example."), now));
+      assertNull(cache.get(key("b.example."), now));
+      assertEquals(3, cache.size());
+
+      // Once "soon" has expired, a loaded answer may take its place.
+      AnswerCache.Loaded[] later = cache.loadIntoRoom(load.subList(2, 3), now + 2_000)
+          .toCompletableFuture().get(30, TimeUnit.SECONDS);
+      assertEquals(AnswerCache.Loaded.STORED, later[0]);
+      assertNotNull(cache.get(key("b.example."), now + 2_000));
+      assertNotNull(cache.get(key("live.example."), now + 2_000));
+      assertEquals(3, cache.size());
     }
   }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.WhenFull;
 import io.shoal.metrics.CacheMetrics;
@@ -396,5 +397,42 @@ class MemoryAnswerCacheTest {
       }
     }
     return n;
+  }
+
+  private static AnswerCache.Loaded[] load(MemoryAnswerCache c, long now, Object... keysAndAnswers) {
+    List<AnswerCache.Keyed> answers = new ArrayList<>();
+    for (int i = 0; i < keysAndAnswers.length; i += 2) {
+      answers.add(new AnswerCache.Keyed(key((String) keysAndAnswers[i]), (CachedAnswer) keysAndAnswers[i + 1]));
+    }
+    return c.loadIntoRoom(answers, now).toCompletableFuture().join();
+  }
+
+  @ParameterizedTest
+  @EnumSource(WhenFull.class)
+  void aLoadFillsOnlyFreeRoomAndKeepsLiveAnswers(WhenFull whenFull) {
+    MemoryAnswerCache c = cache(3, whenFull);
+    CachedAnswer live = positive(NOW + 10_000);
+    fill(c, key("live."), live);
+    AnswerCache.Loaded[] r = load(c, NOW, "live.", positive(NOW + 60_000), "a.", positive(NOW + 60_000),
+        "b.", positive(NOW + 60_000), "c.", positive(NOW + 60_000));
+    assertEquals(List.of(AnswerCache.Loaded.ALREADY_CACHED, AnswerCache.Loaded.STORED, AnswerCache.Loaded.STORED,
+        AnswerCache.Loaded.NO_ROOM), List.of(r));
+    assertSame(live, c.get(key("live."), NOW));
+    assertNull(c.get(key("c."), NOW));
+    assertEquals(3, c.size());
+  }
+
+  @Test
+  void aLoadTakesThePlaceOfExpiredAnswersOnly() {
+    MemoryAnswerCache c = cache(2, WhenFull.EVICT_ONE);
+    fill(c, key("old."), positive(NOW + 1_000));
+    fill(c, key("live."), positive(NOW + 60_000));
+    // At NOW + 2 s "old." has expired: a loaded answer takes its place, and the one after finds no room.
+    AnswerCache.Loaded[] r = load(c, NOW + 2_000, "a.", positive(NOW + 60_000), "b.", positive(NOW + 60_000));
+    assertEquals(List.of(AnswerCache.Loaded.STORED, AnswerCache.Loaded.NO_ROOM), List.of(r));
+    assertNotNull(c.get(key("live."), NOW + 2_000));
+    assertNotNull(c.get(key("a."), NOW + 2_000));
+    // An expired answer under the same key is replaced.
+    assertEquals(AnswerCache.Loaded.STORED, load(c, NOW + 61_000, "live.", positive(NOW + 120_000))[0]);
   }
 }
