@@ -26,13 +26,14 @@ public final class TcpTransport {
   public static CompletionStage<TcpTransport> bind(
       ActorSystem<?> system, InetSocketAddress address, TcpSettings limits, Ingress ingress, ServerMetrics metrics) {
     long fileLimit = OpenFiles.limit();
-    int cap = limits.connectionCap(fileLimit);
-    log.info("TCP: at most {} connections open ({}; open-file limit {}), a query must arrive within {} ms, "
-            + "{} queries per connection, backlog {}",
+    int cap = limits.connectionCap(fileLimit, Runtime.getRuntime().maxMemory());
+    log.info("TCP: at most {} connections open ({}; open-file limit {}, heap {} MB), a first query must arrive "
+            + "within {} ms, each query within {} ms, {} queries per connection, backlog {}",
         cap, limits.maxConnections() == TcpSettings.AUTO ? "auto" : "configured", fileLimit,
+        Runtime.getRuntime().maxMemory() >> 20, limits.firstQueryTimeout().toMillis(),
         limits.idleTimeout().toMillis(), limits.maxQueries() == 0 ? "unlimited" : limits.maxQueries(),
         limits.backlog());
-    StreamConnections connections = new StreamConnections(Protocol.TCP, limits, cap, ingress, metrics);
+    StreamConnections connections = new StreamConnections(system, Protocol.TCP, limits, cap, ingress, metrics);
     return StreamConnections.listen(system, address, limits.backlog(), connections::accept)
         .thenApply(TcpTransport::new);
   }
