@@ -122,6 +122,10 @@ public final class StreamConnections {
     }
     Flow<ByteString, ByteString, NotUsed> dns = framed(client, connection);
     if (tls != null) {
+      // The DNS stream's deadlines start with its first decrypted bytes: until then the handshake
+      // and first-query deadlines run, and say which one a silent client missed.
+      Flow<ByteString, ByteString, NotUsed> eager = dns;
+      dns = Flow.lazyFlow(() -> eager).mapMaterializedValue(m -> NotUsed.getInstance());
       // The TLS stage may keep the socket open after the DNS stream ended (before its handshake
       // finished, nothing closes it): the socket gets a moment for the last answers, then closes.
       dns = dns.watchTermination((mat, done) -> {
@@ -315,7 +319,8 @@ public final class StreamConnections {
         .recoverWithRetries(1, TimeoutException.class, () -> {
           // Marked closed now: the first-query deadline, due later, must not count it again.
           if (connection.closed.compareAndSet(false, true)) {
-            metrics.dropped(received[0] > framed[0] ? ServerMetrics.TCP_DEADLINE : ServerMetrics.TCP_IDLE_TIMEOUT);
+            metrics.dropped(received[0] > framed[0] ? ServerMetrics.TCP_DEADLINE
+                : connection.asked ? ServerMetrics.TCP_IDLE_TIMEOUT : ServerMetrics.TCP_FIRST_QUERY_TIMEOUT);
           }
           // Stop reading; queries already received are still answered, then the connection closes.
           return Source.empty();

@@ -178,6 +178,13 @@ public class StreamDeadlinesSpec extends JUnitSuite {
     return metrics.value("shoal_dropped_total", "reason=\"" + reason + "\"");
   }
 
+  /** Waits for shoal_dropped_total{reason} to reach {@code atLeast}, and fails when it does not. */
+  private static double awaitDropped(Metrics metrics, String reason, double atLeast) throws Exception {
+    double v = metrics.await(x -> x >= atLeast, "shoal_dropped_total", "reason=\"" + reason + "\"");
+    assertTrue(reason + " counted: " + v + ", expected at least " + atLeast, v >= atLeast);
+    return v;
+  }
+
   private static void awaitNoConnections(Metrics metrics, String gauge) throws Exception {
     assertEquals(gauge + " back to 0", 0.0, metrics.await(v -> v == 0, gauge), 0.0);
   }
@@ -191,19 +198,38 @@ public class StreamDeadlinesSpec extends JUnitSuite {
     long start = System.nanoTime();
     List<Socket> held = silent(dot(), CAP);
     try {
-      metrics.await(v -> v >= CAP, "shoal_dot_connections");
+      assertEquals(CAP, metrics.await(v -> v >= CAP, "shoal_dot_connections"), 0.0);
       // The cap is full of holders: a newcomer takes the slot of one of them.
       assertDotAnswered(1);
       allClosedWithin(held, HANDSHAKE_S, start);
     } finally {
       closeAll(held);
     }
-    double after = metrics.await(v -> v >= before + CAP - 1, "shoal_dropped_total", "reason=\"tls_handshake_timeout\"");
-    assertTrue("holders counted as handshake timeouts: " + (after - before), after - before >= CAP - 1);
+    awaitDropped(metrics, "tls_handshake_timeout", before + CAP - 1);
     awaitNoConnections(metrics, "shoal_dot_connections");
     // Saying nothing is not a failed handshake.
     assertEquals(failed, dropped(metrics, "tls_handshake"), 0.0);
     assertDotAnswered(2);
+  }
+
+  @Test
+  public void silentTcpConnectionsAreClosedAtTheFirstQueryDeadlineAndCounted() throws Exception {
+    Metrics metrics = node.metrics();
+    awaitNoConnections(metrics, "shoal_tcp_connections");
+    double before = dropped(metrics, "tcp_first_query_timeout");
+    long start = System.nanoTime();
+    List<Socket> held = silent(node.tcp(), CAP);
+    try {
+      assertEquals(CAP, metrics.await(v -> v >= CAP, "shoal_tcp_connections"), 0.0);
+      // The cap is full of holders: a newcomer takes the slot of one of them.
+      Message answer = DnsClient.tcp(node.tcp(), DnsClient.query(9, "ok.example.test.", Type.A, null));
+      assertEquals(Rcode.NOERROR, answer.getRcode());
+      allClosedWithin(held, FIRST_QUERY_S, start);
+    } finally {
+      closeAll(held);
+    }
+    awaitDropped(metrics, "tcp_first_query_timeout", before + CAP - 1);
+    awaitNoConnections(metrics, "shoal_tcp_connections");
   }
 
   @Test
@@ -221,7 +247,7 @@ public class StreamDeadlinesSpec extends JUnitSuite {
     } finally {
       closeAll(held);
     }
-    metrics.await(v -> v >= before + 3, "shoal_dropped_total", "reason=\"tcp_first_query_timeout\"");
+    awaitDropped(metrics, "tcp_first_query_timeout", before + 3);
     awaitNoConnections(metrics, "shoal_dot_connections");
     assertDotAnswered(3);
   }
@@ -241,7 +267,7 @@ public class StreamDeadlinesSpec extends JUnitSuite {
         // the server closed the connection instead of a second handshake
       }
     }
-    metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"tls_renegotiation\"");
+    awaitDropped(metrics, "tls_renegotiation", before + 1);
   }
 
   @Test
@@ -252,14 +278,13 @@ public class StreamDeadlinesSpec extends JUnitSuite {
     long start = System.nanoTime();
     List<Socket> held = silent(doh(), CAP);
     try {
-      metrics.await(v -> v >= CAP, "shoal_doh_connections");
+      assertEquals(CAP, metrics.await(v -> v >= CAP, "shoal_doh_connections"), 0.0);
       assertDohAnswered();
       allClosedWithin(held, HANDSHAKE_S, start);
     } finally {
       closeAll(held);
     }
-    double after = metrics.await(v -> v >= before + CAP - 1, "shoal_dropped_total", "reason=\"tls_handshake_timeout\"");
-    assertTrue("holders counted as handshake timeouts: " + (after - before), after - before >= CAP - 1);
+    awaitDropped(metrics, "tls_handshake_timeout", before + CAP - 1);
     assertDohAnswered();
   }
 
@@ -291,8 +316,8 @@ public class StreamDeadlinesSpec extends JUnitSuite {
     } finally {
       closeAll(held);
     }
-    metrics.await(v -> v >= firstQuery + 3, "shoal_dropped_total", "reason=\"tcp_first_query_timeout\"");
-    metrics.await(v -> v >= idle + 1, "shoal_dropped_total", "reason=\"tcp_idle_timeout\"");
+    awaitDropped(metrics, "tcp_first_query_timeout", firstQuery + 3);
+    awaitDropped(metrics, "tcp_idle_timeout", idle + 1);
     awaitNoConnections(metrics, "shoal_doh_connections");
     assertDohAnswered();
   }
