@@ -275,6 +275,21 @@ public final class StreamConnections {
         .run(system);
   }
 
+  /**
+   * A reply for a stream (TCP, DoT, DoH) as it goes out: one cut to its header and question with
+   * TC=1 because the whole answer is over 65535 bytes becomes SERVFAIL. TC=1 tells a client to ask
+   * again over TCP (RFC 7766 section 5), which a client already on a stream cannot do, and a
+   * truncated reply with no records reads as NOERROR with nothing in it, a wrong answer; the
+   * honest reply is that the server cannot give this one (as for any answer it cannot send).
+   */
+  public static byte[] untruncated(byte[] wire) {
+    if (wire.length >= 4 && (wire[2] & 0x02) != 0) {
+      wire[2] &= ~0x02;
+      wire[3] = (byte) ((wire[3] & 0xF0) | 2);
+    }
+    return wire;
+  }
+
   /** Connections open now, those being closed for a newcomer included. */
   public int open() {
     return open.get();
@@ -350,7 +365,7 @@ public final class StreamConnections {
         })
         .filter(Optional::isPresent)
         .map(reply -> {
-          byte[] wire = reply.get();
+          byte[] wire = untruncated(reply.get());
           metrics.answered(label, AnswerRenderer.rcode(wire));
           byte[] length = {(byte) (wire.length >>> 8), (byte) wire.length};
           return ByteString.fromArray(length).concat(ByteString.fromArray(wire));

@@ -223,7 +223,7 @@ public final class DohTransport {
           // Dropped by the front door (malformed, a response, or denied): it is counted there.
           return error(StatusCodes.BAD_REQUEST, "not a DNS query");
         }
-        byte[] wire = reply.get();
+        byte[] wire = StreamConnections.untruncated(reply.get());
         metrics.answered(Protocol.DOH.label(), AnswerRenderer.rcode(wire));
         return HttpResponse.create()
             .withEntity(HttpEntities.create(DNS_MESSAGE, wire))
