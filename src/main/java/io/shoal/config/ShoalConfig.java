@@ -111,7 +111,8 @@ public record ShoalConfig(
         (int) listen.integer("tcp_max_queries", 0, 1_000_000),
         (int) listen.integer("tcp_backlog", 1, 65535),
         listen.duration("tls_handshake_timeout", Duration.ofMillis(100), Duration.ofMinutes(5)),
-        listen.duration("tcp_first_query_timeout", Duration.ofMillis(100), Duration.ofMinutes(5)));
+        listen.duration("tcp_first_query_timeout", Duration.ofMillis(100), Duration.ofMinutes(5)),
+        1 + (listen.string("tls").isEmpty() ? 0 : 1) + (listen.string("https").isEmpty() ? 0 : 1));
 
     List<AccessRule> access = new ArrayList<>();
     for (String rule : shoal.strings("access_control")) {

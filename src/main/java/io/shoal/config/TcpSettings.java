@@ -7,7 +7,7 @@ import java.time.Duration;
  * {@code shoal.listen.tls_handshake_timeout}); each listener has a cap of its own of this size.
  */
 public record TcpSettings(int maxConnections, Duration idleTimeout, int maxQueries, int backlog,
-    Duration handshakeTimeout, Duration firstQueryTimeout) {
+    Duration handshakeTimeout, Duration firstQueryTimeout, int streamListeners) {
   /** {@code tcp_max_connections = auto}: a share of the open-file limit, decided at start. */
   public static final int AUTO = 0;
   /** The auto cap never exceeds this, however high the file limit: each connection costs memory. */
@@ -20,7 +20,7 @@ public record TcpSettings(int maxConnections, Duration idleTimeout, int maxQueri
 
   /** The settings with the defaults of the deadlines a test or tool does not set. */
   public TcpSettings(int maxConnections, Duration idleTimeout, int maxQueries, int backlog) {
-    this(maxConnections, idleTimeout, maxQueries, backlog, Duration.ofSeconds(5), Duration.ofSeconds(5));
+    this(maxConnections, idleTimeout, maxQueries, backlog, Duration.ofSeconds(5), Duration.ofSeconds(5), 1);
   }
 
   /**
@@ -33,15 +33,18 @@ public record TcpSettings(int maxConnections, Duration idleTimeout, int maxQueri
   }
 
   /**
-   * As {@link #connectionCap(long)}, and with {@code auto} also no more connections than a quarter
-   * of {@code maxHeap} holds at {@link #CONNECTION_HEAP} each: connections held open by clients
-   * that say nothing must run out of slots before the JVM runs out of heap.
+   * One stream listener's cap: as {@link #connectionCap(long)}, and with {@code auto} the quarter
+   * of the open-file limit shared by the {@code streamListeners} listeners that are on (TCP, DoT,
+   * DoH), each also held to its share of a quarter of {@code maxHeap} at {@link #CONNECTION_HEAP}
+   * a connection: connections held open by clients that say nothing must run out of slots before
+   * the process runs out of descriptors or heap.
    */
   public int connectionCap(long openFileLimit, long maxHeap) {
     if (maxConnections != AUTO) {
       return maxConnections;
     }
     long byHeap = maxHeap / 4 / CONNECTION_HEAP;
-    return (int) Math.max(16, Math.min(AUTO_CEILING, Math.min(openFileLimit / 4, byHeap)));
+    long share = Math.min(openFileLimit / 4, byHeap) / Math.max(1, streamListeners);
+    return (int) Math.max(16, Math.min(AUTO_CEILING, share));
   }
 }
