@@ -92,6 +92,7 @@ public record ShoalConfig(
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp", "udp_sockets", "udp_batch", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
+        "tcp_first_query_timeout", "tls_handshake_timeout",
         "max_udp_size", "tls", "https", "https_plaintext");
     InetSocketAddress udp = listen.address("udp", 53);
     InetSocketAddress tcp = listen.address("tcp", 53);
@@ -108,7 +109,10 @@ public record ShoalConfig(
             ? TcpSettings.AUTO : (int) listen.integer("tcp_max_connections", 1, 1_000_000),
         listen.duration("tcp_idle_timeout", Duration.ofMillis(100), Duration.ofMinutes(5)),
         (int) listen.integer("tcp_max_queries", 0, 1_000_000),
-        (int) listen.integer("tcp_backlog", 1, 65535));
+        (int) listen.integer("tcp_backlog", 1, 65535),
+        listen.duration("tls_handshake_timeout", Duration.ofMillis(100), Duration.ofMinutes(5)),
+        listen.duration("tcp_first_query_timeout", Duration.ofMillis(100), Duration.ofMinutes(5)),
+        1 + (listen.string("tls").isEmpty() ? 0 : 1) + (listen.string("https").isEmpty() ? 0 : 1));
 
     List<AccessRule> access = new ArrayList<>();
     for (String rule : shoal.strings("access_control")) {

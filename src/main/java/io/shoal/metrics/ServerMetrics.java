@@ -34,6 +34,14 @@ public final class ServerMetrics {
   public static final String TCP_QUERY_LIMIT = "tcp_query_limit";
   /** A DoT or DoH connection whose TLS handshake failed (untrusted certificate, no TLS, no common version): closed. */
   public static final String TLS_HANDSHAKE = "tls_handshake";
+  /** A DoT or DoH connection closed because its TLS handshake had not finished within tls_handshake_timeout. */
+  public static final String TLS_HANDSHAKE_TIMEOUT = "tls_handshake_timeout";
+  /** A DoT connection closed because its client asked to renegotiate TLS 1.2 (refused: a cheap way to make the server work). */
+  public static final String TLS_RENEGOTIATION = "tls_renegotiation";
+  /** A stream connection closed because no whole query (DoH: no request) arrived within tcp_first_query_timeout. */
+  public static final String TCP_FIRST_QUERY_TIMEOUT = "tcp_first_query_timeout";
+  /** A stream connection closed after tcp_idle_timeout with no query in flight and none begun. */
+  public static final String TCP_IDLE_TIMEOUT = "tcp_idle_timeout";
   /** A query from a client network access_control denies. */
   public static final String ACCESS_DENIED = "access_denied";
   /** A UDP reply not sent: its client prefix was over rate_limit.responses_per_second. */
@@ -86,7 +94,8 @@ public final class ServerMetrics {
         "outcome");
     for (String reason : new String[] {MALFORMED, RESPONSE, OVERLOAD, UPSTREAM_MISMATCH, WORKER_FAILURE, FILL_QUEUE_FULL,
         UDP_SEND_FAILED, TCP_CONNECTION_LIMIT, TCP_DEADLINE, TCP_QUERY_LIMIT, ACCESS_DENIED, RATE_LIMITED,
-        BAD_UPSTREAM_ANSWER, TLS_HANDSHAKE}) {
+        BAD_UPSTREAM_ANSWER, TLS_HANDSHAKE, TLS_HANDSHAKE_TIMEOUT, TLS_RENEGOTIATION, TCP_FIRST_QUERY_TIMEOUT,
+        TCP_IDLE_TIMEOUT, TCP_IDLE_EVICTED}) {
       dropped.counter(reason);
     }
     refused.counter(ACCESS_REFUSED);

@@ -11,13 +11,17 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Where dnstap frames go: a file (START, data, STOP) or a collector's Unix socket (the
- * bidirectional handshake, reconnected with back-off while the collector is away). Used by the
- * writer thread only, except {@link #abort()}.
+ * bidirectional handshake, reconnected with back-off while the collector is away, and dropped
+ * when it takes no bytes for {@link SocketOutput#WRITE_TIMEOUT}). Used by the writer thread only,
+ * except {@link #abort()}.
  */
 abstract class DnstapOutput {
   private static final int BUFFER = 64 * 1024;
@@ -108,16 +112,62 @@ abstract class DnstapOutput {
     private static final Logger log = LoggerFactory.getLogger(SocketOutput.class);
     private static final long MIN_BACKOFF = Duration.ofMillis(100).toNanos();
     private static final long MAX_BACKOFF = Duration.ofSeconds(5).toNanos();
+    /**
+     * Longest a write, flush or handshake may block on the collector: one that completed its
+     * handshake and stopped reading would otherwise hold the writer thread for good (events are
+     * dropped and counted meanwhile, answers never wait). The connection is then closed and made
+     * again after the back-off.
+     */
+    static final long WRITE_TIMEOUT = Duration.ofSeconds(2).toNanos();
+    private static final long WATCH_EVERY_MS = 200;
 
     private final Path path;
     private volatile SocketChannel channel;
     private volatile boolean aborted;
+    /** Whether the writer is in a call that may block on the collector, and since when. */
+    private volatile boolean busy;
+    private volatile long busySince;
+    private volatile boolean stalled;
+    private final ScheduledExecutorService watchdog;
     private long nextTry = System.nanoTime();
     private long backoff = MIN_BACKOFF;
     private boolean down;
 
     SocketOutput(Path path) {
       this.path = path;
+      this.watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "shoal-dnstap-watchdog");
+        t.setDaemon(true);
+        return t;
+      });
+      watchdog.scheduleWithFixedDelay(this::watch, WATCH_EVERY_MS, WATCH_EVERY_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Closes the connection under a call blocked past the timeout: the call then fails. */
+    private void watch() {
+      if (busy && System.nanoTime() - busySince > WRITE_TIMEOUT) {
+        stalled = true;
+        close();
+      }
+    }
+
+    private void busy() {
+      busySince = System.nanoTime();
+      busy = true;
+    }
+
+    private void idle() {
+      busy = false;
+    }
+
+    @Override
+    void write(byte[] payload) throws IOException {
+      busy();
+      try {
+        super.write(payload);
+      } finally {
+        idle();
+      }
     }
 
     @Override
@@ -130,7 +180,12 @@ abstract class DnstapOutput {
         return false;
       }
       try {
-        connect();
+        busy();
+        try {
+          connect();
+        } finally {
+          idle();
+        }
         backoff = MIN_BACKOFF;
         if (down) {
           log.info("dnstap collector at {} connected again", path);
@@ -171,18 +226,26 @@ abstract class DnstapOutput {
     @Override
     void broken(IOException e) {
       if (!down && !aborted) {
-        log.warn("dnstap collector at {}: {}; reconnecting", path, e.toString());
+        log.warn("dnstap collector at {}: {}; reconnecting", path,
+            stalled ? "took no bytes for " + WRITE_TIMEOUT / 1_000_000 + " ms" : e.toString());
         down = true;
       }
+      stalled = false;
       close();
       nextTry = System.nanoTime() + backoff;
+      backoff = Math.min(backoff * 2, MAX_BACKOFF);
     }
 
     @Override
     void flush() {
       // Not while disconnected: a failed flush would put the next connection attempt off again.
       if (channel != null) {
-        super.flush();
+        busy();
+        try {
+          super.flush();
+        } finally {
+          idle();
+        }
       }
     }
 
@@ -190,22 +253,28 @@ abstract class DnstapOutput {
     void finish() {
       SocketChannel ch = channel;
       if (ch == null) {
+        watchdog.shutdownNow();
         return;
       }
+      busy();
       try {
         out.write(FrameStreams.control(FrameStreams.STOP, null));
         out.flush();
         FrameStreams.readControl(Channels.newInputStream(ch));
       } catch (IOException e) {
         log.debug("dnstap collector at {} did not finish cleanly: {}", path, e.toString());
+      } finally {
+        idle();
       }
       close();
+      watchdog.shutdownNow();
     }
 
     @Override
     void abort() {
       aborted = true;
       close();
+      watchdog.shutdownNow();
     }
 
     private void close() {

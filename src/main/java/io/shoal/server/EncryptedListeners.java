@@ -51,7 +51,8 @@ final class EncryptedListeners {
       log.info("shoal answering DNS over TLS on {}", dot.localAddress());
     }
     if (settings.doh() != null) {
-      doh = DohTransport.bind(system, settings.doh(), settings.dohPlaintext() ? null : certificate, ingress, metrics)
+      doh = DohTransport.bind(system, settings.doh(), settings.dohPlaintext() ? null : certificate, config.tcp(),
+          ingress, metrics)
           .toCompletableFuture().get(30, TimeUnit.SECONDS);
       log.info("shoal answering DNS over {} on {}{}", settings.dohPlaintext() ? "plain HTTP" : "HTTPS",
           doh.localAddress(), "/dns-query");

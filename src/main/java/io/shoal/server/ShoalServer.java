@@ -6,6 +6,7 @@ import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.shoal.transport.https.DohConnectionHook;
 import io.shoal.admin.AdminEndpoint;
 import io.shoal.admin.CacheTransfer;
 import io.shoal.cache.AnswerCache;
@@ -109,7 +110,9 @@ public final class ShoalServer {
         // microseconds on a virtual machine), a share that matters under a fraction of a CPU. This
         // system's timers (serve-stale's client wait, LMDB's commit window, the shutdown's polls)
         // keep 20 ms granularity.
-        .withFallback(ConfigFactory.parseMap(Map.of("akka.scheduler.tick-duration", "20ms")))
+        .withFallback(ConfigFactory.parseMap(Map.of("akka.scheduler.tick-duration", "20ms",
+            // The DoH listener's sockets get the stream listeners' slots and deadlines through it.
+            "akka.http.http2-telemetry-class", DohConnectionHook.class.getName())))
         .withFallback(raw);
     String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());

@@ -1,9 +1,9 @@
 package io.shoal.transport;
 
 import akka.NotUsed;
+import akka.actor.Cancellable;
 import akka.actor.typed.ActorSystem;
-import akka.stream.KillSwitches;
-import akka.stream.SharedKillSwitch;
+import akka.actor.typed.Scheduler;
 import akka.stream.javadsl.Flow;
 import akka.stream.javadsl.Framing;
 import akka.stream.javadsl.Sink;
@@ -19,30 +19,39 @@ import io.shoal.wire.Padding;
 import java.net.Inet4Address;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.function.Function;
+import scala.concurrent.ExecutionContext;
 
 /**
- * The connections of one DNS stream listener (TCP, or TLS once decrypted): RFC 7766 framing with
- * queries answered concurrently and out of order, and the limits that keep a hostile client from
- * holding a slot. A cap on open connections, where a new connection over the cap takes the place
- * of the open one idle the longest (no query in flight), as Unbound and Knot do under TCP pressure,
- * so reconnecting in a loop cannot keep honest clients out; a deadline for each whole query (not
- * each byte, so a client that trickles bytes is closed too); a cap on queries per connection; a
- * message shorter than a DNS header closes the connection at once.
+ * The connections of one stream listener (TCP, DoT or DoH) and, for DNS streams, RFC 7766 framing
+ * with queries answered concurrently and out of order. One accounting for every listener: a
+ * connection holds a slot against the cap from accept to the socket's close, TLS handshake
+ * included, and meets the same deadlines (handshake, first query, idle), each closing the socket
+ * itself rather than one layer of it. A new connection over the cap takes the place of the open
+ * one idle the longest (no query in flight), as Unbound and Knot do under TCP pressure, so
+ * reconnecting in a loop or holding silent connections cannot keep honest clients out; a deadline
+ * for each whole query (not each byte, so a client that trickles bytes is closed too); a cap on
+ * queries per connection; a message shorter than a DNS header closes the connection at once.
  */
 public final class StreamConnections {
   /** Queries of one connection in flight at once. */
   private static final int PIPELINE = 32;
   /** A length prefix and a DNS header: anything shorter is not a query. */
   private static final int SHORTEST_FRAME = 2 + 12;
+  /**
+   * How long a TLS connection whose DNS stream has ended may take to send its last answers and
+   * its close_notify before its socket is closed regardless.
+   */
+  private static final Duration LINGER = Duration.ofSeconds(1);
   /** Closes a connection at once: no reads, no writes. */
   public static final Flow<ByteString, ByteString, NotUsed> CLOSE =
       Flow.fromSinkAndSource(Sink.cancelled(), Source.empty());
@@ -52,41 +61,198 @@ public final class StreamConnections {
   private final int cap;
   private final Ingress ingress;
   private final ServerMetrics metrics;
+  private final Scheduler scheduler;
+  private final ExecutionContext timers;
+  /** Set for DoH, whose idleness only its requests show: no stream stage sees them. */
+  private final boolean idleByRequests;
   private final AtomicInteger open = new AtomicInteger();
-  private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+  private final ConcurrentMap<InetSocketAddress, StreamConnection> connections = new ConcurrentHashMap<>();
 
-  public StreamConnections(Protocol protocol, TcpSettings limits, int cap, Ingress ingress, ServerMetrics metrics) {
+  /** The connections of a DNS stream listener (TCP or DoT). */
+  public StreamConnections(ActorSystem<?> system, Protocol protocol, TcpSettings limits, int cap, Ingress ingress,
+      ServerMetrics metrics) {
+    this(system, protocol, limits, cap, ingress, metrics, false);
+  }
+
+  private StreamConnections(ActorSystem<?> system, Protocol protocol, TcpSettings limits, int cap, Ingress ingress,
+      ServerMetrics metrics, boolean idleByRequests) {
     this.protocol = protocol;
     this.limits = limits;
     this.cap = cap;
     this.ingress = ingress;
     this.metrics = metrics;
+    this.scheduler = system.scheduler();
+    this.timers = system.executionContext();
+    this.idleByRequests = idleByRequests;
   }
 
   /**
-   * The flow to handle a connection just accepted from {@code client} with: {@link #CLOSE} for a
-   * denied client or when the cap is reached and no open connection is idle.
+   * The connections of a listener that frames its requests itself (DoH on akka-http): it takes
+   * slots with {@link #open}, wraps each socket with {@link #guardSocket} and reports requests
+   * with {@link StreamConnection#asked()} and {@link StreamConnection#answered()}.
+   */
+  public static StreamConnections forRequests(ActorSystem<?> system, Protocol protocol, TcpSettings limits, int cap,
+      Ingress ingress, ServerMetrics metrics) {
+    return new StreamConnections(system, protocol, limits, cap, ingress, metrics, true);
+  }
+
+  /**
+   * The flow to handle a plain TCP connection just accepted from {@code client} with: {@link
+   * #CLOSE} for a denied client or when the cap is reached and no open connection is idle.
    */
   public Flow<ByteString, ByteString, NotUsed> accept(InetSocketAddress client) {
+    return accept(client, null);
+  }
+
+  /**
+   * As {@link #accept(InetSocketAddress)}, with the DNS stream put behind {@code tls}: given the
+   * connection (to report its handshake) and the DNS stream in clear, it returns the flow of the
+   * socket's bytes. The connection's slot, deadlines and close cover the socket, not the stream.
+   */
+  public Flow<ByteString, ByteString, NotUsed> accept(InetSocketAddress client,
+      BiFunction<StreamConnection, Flow<ByteString, ByteString, NotUsed>, Flow<ByteString, ByteString, NotUsed>> tls) {
     if (!ingress.admitsConnection(client.getAddress())) {
       return CLOSE;
     }
+    StreamConnection connection = open(client, tls != null);
+    if (connection == null) {
+      return CLOSE;
+    }
+    Flow<ByteString, ByteString, NotUsed> dns = framed(client, connection);
+    if (tls != null) {
+      // The DNS stream's deadlines start with its first decrypted bytes: until then the handshake
+      // and first-query deadlines run, and say which one a silent client missed.
+      Flow<ByteString, ByteString, NotUsed> eager = dns;
+      dns = Flow.lazyFlow(() -> eager).mapMaterializedValue(m -> NotUsed.getInstance());
+      // The TLS stage may keep the socket open after the DNS stream ended (before its handshake
+      // finished, nothing closes it): the socket gets a moment for the last answers, then closes.
+      dns = dns.watchTermination((mat, done) -> {
+        done.whenComplete((d, e) -> scheduler.scheduleOnce(LINGER, () -> connection.close(null), timers));
+        return mat;
+      });
+    }
+    return guard(connection, tls == null ? dns : tls.apply(connection, dns), true);
+  }
+
+  /**
+   * Takes a slot for a connection just accepted from {@code client} (its deadlines start now), or
+   * returns null, counted, when the cap is reached and no open connection is idle. The caller
+   * must run the socket through {@link #guardSocket} or the handler {@link #accept} returns.
+   */
+  public StreamConnection open(InetSocketAddress client, boolean tls) {
     if (open.incrementAndGet() > cap && !evictIdle()) {
       open.decrementAndGet();
       metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);
-      return CLOSE;
+      return null;
     }
     metrics.streamConnections(protocol.label(), open.get());
-    Connection connection = new Connection(System.nanoTime());
-    connections.add(connection);
-    return framed(client, connection)
+    StreamConnection connection = new StreamConnection(this, client, tls);
+    connections.put(client, connection);
+    if (tls) {
+      schedule(connection, limits.handshakeTimeout(), () -> {
+        if (!connection.handshook) {
+          connection.close(ServerMetrics.TLS_HANDSHAKE_TIMEOUT);
+        }
+      });
+    } else {
+      awaitFirstQuery(connection);
+    }
+    return connection;
+  }
+
+  /** The open connection of {@code client} (address and port), or null. */
+  public StreamConnection connection(InetSocketAddress client) {
+    return client == null ? null : connections.get(client);
+  }
+
+  /**
+   * {@code socket} (the flow of a connection's TCP bytes: what goes in is written, what comes out
+   * was read) with {@code connection}'s switch on both directions and its slot given back once
+   * both have ended. The socket is closed as soon as the writes end.
+   */
+  public Flow<ByteString, ByteString, NotUsed> guardSocket(StreamConnection connection,
+      Flow<ByteString, ByteString, NotUsed> socket) {
+    return guard(connection, socket, false);
+  }
+
+  /**
+   * {@code inner} between two watch stages and the connection's switch. {@code handler}: inner
+   * takes the bytes read and gives the bytes to write (the socket is closed when it stops
+   * giving); else inner is the socket itself (closed when what it is given ends).
+   */
+  private Flow<ByteString, ByteString, NotUsed> guard(StreamConnection connection,
+      Flow<ByteString, ByteString, NotUsed> inner, boolean handler) {
+    AtomicInteger ends = new AtomicInteger(2);
+    return Flow.<ByteString>create()
         .watchTermination((mat, done) -> {
           done.whenComplete((d, e) -> {
-            connections.remove(connection);
-            metrics.streamConnections(protocol.label(), open.decrementAndGet());
+            if (!handler) {
+              connection.close(null);
+            }
+            ended(connection, ends);
+          });
+          return mat;
+        })
+        .via(connection.close.flow())
+        .via(inner)
+        .via(connection.close.flow())
+        .watchTermination((mat, done) -> {
+          done.whenComplete((d, e) -> {
+            if (handler) {
+              connection.close(null);
+            }
+            ended(connection, ends);
           });
           return mat;
         });
+  }
+
+  /** One direction of a connection ended; once both have, its socket is closed and its slot free. */
+  private void ended(StreamConnection connection, AtomicInteger ends) {
+    if (ends.decrementAndGet() == 0) {
+      connection.close(null);
+      connections.remove(connection.client, connection);
+      metrics.streamConnections(protocol.label(), open.decrementAndGet());
+    }
+  }
+
+  /** Starts the first-query deadline of a connection accepted in clear, or whose handshake just finished. */
+  void awaitFirstQuery(StreamConnection connection) {
+    schedule(connection, limits.firstQueryTimeout(), () -> {
+      if (!connection.asked) {
+        connection.close(ServerMetrics.TCP_FIRST_QUERY_TIMEOUT);
+      } else if (idleByRequests) {
+        awaitIdle(connection);
+      }
+    });
+  }
+
+  /** DoH's idle deadline: no request in flight and none for tcp_idle_timeout closes the connection. */
+  private void awaitIdle(StreamConnection connection) {
+    long idleNanos = limits.idleTimeout().toNanos();
+    long quiet = System.nanoTime() - connection.lastActive;
+    if (connection.idle() && quiet >= idleNanos) {
+      connection.close(ServerMetrics.TCP_IDLE_TIMEOUT);
+      return;
+    }
+    // Busy now: look again a whole period later; quiet for a while: when the period runs out.
+    long wait = connection.idle() ? idleNanos - quiet : idleNanos;
+    schedule(connection, Duration.ofNanos(Math.max(wait, 1_000_000)), () -> awaitIdle(connection));
+  }
+
+  private void schedule(StreamConnection connection, Duration after, Runnable check) {
+    if (connection.closed.get()) {
+      return;
+    }
+    Cancellable pending = scheduler.scheduleOnce(after, check, timers);
+    connection.deadline = pending;
+    if (connection.closed.get()) {
+      pending.cancel();
+    }
+  }
+
+  void dropped(String reason) {
+    metrics.dropped(reason);
   }
 
   /**
@@ -107,6 +273,21 @@ public final class StreamConnections {
         .run(system);
   }
 
+  /**
+   * A reply for a stream (TCP, DoT, DoH) as it goes out: one cut to its header and question with
+   * TC=1 because the whole answer is over 65535 bytes becomes SERVFAIL. TC=1 tells a client to ask
+   * again over TCP (RFC 7766 section 5), which a client already on a stream cannot do, and a
+   * truncated reply with no records reads as NOERROR with nothing in it, a wrong answer; the
+   * honest reply is that the server cannot give this one (as for any answer it cannot send).
+   */
+  public static byte[] untruncated(byte[] wire) {
+    if (wire.length >= 4 && (wire[2] & 0x02) != 0) {
+      wire[2] &= ~0x02;
+      wire[3] = (byte) ((wire[3] & 0xF0) | 2);
+    }
+    return wire;
+  }
+
   /** Connections open now, those being closed for a newcomer included. */
   public int open() {
     return open.get();
@@ -117,8 +298,8 @@ public final class StreamConnections {
    * when the cap is reached, so the scan costs nothing while there is room.
    */
   private boolean evictIdle() {
-    Connection oldest = null;
-    for (Connection c : connections) {
+    StreamConnection oldest = null;
+    for (StreamConnection c : connections.values()) {
       if (c.idle() && (oldest == null || c.lastActive - oldest.lastActive < 0)) {
         oldest = c;
       }
@@ -127,12 +308,11 @@ public final class StreamConnections {
     if (oldest == null || !oldest.evicting.compareAndSet(false, true)) {
       return false;
     }
-    metrics.dropped(ServerMetrics.TCP_IDLE_EVICTED);
-    oldest.close.shutdown();
+    oldest.close(ServerMetrics.TCP_IDLE_EVICTED);
     return true;
   }
 
-  private Flow<ByteString, ByteString, NotUsed> framed(InetSocketAddress client, Connection connection) {
+  private Flow<ByteString, ByteString, NotUsed> framed(InetSocketAddress client, StreamConnection connection) {
     // Bytes received and bytes framed into whole queries, to tell a client that stopped
     // mid-query (counted) from one that is merely idle (closed quietly).
     long[] received = {0};
@@ -141,7 +321,6 @@ public final class StreamConnections {
     int maxQueries = limits.maxQueries() == 0 ? Integer.MAX_VALUE : limits.maxQueries();
     String label = protocol.label();
     return Flow.<ByteString>create()
-        .via(connection.close.flow())
         .map(bytes -> {
           received[0] += bytes.size();
           return bytes;
@@ -151,8 +330,10 @@ public final class StreamConnections {
         // at a time stay forever. This one runs from one whole message to the next.
         .idleTimeout(limits.idleTimeout())
         .recoverWithRetries(1, TimeoutException.class, () -> {
-          if (received[0] > framed[0]) {
-            metrics.dropped(ServerMetrics.TCP_DEADLINE);
+          // Marked closed now: the first-query deadline, due later, must not count it again.
+          if (connection.closed.compareAndSet(false, true)) {
+            metrics.dropped(received[0] > framed[0] ? ServerMetrics.TCP_DEADLINE
+                : connection.asked ? ServerMetrics.TCP_IDLE_TIMEOUT : ServerMetrics.TCP_FIRST_QUERY_TIMEOUT);
           }
           // Stop reading; queries already received are still answered, then the connection closes.
           return Source.empty();
@@ -182,37 +363,10 @@ public final class StreamConnections {
         })
         .filter(Optional::isPresent)
         .map(reply -> {
-          byte[] wire = reply.get();
+          byte[] wire = untruncated(reply.get());
           metrics.answered(label, AnswerRenderer.rcode(wire));
           byte[] length = {(byte) (wire.length >>> 8), (byte) wire.length};
           return ByteString.fromArray(length).concat(ByteString.fromArray(wire));
         });
-  }
-
-  /** One open connection as eviction sees it. */
-  private static final class Connection {
-    final SharedKillSwitch close = KillSwitches.shared("dns-stream");
-    final AtomicBoolean evicting = new AtomicBoolean();
-    final AtomicInteger inFlight = new AtomicInteger();
-    /** When its last query arrived or was answered (or it was accepted), System.nanoTime(). */
-    volatile long lastActive;
-
-    Connection(long now) {
-      this.lastActive = now;
-    }
-
-    void asked() {
-      inFlight.incrementAndGet();
-      lastActive = System.nanoTime();
-    }
-
-    void answered() {
-      inFlight.decrementAndGet();
-      lastActive = System.nanoTime();
-    }
-
-    boolean idle() {
-      return inFlight.get() == 0 && !evicting.get();
-    }
   }
 }

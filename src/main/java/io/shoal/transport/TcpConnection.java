@@ -161,7 +161,7 @@ final class TcpConnection {
     if (closed || reply.isEmpty()) {
       return;
     }
-    byte[] wire = reply.get();
+    byte[] wire = StreamConnections.untruncated(reply.get());
     listener.metrics().answered("tcp", AnswerRenderer.rcode(wire));
     ByteBuffer framedReply = ByteBuffer.allocate(2 + wire.length);
     framedReply.putShort((short) wire.length).put(wire).flip();
@@ -213,21 +213,20 @@ final class TcpConnection {
   }
 
   /**
-   * Stops reading a connection whose next whole message did not arrive within the deadline (its
-   * queries already received are still answered), and closes one whose client has not taken a
-   * reply for as long.
+   * Stops reading a connection whose first query did not arrive within {@code firstQueryNanos}, or
+   * whose next whole message did not within {@code idleNanos} (its queries already received are
+   * still answered), and closes one whose client has not taken a reply for as long.
    */
-  void checkDeadline(long now, long deadlineNanos) {
+  void checkDeadline(long now, long firstQueryNanos, long idleNanos) {
     if (closed) {
       return;
     }
-    if (!stopped && !eof && now - lastMessage > deadlineNanos) {
-      if (received > framed) {
-        listener.metrics().dropped(ServerMetrics.TCP_DEADLINE);
-      }
+    if (!stopped && !eof && now - lastMessage > (queries == 0 ? firstQueryNanos : idleNanos)) {
+      listener.metrics().dropped(received > framed ? ServerMetrics.TCP_DEADLINE
+          : queries > 0 ? ServerMetrics.TCP_IDLE_TIMEOUT : ServerMetrics.TCP_FIRST_QUERY_TIMEOUT);
       stopped = true;
       settle();
-    } else if (!out.isEmpty() && now - lastWrite > deadlineNanos) {
+    } else if (!out.isEmpty() && now - lastWrite > idleNanos) {
       listener.metrics().dropped(ServerMetrics.TCP_DEADLINE);
       close();
     }

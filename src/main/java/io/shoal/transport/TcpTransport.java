@@ -53,6 +53,7 @@ public final class TcpTransport {
   private final TcpSettings limits;
   private final int cap;
   private final long idleNanos;
+  private final long firstQueryNanos;
   private final Ingress ingress;
   private final ServerMetrics metrics;
   private final FailureLog acceptFailures = new FailureLog(log, 10);
@@ -74,6 +75,7 @@ public final class TcpTransport {
     this.limits = limits;
     this.cap = cap;
     this.idleNanos = limits.idleTimeout().toNanos();
+    this.firstQueryNanos = Math.min(idleNanos, limits.firstQueryTimeout().toNanos());
     this.ingress = ingress;
     this.metrics = metrics;
     this.thread = new Thread(this::run, "shoal-tcp");
@@ -84,7 +86,7 @@ public final class TcpTransport {
   public static CompletionStage<TcpTransport> bind(
       ActorSystem<?> system, InetSocketAddress address, TcpSettings limits, Ingress ingress, ServerMetrics metrics) {
     long fileLimit = OpenFiles.limit();
-    int cap = limits.connectionCap(fileLimit);
+    int cap = limits.connectionCap(fileLimit, Runtime.getRuntime().maxMemory());
     ServerSocketChannel server = null;
     try {
       // Bound to an IPv4 address the listener is IPv4 only; the JVM's default socket is dual-stack
@@ -95,9 +97,10 @@ public final class TcpTransport {
       server.bind(address, limits.backlog());
       server.configureBlocking(false);
       TcpTransport tcp = new TcpTransport(server, Selector.open(), limits, cap, ingress, metrics);
-      log.info("TCP: at most {} connections open ({}; open-file limit {}), a query must arrive within {} ms, "
-              + "{} queries per connection, backlog {}",
+      log.info("TCP: at most {} connections open ({}; open-file limit {}, heap {} MB), a first query must arrive "
+              + "within {} ms, each query within {} ms, {} queries per connection, backlog {}",
           cap, limits.maxConnections() == TcpSettings.AUTO ? "auto" : "configured", fileLimit,
+          Runtime.getRuntime().maxMemory() >> 20, limits.firstQueryTimeout().toMillis(),
           limits.idleTimeout().toMillis(), limits.maxQueries() == 0 ? "unlimited" : limits.maxQueries(),
           limits.backlog());
       tcp.thread.start();
@@ -284,7 +287,7 @@ public final class TcpTransport {
       acceptKey.interestOps(SelectionKey.OP_ACCEPT);
     }
     for (TcpConnection c : new ArrayList<>(connections)) {
-      c.checkDeadline(now, idleNanos);
+      c.checkDeadline(now, firstQueryNanos, idleNanos);
     }
   }
 }

@@ -390,6 +390,29 @@ class ShoalConfigTest {
   }
 
   @Test
+  void streamListenersHaveSafeDeadlinesAndShareTheAutoCap(@TempDir Path dir) throws IOException {
+    Path cert = Files.writeString(dir.resolve("c.pem"), "");
+    Path key = Files.writeString(dir.resolve("k.pem"), "");
+    ShoalConfig c = ShoalConfig.from(config(""));
+    assertEquals(Duration.ofSeconds(5), c.tcp().handshakeTimeout());
+    assertEquals(Duration.ofSeconds(5), c.tcp().firstQueryTimeout());
+    long gib = 1L << 30;
+    assertEquals(1024, c.tcp().connectionCap(1 << 20, gib), "a quarter of a 1 GiB heap at 256 KiB a connection");
+    assertEquals(1024, c.tcp().connectionCap(4096, 64 * gib), "or of the file limit, the smaller");
+    ShoalConfig three = ShoalConfig.from(config(String.join("\n",
+        "shoal.listen.tls = \"127.0.0.1:8853\"", "shoal.listen.https = \"127.0.0.1:8443\"",
+        "shoal.tls.certificate = \"" + cert + "\"", "shoal.tls.private_key = \"" + key + "\"",
+        "shoal.listen.tls_handshake_timeout = 2s", "shoal.listen.tcp_first_query_timeout = 3s")));
+    assertEquals(3, three.tcp().streamListeners());
+    assertEquals(341, three.tcp().connectionCap(4096, 64 * gib), "TCP, DoT and DoH share the quarter");
+    assertEquals(Duration.ofSeconds(2), three.tcp().handshakeTimeout());
+    assertEquals(Duration.ofSeconds(3), three.tcp().firstQueryTimeout());
+    InvalidConfigException e = org.junit.jupiter.api.Assertions.assertThrows(InvalidConfigException.class,
+        () -> ShoalConfig.from(config("shoal.listen.tls_handshake_timeout = 0s")));
+    assertTrue(e.getMessage().contains("shoal.listen.tls_handshake_timeout"), e.getMessage());
+  }
+
+  @Test
   void udpReadersTakeSixteenDatagramsPerCallUnlessSetOtherwise() {
     assertEquals(16, ShoalConfig.from(config("")).udpBatch());
     assertEquals(Math.max(1, Runtime.getRuntime().availableProcessors() / 2), ShoalConfig.from(config("")).udpSockets(),

@@ -42,7 +42,7 @@ public class DnstapSpec extends JUnitSuite {
   @BeforeClass
   public static void start() throws Exception {
     auth = new TestAuthServer();
-    for (String n : List.of("file-udp", "file-tcp", "sock", "absent", "stuck", "early", "late")) {
+    for (String n : List.of("file-udp", "file-tcp", "sock", "absent", "stuck", "early", "late", "stalled")) {
       auth.addA(n + ".example.test.");
     }
   }
@@ -242,6 +242,43 @@ public class DnstapSpec extends JUnitSuite {
         node.close();
         assertTrue("the shutdown does not wait on the collector for long",
             System.nanoTime() - closing < TimeUnit.SECONDS.toNanos(15));
+      }
+    }
+  }
+
+  @Test
+  public void aCollectorThatStopsReadingAfterItsHandshakeIsLeftAndConnectedToAgain() throws Exception {
+    Path socket = Files.createTempDirectory("shoal-stalled").resolve("stalled.sock");
+    try (java.nio.channels.ServerSocketChannel collector =
+             java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      collector.bind(java.net.UnixDomainSocketAddress.of(socket));
+      TestNode node = TestNode.start(auth.hostPort(), "shoal.log.dnstap.socket = \"" + socket + "\"");
+      try (java.nio.channels.SocketChannel first = collector.accept()) {
+        // The handshake, done right; then not another byte read.
+        java.io.InputStream in = java.nio.channels.Channels.newInputStream(first);
+        assertEquals(FrameStreams.READY, FrameStreams.readControl(in).type());
+        first.write(java.nio.ByteBuffer.wrap(FrameStreams.control(FrameStreams.ACCEPT, FrameStreams.DNSTAP)));
+        Metrics metrics = node.metrics();
+        double dropped = metrics.value(DROPPED, "log=\"dnstap\"");
+        collector.configureBlocking(false);
+        java.nio.channels.SocketChannel second = null;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        // Hits until the writer's buffers and the socket's fill, the writer gives the collector up
+        // and connects again: at most 60 s and 40,000 queries.
+        for (int i = 0; i < 40_000 && second == null && System.nanoTime() < deadline; i++) {
+          byte[] a = DnsClient.udp(node.udp(), DnsClient.query(i & 0xFFFF, "stalled.example.test.", Type.A, null)
+              .toWire(), 3000);
+          assertNotNull("answered while the collector is stalled", a);
+          assertEquals(Rcode.NOERROR, new Message(a).getRcode());
+          if (i % 100 == 0) {
+            second = collector.accept();
+          }
+        }
+        assertNotNull("the writer left the stalled collector and connected again", second);
+        second.close();
+        assertTrue(metrics.await(v -> v > dropped, DROPPED, "log=\"dnstap\"") > dropped);
+      } finally {
+        node.close();
       }
     }
   }

@@ -29,12 +29,21 @@ import org.xbill.DNS.Type;
 public class TcpLimitsSpec extends JUnitSuite {
   private static TestAuthServer auth;
   private static TestNode node;
+  private static final int BIG_RECORDS = 300;
 
   @BeforeClass
   public static void start() throws Exception {
     auth = new TestAuthServer();
     auth.addA("ok.example.test.");
+    StringBuilder big = new StringBuilder("shoal.local.records = [");
+    // 300 TXT records of 250 bytes each: about 78 KB, more than a TCP message can carry.
+    for (int i = 0; i < BIG_RECORDS; i++) {
+      big.append(i == 0 ? "" : ", ").append("\"big.example.test. TXT ")
+          .append(String.format("%03d", i)).append("x".repeat(247)).append("\"");
+    }
+    big.append("]");
     node = TestNode.start(auth.hostPort(), String.join("\n",
+        big.toString(),
         "shoal.listen.tcp_idle_timeout = 4s",
         "shoal.listen.tcp_max_connections = 4",
         "shoal.listen.tcp_max_queries = 3",
@@ -96,6 +105,17 @@ public class TcpLimitsSpec extends JUnitSuite {
     }
     double after = metrics.await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"tcp_deadline\"");
     assertEquals(before + 1, after, 0.0);
+  }
+
+  @Test
+  public void anAnswerTooLargeForTcpIsServfailNotAnEmptyNoerror() throws Exception {
+    Message reply = DnsClient.tcp(node.tcp(), DnsClient.query(31, "big.example.test.", Type.TXT, null));
+    assertEquals(31, reply.getHeader().getID());
+    assertEquals(Rcode.SERVFAIL, reply.getRcode());
+    assertTrue("no TC over TCP", !reply.getHeader().getFlag(org.xbill.DNS.Flags.TC));
+    // A reply that fits is answered as usual.
+    assertEquals(Rcode.NOERROR, DnsClient.tcp(node.tcp(), DnsClient.query(32, "ok.example.test.", Type.A, null))
+        .getRcode());
   }
 
   @Test

@@ -20,9 +20,13 @@ import akka.http.javadsl.model.StatusCodes;
 import akka.http.javadsl.model.headers.CacheControl;
 import akka.http.javadsl.model.headers.CacheDirectives;
 import akka.http.scaladsl.model.EntityStreamSizeException;
+import io.shoal.config.TcpSettings;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.transport.OpenFiles;
+import io.shoal.transport.StreamConnection;
+import io.shoal.transport.StreamConnections;
 import io.shoal.transport.tls.CountedHandshakeEngine;
 import io.shoal.transport.tls.ServerCertificate;
 import io.shoal.wire.AnswerRenderer;
@@ -40,6 +44,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * DNS over HTTPS (RFC 8484) on akka-http, HTTP/1.1 and HTTP/2: {@code GET /dns-query?dns=} with the
@@ -58,29 +64,53 @@ public final class DohTransport {
   private static final ContentType.Binary DNS_MESSAGE =
       ContentTypes.create(MediaTypes.applicationBinary("dns-message", false));
 
-  private final ServerBinding binding;
+  private static final Logger log = LoggerFactory.getLogger(DohTransport.class);
 
-  private DohTransport(ServerBinding binding) {
+  private final ServerBinding binding;
+  private final DohSockets sockets;
+
+  private DohTransport(ServerBinding binding, DohSockets sockets) {
     this.binding = binding;
+    this.sockets = sockets;
   }
 
   /**
    * Binds {@code address}, over TLS with {@code certificate}'s current context for each new
-   * connection, or over plain HTTP when {@code certificate} is null.
+   * connection, or over plain HTTP when {@code certificate} is null. Its connections follow
+   * {@code limits} as TCP's and DoT's do (a cap of their own, the handshake, first-request and
+   * idle deadlines), through {@link DohConnectionHook}, which the actor system must have as
+   * {@code akka.http.http2-telemetry-class}.
    */
   public static CompletionStage<DohTransport> bind(
-      ActorSystem<?> system, InetSocketAddress address, ServerCertificate certificate, Ingress ingress,
-      ServerMetrics metrics) {
-    Handler handler = new Handler(system, ingress, metrics);
+      ActorSystem<?> system, InetSocketAddress address, ServerCertificate certificate, TcpSettings limits,
+      Ingress ingress, ServerMetrics metrics) {
+    int cap = limits.connectionCap(OpenFiles.limit(), Runtime.getRuntime().maxMemory());
+    StreamConnections connections = StreamConnections.forRequests(system, Protocol.DOH, limits, cap, ingress, metrics);
+    DohSockets sockets = DohSockets.ID.get(system.classicSystem());
+    boolean tls = certificate != null;
+    if (address.getPort() != 0) {
+      sockets.register(address.getPort(), connections, tls);
+    }
+    log.info("DoH: at most {} connections open, a handshake must finish within {} ms, a first request arrive "
+        + "within {} ms, idle connections close after {} ms", cap, limits.handshakeTimeout().toMillis(),
+        limits.firstQueryTimeout().toMillis(), limits.idleTimeout().toMillis());
+    Handler handler = new Handler(system, ingress, metrics, connections);
     ServerBuilder server = Http.get(system).newServerAt(address.getHostString(), address.getPort())
+        // The cap is shoal's (over it a socket is closed at once); akka-http's own must not stop
+        // accepting first.
         .adaptSettings(s -> s.withRemoteAddressAttribute(true)
+            .withMaxConnections(Math.max(s.getMaxConnections(), 2 * cap))
             .withPreviewServerSettings(s.getPreviewServerSettings().withEnableHttp2(true)));
-    if (certificate != null) {
+    if (tls) {
       // akka-http takes one engine supplier for every connection: each engine counts its own failed handshake
       server = server.enableHttps(ConnectionContext.httpsServer(() -> new CountedHandshakeEngine(
-          certificate.serverEngine(null), () -> metrics.dropped(ServerMetrics.TLS_HANDSHAKE))));
+          certificate.serverEngine(null), () -> metrics.dropped(ServerMetrics.TLS_HANDSHAKE),
+          () -> metrics.dropped(ServerMetrics.TLS_RENEGOTIATION))));
     }
-    return server.bind(handler::handle).thenApply(DohTransport::new);
+    return server.bind(handler::handle).thenApply(binding -> {
+      sockets.register(binding.localAddress().getPort(), connections, tls);
+      return new DohTransport(binding, sockets);
+    });
   }
 
   public InetSocketAddress localAddress() {
@@ -89,7 +119,10 @@ public final class DohTransport {
 
   /** Stops accepting connections; requests in flight are answered. */
   public CompletionStage<Done> unbind() {
-    return binding.unbind().thenApply(x -> Done.getInstance());
+    return binding.unbind().thenApply(x -> {
+      sockets.unregister(binding.localAddress().getPort());
+      return Done.getInstance();
+    });
   }
 
   /** A POST body as it arrives: its first MAX_BODY bytes and how many came in all. */
@@ -111,14 +144,26 @@ public final class DohTransport {
     private final ActorSystem<?> system;
     private final Ingress ingress;
     private final ServerMetrics metrics;
+    private final StreamConnections connections;
 
-    Handler(ActorSystem<?> system, Ingress ingress, ServerMetrics metrics) {
+    Handler(ActorSystem<?> system, Ingress ingress, ServerMetrics metrics, StreamConnections connections) {
       this.system = system;
       this.ingress = ingress;
       this.metrics = metrics;
+      this.connections = connections;
     }
 
+    /** One request, seen by its connection's deadlines: in flight, the connection is not idle. */
     CompletionStage<HttpResponse> handle(HttpRequest request) {
+      StreamConnection connection = connections.connection(client(request));
+      if (connection == null) {
+        return serve(request);
+      }
+      connection.asked();
+      return serve(request).whenComplete((response, failure) -> connection.answered());
+    }
+
+    private CompletionStage<HttpResponse> serve(HttpRequest request) {
       if (!request.getUri().path().equals(PATH)) {
         return refuse(request, StatusCodes.NOT_FOUND, "DNS queries go to " + PATH);
       }
@@ -178,7 +223,7 @@ public final class DohTransport {
           // Dropped by the front door (malformed, a response, or denied): it is counted there.
           return error(StatusCodes.BAD_REQUEST, "not a DNS query");
         }
-        byte[] wire = reply.get();
+        byte[] wire = StreamConnections.untruncated(reply.get());
         metrics.answered(Protocol.DOH.label(), AnswerRenderer.rcode(wire));
         return HttpResponse.create()
             .withEntity(HttpEntities.create(DNS_MESSAGE, wire))

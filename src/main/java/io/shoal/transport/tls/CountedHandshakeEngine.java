@@ -17,20 +17,24 @@ import javax.net.ssl.SSLSession;
  * arrives), bytes that are not TLS, no common version or cipher, or a peer that leaves half-way
  * through the handshake. A connection that closes before sending anything (a TCP health check)
  * never gets that far and is not counted; nor is one that leaves after its handshake.
- * Everything else is the wrapped engine's.
+ * It also refuses a client's TLS 1.2 renegotiation (a fresh handshake on an open connection costs
+ * the server a key exchange each time the client asks): the connection is closed instead, and
+ * {@code onRenegotiation} told. Everything else is the wrapped engine's.
  */
 public final class CountedHandshakeEngine extends SSLEngine {
   private final SSLEngine engine;
   private final Runnable onFailure;
+  private final Runnable onRenegotiation;
   // Used by one connection's stage at a time, which orders the accesses.
   private boolean received;
   private boolean finished;
   private boolean counted;
 
-  public CountedHandshakeEngine(SSLEngine engine, Runnable onFailure) {
+  public CountedHandshakeEngine(SSLEngine engine, Runnable onFailure, Runnable onRenegotiation) {
     super(engine.getPeerHost(), engine.getPeerPort());
     this.engine = engine;
     this.onFailure = onFailure;
+    this.onRenegotiation = onRenegotiation;
   }
 
   private SSLEngineResult seen(SSLEngineResult r) {
@@ -60,11 +64,29 @@ public final class CountedHandshakeEngine extends SSLEngine {
   @Override
   public SSLEngineResult unwrap(ByteBuffer src, ByteBuffer[] dsts, int offset, int length) throws SSLException {
     received |= src.hasRemaining();
+    SSLEngineResult r;
     try {
-      return seen(engine.unwrap(src, dsts, offset, length));
+      r = seen(engine.unwrap(src, dsts, offset, length));
     } catch (SSLException e) {
       throw failed(e);
     }
+    if (finished && renegotiating(r)) {
+      onRenegotiation.run();
+      throw new SSLException("client-initiated renegotiation refused");
+    }
+    return r;
+  }
+
+  /**
+   * After the handshake, only a client's new ClientHello sets a TLS 1.2 engine handshaking again
+   * (the server never asks); TLS 1.3 has no renegotiation, and its post-handshake messages (key
+   * updates, tickets) are left alone.
+   */
+  private boolean renegotiating(SSLEngineResult r) {
+    SSLEngineResult.HandshakeStatus status = r.getHandshakeStatus();
+    return status != SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING
+        && status != SSLEngineResult.HandshakeStatus.FINISHED
+        && "TLSv1.2".equals(engine.getSession().getProtocol());
   }
 
   @Override

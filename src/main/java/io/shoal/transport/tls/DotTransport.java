@@ -18,6 +18,7 @@ import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.transport.OpenFiles;
+import io.shoal.transport.StreamConnection;
 import io.shoal.transport.StreamConnections;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletionStage;
@@ -44,14 +45,12 @@ public final class DotTransport {
   /** Binds {@code address}; the stage fails with the bind error (e.g. address in use). */
   public static CompletionStage<DotTransport> bind(ActorSystem<?> system, InetSocketAddress address, TcpSettings limits,
       ServerCertificate certificate, Ingress ingress, ServerMetrics metrics) {
-    int cap = limits.connectionCap(OpenFiles.limit());
-    log.info("DoT: at most {} connections open, the tcp_* limits otherwise", cap);
-    StreamConnections connections = new StreamConnections(Protocol.DOT, limits, cap, ingress, metrics);
-    return StreamConnections.listen(system, address, limits.backlog(), client -> {
-          Flow<ByteString, ByteString, NotUsed> plain = connections.accept(client);
-          // A client turned away at accept costs no handshake, and is not a failed one.
-          return plain == StreamConnections.CLOSE ? plain : encrypted(plain, certificate, metrics);
-        })
+    int cap = limits.connectionCap(OpenFiles.limit(), Runtime.getRuntime().maxMemory());
+    log.info("DoT: at most {} connections open, a handshake must finish within {} ms, the tcp_* limits otherwise",
+        cap, limits.handshakeTimeout().toMillis());
+    StreamConnections connections = new StreamConnections(system, Protocol.DOT, limits, cap, ingress, metrics);
+    return StreamConnections.listen(system, address, limits.backlog(),
+            client -> connections.accept(client, (connection, plain) -> encrypted(connection, plain, certificate, metrics)))
         .thenApply(DotTransport::new);
   }
 
@@ -60,9 +59,10 @@ public final class DotTransport {
    * together here for each connection (Tcp.bindWithTls would do the same with one engine supplier
    * for all) so that the connection knows whether its own handshake finished: one that received
    * bytes and ended before it did is counted as a failed handshake; a client that connects and
-   * leaves without a word (a TCP health check) is not.
+   * leaves without a word (a TCP health check) is not, nor one closed by the handshake deadline
+   * (counted as such). The finished handshake starts the connection's first-query deadline.
    */
-  private static Flow<ByteString, ByteString, NotUsed> encrypted(
+  private static Flow<ByteString, ByteString, NotUsed> encrypted(StreamConnection connection,
       Flow<ByteString, ByteString, NotUsed> plain, ServerCertificate certificate, ServerMetrics metrics) {
     AtomicBoolean handshook = new AtomicBoolean();
     AtomicBoolean received = new AtomicBoolean();
@@ -72,7 +72,13 @@ public final class DotTransport {
             .filter(in -> in instanceof SessionBytes)
             .map(in -> ((SessionBytes) in).bytes()));
     BidiFlow<ByteString, ByteString, ByteString, ByteString, NotUsed> tls = bytes.atop(
-        TLS.create(() -> certificate.serverEngine(ALPN), session -> handshook.set(true), TLSClosing.eagerClose()));
+        TLS.create(() -> new CountedHandshakeEngine(certificate.serverEngine(ALPN), () -> { },
+                () -> metrics.dropped(ServerMetrics.TLS_RENEGOTIATION)),
+            session -> {
+              handshook.set(true);
+              connection.handshook();
+            },
+            TLSClosing.eagerClose()));
     return Flow.<ByteString>create()
         .map(b -> {
           received.lazySet(true);
@@ -81,7 +87,7 @@ public final class DotTransport {
         .via(tls.reversed().join(plain))
         .watchTermination((mat, done) -> {
           done.whenComplete((d, failure) -> {
-            if (received.get() && !handshook.get()) {
+            if (received.get() && !handshook.get() && !connection.closing()) {
               metrics.dropped(ServerMetrics.TLS_HANDSHAKE);
             }
           });
