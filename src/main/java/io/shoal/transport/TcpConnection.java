@@ -26,6 +26,12 @@ final class TcpConnection {
   /** A DNS header: any message shorter is not a query. */
   private static final int SHORTEST_MESSAGE = 12;
   private static final int FIRST_BUFFER = 512;
+  /**
+   * How long a connection that stopped taking queries keeps reading (and dropping) what the client
+   * still sends after the server's FIN, so the close does not become a reset that could throw
+   * away answers the client has not read yet.
+   */
+  private static final long LINGER_NANOS = 1_000_000_000L;
 
   private final TcpTransport listener;
   private final SocketChannel channel;
@@ -50,6 +56,8 @@ final class TcpConnection {
   /** No more queries are taken: deadline, query cap or a framing error. */
   private boolean stopped;
   private boolean closed;
+  /** When the server's side was shut (FIN sent) while the client may still be sending; 0: not. */
+  private long lingeringSince;
 
   TcpConnection(TcpTransport listener, SocketChannel channel, InetSocketAddress client, long now) {
     this.listener = listener;
@@ -76,6 +84,13 @@ final class TcpConnection {
 
   void ready(SelectionKey k) {
     try {
+      if (lingeringSince != 0) {
+        in.clear();
+        if (channel.read(in) < 0) {
+          close();
+        }
+        return;
+      }
       if (k.isReadable()) {
         read();
       }
@@ -187,7 +202,7 @@ final class TcpConnection {
    * what the selector should watch, and closes a connection with nothing left to do.
    */
   private void settle() {
-    if (closed) {
+    if (closed || lingeringSince != 0) {
       return;
     }
     try {
@@ -202,7 +217,7 @@ final class TcpConnection {
     if ((stopped || eof) && inFlight == 0 && out.isEmpty()) {
       // With the pipeline empty every whole message left has been taken: what remains, if
       // anything, was cut short by the client.
-      close();
+      finish();
       return;
     }
     int ops = (!stopped && !eof && inFlight + out.size() < PIPELINE ? SelectionKey.OP_READ : 0)
@@ -221,6 +236,12 @@ final class TcpConnection {
     if (closed) {
       return;
     }
+    if (lingeringSince != 0) {
+      if (now - lingeringSince > LINGER_NANOS) {
+        close();
+      }
+      return;
+    }
     if (!stopped && !eof && now - lastMessage > (queries == 0 ? firstQueryNanos : idleNanos)) {
       listener.metrics().dropped(received > framed ? ServerMetrics.TCP_DEADLINE
           : queries > 0 ? ServerMetrics.TCP_IDLE_TIMEOUT : ServerMetrics.TCP_FIRST_QUERY_TIMEOUT);
@@ -229,6 +250,24 @@ final class TcpConnection {
     } else if (!out.isEmpty() && now - lastWrite > idleNanos) {
       listener.metrics().dropped(ServerMetrics.TCP_DEADLINE);
       close();
+    }
+  }
+
+  /** Closes a connection that said all it had to: at once after the client's FIN, else lingering. */
+  private void finish() {
+    if (eof) {
+      close();
+      return;
+    }
+    try {
+      channel.shutdownOutput();
+    } catch (IOException e) {
+      close();
+      return;
+    }
+    lingeringSince = System.nanoTime();
+    if (key.isValid()) {
+      key.interestOps(SelectionKey.OP_READ);
     }
   }
 
