@@ -7,6 +7,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.admin.AdminEndpoint;
+import io.shoal.admin.AdminToken;
 import io.shoal.admin.CacheTransfer;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cluster.ClusterNode;
@@ -16,6 +17,7 @@ import io.shoal.config.ClusterSettings;
 import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.cache.CacheSettings;
 import io.shoal.config.ConfigSource;
+import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ShoalConfig;
 import io.shoal.loop.LoopDetector;
 import io.shoal.loop.SelfUpstreamCheck;
@@ -33,6 +35,7 @@ import io.shoal.upstream.DescriptorBudget;
 import io.shoal.upstream.UpstreamSelector;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -116,10 +119,31 @@ public final class ShoalServer {
     ServerMetrics metrics = node == null ? new ServerMetrics() : new ServerMetrics(node);
     LoopDetector loops = new LoopDetector(config, node);
     // Local data and the response policy are read before any socket binds: a bad file exits 2.
-    LocalData local = LocalData.load(config.local());
-    ResponsePolicy responsePolicy = ResponsePolicy.load(config.policy(), new PolicyMetrics(node));
+    LocalData local;
+    ResponsePolicy responsePolicy;
+    try {
+      local = LocalData.load(config.local());
+      responsePolicy = ResponsePolicy.load(config.policy(), new PolicyMetrics(node));
+    } catch (InvalidConfigException e) {
+      throw e;
+    } catch (RuntimeException | OutOfMemoryError | StackOverflowError e) {
+      // One line and exit 2, never a stack trace or a main thread gone with the JVM left running.
+      throw new InvalidConfigException("shoal.local, shoal.policy", ConfigReload.reason(e));
+    }
     // A certificate that cannot be used is a configuration error: found before any socket is bound.
     EncryptedListeners encrypted = EncryptedListeners.load(config.tls());
+    // The admin token file is written before any DNS socket binds, so a client that sees the node
+    // answer finds the token to manage it (with admin port 0 the file is named for the port bound
+    // later, and written then).
+    AdminToken adminToken = AdminToken.fresh();
+    if (config.admin().enabled() && config.admin().port() != 0) {
+      Path tokenFile = config.admin().tokenFileFor(config.admin().port());
+      try {
+        adminToken.writeTo(tokenFile);
+      } catch (IOException e) {
+        throw new StartupException("shoal.admin.token_file: cannot write " + tokenFile + ": " + e.getMessage());
+      }
+    }
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
@@ -180,7 +204,7 @@ public final class ShoalServer {
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
         step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();
-        admin = startAdmin(system, config, resolver, clusterNode, clock, reload);
+        admin = startAdmin(system, config, resolver, clusterNode, clock, reload, adminToken);
       }
       step = "serve metrics on " + config.metricsHost() + ":" + config.metricsPort();
       PrometheusEndpoint.serve();
@@ -255,7 +279,7 @@ public final class ShoalServer {
    */
   private static InetSocketAddress startAdmin(
       ActorSystem<Void> system, ShoalConfig config, Resolver resolver, ClusterNode clusterNode, LongSupplier clock,
-      ConfigReload reload) throws Exception {
+      ConfigReload reload, AdminToken token) throws Exception {
     // Dumps cover the configured caches: in a cluster this node's share, not its near copies of others'.
     List<AnswerCache> own = resolver.caches().stream().filter(c -> config.caches().containsKey(c.name())).toList();
     CacheTransfer transfer = new CacheTransfer(own, () -> resolver.ingress().plan().profiles(), clock);
@@ -268,7 +292,7 @@ public final class ShoalServer {
           ? CompletableFuture.completedFuture(null)
           : clusterNode.recordFlush(name, qtype);
       return removed.thenCombine(everyNode, (n, all) -> new AdminEndpoint.Flushed(n, clusterNode != null, all));
-    }, transfer, () -> reload.reload("shoal reload")).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
+    }, transfer, () -> reload.reload("shoal reload"), token).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
   public InetSocketAddress udpAddress() {
