@@ -87,7 +87,7 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
     ZoneFile.Sink sink = (r, in, line) -> {
       if (r.getType() != Type.DS && r.getType() != Type.DNSKEY) {
         throw new InvalidConfigException(key, source + " line " + line + ": a " + Type.string(r.getType())
-            + " record; a trust anchor is a DS or DNSKEY record");
+            + " record, not a DS or DNSKEY record (the two a trust anchor can be)");
       }
       records.add(r);
     };

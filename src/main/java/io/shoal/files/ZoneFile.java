@@ -133,14 +133,9 @@ public final class ZoneFile {
     } catch (InvalidConfigException e) {
       throw e;
     } catch (IOException | RuntimeException e) {
-      int line = in.line();
-      String m = e.getMessage() == null ? "" : e.getMessage();
-      Matcher at = TOKENIZER_LINE.matcher(m);
-      if (at.matches()) {
-        line = Integer.parseInt(at.group(1));
-        m = at.group(2);
-      }
-      throw error(label, line, includedFrom, describe(e, m));
+      // The line of the last byte the parser took: the parser's own count is one past when it
+      // failed on reading a line's end (a record cut short).
+      throw error(label, in.line(), includedFrom, describe(e));
     }
   }
 
