@@ -21,6 +21,7 @@ import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ShoalConfig;
 import io.shoal.loop.LoopDetector;
 import io.shoal.loop.SelfUpstreamCheck;
+import io.shoal.ingress.QueryPlan;
 import io.shoal.local.LocalData;
 import io.shoal.metrics.PolicyMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
@@ -247,7 +248,12 @@ public final class ShoalServer {
       ShoalConfig next, Resolver resolver, UdpTransport udp, ServerMetrics metrics, EncryptedListeners encrypted) {
     QueryPlans plans = resolver.plans();
     ShoalConfig before = plans.current().config();
-    if (!next.equals(before)) {
+    // A file changed since it was read, or refused when its watcher read it: read again now, so
+    // the reload says whether it loads.
+    QueryPlan plan = plans.current().plan();
+    boolean filesToRead = (plan.local() != null && plan.local().needsReading())
+        || (plan.policy() != null && plan.policy().needsReading());
+    if (!next.equals(before) || filesToRead) {
       QueryPlans.Built built = plans.build(next);
       resolver.ingress().replan(built.plan());
       plans.activate(built);
