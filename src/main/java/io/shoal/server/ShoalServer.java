@@ -137,12 +137,20 @@ public final class ShoalServer {
     // answer finds the token to manage it (with admin port 0 the file is named for the port bound
     // later, and written then).
     AdminToken adminToken = AdminToken.fresh();
+    Path earlyToken = null;
     if (config.admin().enabled() && config.admin().port() != 0) {
-      Path tokenFile = config.admin().tokenFileFor(config.admin().port());
-      try {
-        adminToken.writeTo(tokenFile);
+      // A node already on this admin port keeps its token file: this one would not start anyway.
+      try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+        probe.bind(new InetSocketAddress(config.admin().host(), config.admin().port()));
       } catch (IOException e) {
-        throw new StartupException("shoal.admin.token_file: cannot write " + tokenFile + ": " + e.getMessage());
+        throw new StartupException("cannot listen on admin HTTP " + config.admin().host() + ":" + config.admin().port()
+            + ": " + e.getMessage());
+      }
+      earlyToken = config.admin().tokenFileFor(config.admin().port());
+      try {
+        adminToken.writeTo(earlyToken);
+      } catch (IOException e) {
+        throw new StartupException("shoal.admin.token_file: cannot write " + earlyToken + ": " + e.getMessage());
       }
     }
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
@@ -152,6 +160,7 @@ public final class ShoalServer {
       udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), config.udpBatch(), metrics,
           new ResponseRateLimiter(config.rateLimit(), metrics));
     } catch (IOException e) {
+      forget(earlyToken);
       throw new StartupException("cannot listen on UDP " + config.udpListen() + ": " + e.getMessage());
     }
     UpstreamSelector upstreamSockets;
@@ -159,6 +168,7 @@ public final class ShoalServer {
       upstreamSockets = new UpstreamSelector(DescriptorBudget.upstreamSockets(config), metrics);
     } catch (IOException e) {
       udp.close();
+      forget(earlyToken);
       throw new StartupException("cannot open the upstream selector: " + e.getMessage());
     }
     CompletableFuture<Resolver> wired = new CompletableFuture<>();
@@ -230,11 +240,23 @@ public final class ShoalServer {
       }
       system.terminate();
       upstreamSockets.close();
+      forget(earlyToken);
       Throwable cause = e.getCause() != null ? e.getCause() : e;
       if (cause instanceof StartupException se) {
         throw se;
       }
       throw new StartupException("cannot " + step + ": " + cause.getMessage());
+    }
+  }
+
+  /** Removes the token file of a node that did not start, so no file names a token nothing accepts. */
+  private static void forget(Path tokenFile) {
+    if (tokenFile != null) {
+      try {
+        java.nio.file.Files.deleteIfExists(tokenFile);
+      } catch (IOException e) {
+        log.warn("cannot remove {}: {}", tokenFile, e.getMessage());
+      }
     }
   }
 
