@@ -1,13 +1,13 @@
 package io.shoal.policy;
 
 import io.shoal.config.InvalidConfigException;
-import io.shoal.metrics.PolicyMetrics;
 import io.shoal.files.FileLimits;
 import io.shoal.files.ZoneFile;
+import io.shoal.metrics.PolicyMetrics;
 import java.io.ByteArrayOutputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -52,7 +52,8 @@ final class RpzFile {
    */
   static Map<Trigger, Rule> read(Path file, PolicyMetrics metrics, FileLimits limits) {
     Map<Trigger, List<Record>> byTrigger = new LinkedHashMap<>();
-    Map<Record, Integer> lines = new HashMap<>();
+    // The line of each CNAME, for the one message that needs it (a CNAME beside other records).
+    Map<Record, Integer> lines = new IdentityHashMap<>();
     Name[] apex = new Name[1];
     ZoneFile.read(KEY, file, null, -1, limits, (r, in, line) -> {
       // Messages name the line and never quote it: only the record's type, which the parser checked.
@@ -87,7 +88,9 @@ final class RpzFile {
         throw new InvalidConfigException(KEY, where + "a trigger name longer than 255 bytes");
       }
       byTrigger.computeIfAbsent(new Trigger(name, wildcard), t -> new ArrayList<>()).add(r);
-      lines.put(r, line);
+      if (r instanceof CNAMERecord) {
+        lines.put(r, line);
+      }
     });
     if (apex[0] == null) {
       throw new InvalidConfigException(KEY, file + ": no records (an RPZ file starts with its SOA)");
