@@ -95,7 +95,16 @@ public final class AdminEndpoint extends AllDirectives {
   public static CompletionStage<ServerBinding> start(
       ActorSystem<?> system, AdminSettings settings, Flusher flusher, CacheTransfer transfer,
       Supplier<ConfigReload.Outcome> reload) {
-    AdminToken token = AdminToken.fresh();
+    return start(system, settings, flusher, transfer, reload, AdminToken.fresh());
+  }
+
+  /**
+   * {@link #start(ActorSystem, AdminSettings, Flusher, CacheTransfer, Supplier)} with a token the
+   * node made (and, for a fixed port, wrote) before it bound its DNS sockets.
+   */
+  public static CompletionStage<ServerBinding> start(
+      ActorSystem<?> system, AdminSettings settings, Flusher flusher, CacheTransfer transfer,
+      Supplier<ConfigReload.Outcome> reload, AdminToken token) {
     Executor blocking = system.dispatchers().lookup(DispatcherSelector.blocking());
     return Http.get(system).newServerAt(settings.host(), settings.port())
         .bind(new AdminEndpoint(flusher, transfer, reload, token, blocking).routes())

@@ -6,6 +6,7 @@ import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.config.ConfigSource;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ShoalConfig;
+import io.shoal.reload.ConfigReload;
 import io.shoal.server.ShoalServer;
 import io.shoal.server.StartupException;
 import java.util.concurrent.Callable;
@@ -74,6 +75,11 @@ public final class ServeCommand implements Callable<Integer> {
       return 2;
     } catch (StartupException e) {
       System.err.println("shoal: " + e.getMessage());
+      return 1;
+    } catch (RuntimeException | Error e) {
+      // One line and an exit, never a main thread gone and a JVM left running that neither serves
+      // nor stops (the actor system's threads keep it alive).
+      System.err.println("shoal: cannot start: " + ConfigReload.reason(e));
       return 1;
     }
     running.set(server);

@@ -1,16 +1,15 @@
 package io.shoal.config;
 
+import io.shoal.files.FileLimits;
+import io.shoal.files.ZoneFile;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import org.xbill.DNS.Master;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.Record;
-import org.xbill.DNS.TextParseException;
 import org.xbill.DNS.Type;
 
 /**
@@ -45,7 +44,7 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
    * {@code shoal.dnssec}: the mode, and the trust anchors read and parsed here, so a missing or
    * unreadable anchor file stops the start naming the key and the file.
    */
-  static DnssecSettings from(Section d) {
+  static DnssecSettings from(Section d, FileLimits limits) {
     d.allowOnly("validation", "trust_anchors", "negative_trust_anchors", "aggressive_nsec");
     DnssecSettings.Mode mode = d.choice("validation", DnssecSettings.Mode.class, DnssecSettings.Mode::configName);
     List<Name> ntas = new ArrayList<>();
@@ -57,41 +56,45 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
     if (mode == DnssecSettings.Mode.OFF) {
       return DnssecSettings.OFF;
     }
+    String key = d.key("trust_anchors");
     List<Record> anchors = new ArrayList<>();
     if (files.isEmpty()) {
+      byte[] shipped;
       try (InputStream in = DnssecSettings.class.getResourceAsStream("/dnssec/root.key")) {
-        anchors.addAll(anchorRecords(in, "the root anchor in the jar", d.key("trust_anchors")));
+        if (in == null) {
+          throw new InvalidConfigException(key, "the root anchor in the jar is missing");
+        }
+        shipped = in.readAllBytes();
       } catch (IOException e) {
-        throw new InvalidConfigException(d.key("trust_anchors"), "cannot read the root anchor in the jar: " + e);
+        throw new InvalidConfigException(key, "cannot read the root anchor in the jar: " + e);
       }
+      anchors.addAll(anchorRecords(key, "the root anchor in the jar", null, shipped, limits));
     }
     for (String file : files) {
-      try (InputStream in = Files.newInputStream(Path.of(file))) {
-        anchors.addAll(anchorRecords(in, file, d.key("trust_anchors")));
-      } catch (IOException e) {
-        throw new InvalidConfigException(d.key("trust_anchors"), "cannot read " + file + ": " + e);
-      }
+      anchors.addAll(anchorRecords(key, file, Path.of(file), null, limits));
     }
     // Denials are only synthesized from proofs validated as secure, and permissive mode serves
     // what failed validation too: it keeps no proofs.
     return new DnssecSettings(mode, List.copyOf(anchors), List.copyOf(ntas), aggressive && mode == Mode.ON);
   }
 
-  /** The DS and DNSKEY records of one anchor file (zone-file syntax); at least one. */
-  private static List<Record> anchorRecords(InputStream in, String source, String key) throws IOException {
-    if (in == null) {
-      throw new InvalidConfigException(key, source + " is missing");
-    }
+  /**
+   * The DS and DNSKEY records of one anchor file (zone-file syntax, read within {@code limits});
+   * at least one. Errors name the file and line, never quote it.
+   */
+  private static List<Record> anchorRecords(String key, String source, Path file, byte[] text, FileLimits limits) {
     List<Record> records = new ArrayList<>();
-    try (Master master = new Master(in, Name.root, 3600)) {
-      for (Record r = master.nextRecord(); r != null; r = master.nextRecord()) {
-        if (r.getType() != Type.DS && r.getType() != Type.DNSKEY) {
-          throw new InvalidConfigException(key, source + ": " + r + " is not a DS or DNSKEY record");
-        }
-        records.add(r);
+    ZoneFile.Sink sink = (r, in, line) -> {
+      if (r.getType() != Type.DS && r.getType() != Type.DNSKEY) {
+        throw new InvalidConfigException(key, source + " line " + line + ": a " + Type.string(r.getType())
+            + " record, not a DS or DNSKEY record (the two a trust anchor can be)");
       }
-    } catch (TextParseException e) {
-      throw new InvalidConfigException(key, "cannot parse " + source + ": " + e.getMessage());
+      records.add(r);
+    };
+    if (file != null) {
+      ZoneFile.read(key, file, Name.root, 3600, limits, sink);
+    } else {
+      ZoneFile.read(key, source, text, Name.root, 3600, limits, sink);
     }
     if (records.isEmpty()) {
       throw new InvalidConfigException(key, source + " holds no DS or DNSKEY record");

@@ -5,6 +5,7 @@ import io.shoal.cache.CacheSettings;
 import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.LmdbSettings;
 import io.shoal.cache.lmdb.SyncMode;
+import io.shoal.files.FileLimits;
 import io.shoal.ingress.FillMode;
 import io.shoal.local.LocalSettings;
 import io.shoal.policy.PolicySettings;
@@ -88,7 +89,8 @@ public record ShoalConfig(
     // lmdb-dispatcher is Akka dispatcher config, read by Akka itself, not by this class.
     shoal.allowOnly("listen", "ingress", "upstreams", "caches", "profiles", "metrics", "shutdown", "cluster", "admin",
         "access_control", "rate_limit", "chaos", "serve_stale", "prefetch", "dnssec", "lmdb-dispatcher",
-        "local", "policy", "tls", "log", "reload", "miss_budget");
+        "local", "policy", "tls", "log", "reload", "miss_budget", "files");
+    FileLimits fileLimits = fileLimits(shoal.section("files"));
 
     Section listen = shoal.section("listen");
     listen.allowOnly("udp", "tcp", "udp_sockets", "udp_batch", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
@@ -234,9 +236,9 @@ public record ShoalConfig(
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         ClusterSettings.from(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit,
         MissBudgetSettings.from(shoal.section("miss_budget")), replies,
-        serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, local(shoal.section("local")),
-        policy(shoal.section("policy")), TlsSettings.from(listen, shoal.section("tls")),
-        DnssecSettings.from(shoal.section("dnssec")), QueryLogSettings.from(shoal.section("log")),
+        serveStale.enabled() ? serveStale : ServeStaleSettings.OFF, prefetch, local(shoal.section("local"), fileLimits),
+        policy(shoal.section("policy"), fileLimits), TlsSettings.from(listen, shoal.section("tls")),
+        DnssecSettings.from(shoal.section("dnssec"), fileLimits), QueryLogSettings.from(shoal.section("log")),
         reloadWatch(shoal.section("reload")));
   }
 
@@ -246,17 +248,28 @@ public record ShoalConfig(
     return s.bool("watch");
   }
 
-  /** {@code shoal.local} and {@code shoal.policy}: lines checked here, files read when the node starts. */
-  private static LocalSettings local(Section s) {
-    s.allowOnly("records", "hosts_files", "zones");
-    return new LocalSettings(listed(s, "records", LocalSettings::records),
-        s.strings("hosts_files").stream().map(Path::of).toList(), listed(s, "zones", LocalSettings::zones));
+  /**
+   * {@code shoal.files}: the bounds every file shoal reads is held to (RPZ, trust anchors, hosts
+   * files, domain lists), so a runaway file is refused with a message, never an OutOfMemoryError.
+   */
+  private static FileLimits fileLimits(Section s) {
+    s.allowOnly("max_bytes", "max_entries", "max_include_depth", "max_generate");
+    return new FileLimits(s.bytes("max_bytes", 1, Integer.MAX_VALUE - 8),
+        s.integer("max_entries", 1, 1_000_000_000), (int) s.integer("max_include_depth", 0, 16),
+        s.integer("max_generate", 1, 100_000_000));
   }
 
-  private static PolicySettings policy(Section s) {
+  /** {@code shoal.local} and {@code shoal.policy}: lines checked here, files read when the node starts. */
+  private static LocalSettings local(Section s, FileLimits limits) {
+    s.allowOnly("records", "hosts_files", "zones");
+    return new LocalSettings(listed(s, "records", LocalSettings::records),
+        s.strings("hosts_files").stream().map(Path::of).toList(), listed(s, "zones", LocalSettings::zones), limits);
+  }
+
+  private static PolicySettings policy(Section s, FileLimits limits) {
     s.allowOnly("rpz_files", "domain_lists");
     return new PolicySettings(s.strings("rpz_files").stream().map(Path::of).toList(),
-        listed(s, "domain_lists", PolicySettings::domainLists));
+        listed(s, "domain_lists", PolicySettings::domainLists), limits);
   }
 
   private static <T> List<T> listed(Section s, String name, java.util.function.Function<List<String>, List<T>> parse) {

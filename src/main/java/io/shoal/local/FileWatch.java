@@ -38,8 +38,18 @@ public final class FileWatch {
       return false;
     }
     stamps = now;
-    reload.run();
+    try {
+      reload.run();
+    } catch (Throwable e) {
+      // A scheduled task that throws is never run again: the next edit must still be seen.
+      org.slf4j.LoggerFactory.getLogger(FileWatch.class).warn("reading {} again failed: {}", files, e.toString());
+    }
     return true;
+  }
+
+  /** Whether a file changed since the last look (without reloading). */
+  public synchronized boolean changed() {
+    return !Arrays.equals(stamps(), stamps);
   }
 
   /** Polls every {@link #INTERVAL} on {@code system}'s dispatcher for blocking work, until the system stops. */

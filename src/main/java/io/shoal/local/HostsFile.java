@@ -1,11 +1,11 @@
 package io.shoal.local;
 
 import io.shoal.config.InvalidConfigException;
-import java.io.IOException;
+import io.shoal.files.FileBytes;
+import io.shoal.files.FileLimits;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -32,27 +32,34 @@ final class HostsFile {
    * @throws InvalidConfigException naming the key, the file and the line when the file cannot be
    *     read or a line is not "ADDRESS NAME [NAME...]"
    */
-  static void read(Path file, List<Record> out) {
-    List<String> lines;
-    try {
-      lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new InvalidConfigException(KEY, file + ": cannot read: " + FileWatch.reason(e));
+  static void read(Path file, List<Record> out, FileLimits limits) {
+    byte[] bytes = FileBytes.read(KEY, file, limits.maxBytes());
+    int nul = FileBytes.binaryLine(bytes);
+    if (nul > 0) {
+      throw new InvalidConfigException(KEY, file + " line " + nul + ": binary data (a NUL byte), not a hosts file");
     }
-    for (int i = 0; i < lines.size(); i++) {
-      String line = lines.get(i);
+    String[] lines = new String(bytes, StandardCharsets.UTF_8).split("\n", -1);
+    long entries = 0;
+    for (int i = 0; i < lines.length; i++) {
+      String line = lines[i];
       int hash = line.indexOf('#');
       String[] words = (hash >= 0 ? line.substring(0, hash) : line).trim().split("\\s+");
       if (words.length == 1 && words[0].isEmpty()) {
         continue;
       }
+      // Messages never quote the line: a hosts file pointed at a secret file must not print it.
       String where = file + " line " + (i + 1) + ": ";
       if (words.length < 2) {
         throw new InvalidConfigException(KEY, where + "expected \"ADDRESS NAME [NAME...]\"");
       }
+      entries += words.length - 1;
+      if (entries > limits.maxEntries()) {
+        throw new InvalidConfigException(KEY, where + "more than " + limits.maxEntries()
+            + " names, the bound set by " + FileLimits.SECTION + ".max_entries");
+      }
       InetAddress address = address(words[0]);
       if (address == null) {
-        throw new InvalidConfigException(KEY, where + "'" + words[0] + "' is not an IPv4 or IPv6 address");
+        throw new InvalidConfigException(KEY, where + "the first word is not an IPv4 or IPv6 address");
       }
       Name first = null;
       for (int w = 1; w < words.length; w++) {
@@ -60,7 +67,7 @@ final class HostsFile {
         try {
           name = Name.fromString(words[w], Name.root).canonicalize();
         } catch (TextParseException e) {
-          throw new InvalidConfigException(KEY, where + "bad name '" + words[w] + "': " + e.getMessage());
+          throw new InvalidConfigException(KEY, where + "word " + (w + 1) + " is not a valid domain name");
         }
         out.add(address.getAddress().length == 4
             ? new ARecord(name, DClass.IN, LocalSettings.DEFAULT_TTL, address)

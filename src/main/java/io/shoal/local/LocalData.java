@@ -3,6 +3,8 @@ package io.shoal.local;
 import akka.actor.Cancellable;
 import akka.actor.typed.ActorSystem;
 import io.shoal.config.InvalidConfigException;
+import io.shoal.metrics.ReloadMetrics;
+import io.shoal.reload.ConfigReload;
 import io.shoal.wire.DnsQuery;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -20,6 +22,8 @@ public final class LocalData {
   private final AtomicReference<LocalTable> table = new AtomicReference<>(LocalTable.EMPTY);
   private final FileWatch watch;
   private volatile Cancellable watching;
+  private volatile ReloadMetrics reloads;
+  private volatile boolean failedRead;
 
   private LocalData(LocalSettings settings) {
     this.settings = settings;
@@ -55,8 +59,12 @@ public final class LocalData {
     return table.get();
   }
 
-  /** Reloads the table when a hosts file changes, while {@code system} runs. */
-  public void watch(ActorSystem<?> system) {
+  /**
+   * Reloads the table when a hosts file changes, while {@code system} runs; each such reload is
+   * reported to {@code reloads}.
+   */
+  public void watch(ActorSystem<?> system, ReloadMetrics reloads) {
+    this.reloads = reloads;
     if (!settings.hostsFiles().isEmpty()) {
       watching = watch.start(system);
     }
@@ -75,14 +83,33 @@ public final class LocalData {
     }
   }
 
+  /**
+   * Whether a hosts file changed since it was read, or its last reading was refused: a
+   * configuration reload then reads the files again, and is refused if they still do not load.
+   */
+  public boolean needsReading() {
+    return failedRead || watch.changed();
+  }
+
   /** Reads everything again; a file that is now bad leaves the current table in place. */
   void reload() {
+    boolean applied = false;
     try {
       LocalTable next = LocalTable.load(settings);
       replace(next);
       log.info("local data reloaded: {} names", next.names());
-    } catch (InvalidConfigException e) {
-      log.warn("local data not reloaded, still answering from the previous files: {}", e.getMessage());
+      applied = true;
+    } catch (Throwable e) { // an OutOfMemoryError building the new table too: the old one stays whole
+      log.warn("local data not reloaded, still answering from the previous files: {}", ConfigReload.reason(e));
+    }
+    failedRead = !applied;
+    ReloadMetrics r = reloads;
+    if (r != null) {
+      if (applied) {
+        r.applied();
+      } else {
+        r.refused();
+      }
     }
   }
 

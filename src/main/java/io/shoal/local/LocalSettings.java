@@ -1,5 +1,7 @@
 package io.shoal.local;
 
+import io.shoal.files.FileLimits;
+import io.shoal.files.ZoneFile;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -17,11 +19,16 @@ import org.xbill.DNS.Type;
 /**
  * {@code shoal.local}: records written in the configuration, hosts files, and local zones. The
  * lists are checked here; the hosts files are read when the node starts (and again when they
- * change).
+ * change), within {@code limits} ({@code shoal.files}).
  */
-public record LocalSettings(List<Record> records, List<Path> hostsFiles, List<Zone> zones) {
+public record LocalSettings(List<Record> records, List<Path> hostsFiles, List<Zone> zones, FileLimits limits) {
   /** Nothing local: every query goes on to the policy and the cache. */
   public static final LocalSettings NONE = new LocalSettings(List.of(), List.of(), List.of());
+
+  /** The data, hosts files read within the default limits. */
+  public LocalSettings(List<Record> records, List<Path> hostsFiles, List<Zone> zones) {
+    this(records, hostsFiles, zones, FileLimits.DEFAULTS);
+  }
 
   /** The record types {@code local.records} accepts. */
   static final List<Integer> TYPES = List.of(Type.A, Type.AAAA, Type.CNAME, Type.TXT, Type.PTR, Type.MX, Type.SRV);
@@ -46,8 +53,14 @@ public record LocalSettings(List<Record> records, List<Path> hostsFiles, List<Zo
     List<Record> out = new ArrayList<>();
     for (int i = 0; i < lines.size(); i++) {
       String line = lines.get(i);
+      if (line.trim().startsWith("$")) {
+        // $INCLUDE would read a file named in a record line, $GENERATE make any number of records.
+        throw new IllegalArgumentException(where(i, line) + "a $ directive; give one record per line");
+      }
       Record r;
       try (Master m = new Master(new ByteArrayInputStream(line.getBytes(StandardCharsets.UTF_8)), Name.root, DEFAULT_TTL)) {
+        m.disableIncludes(true);
+        m.expandGenerate(false);
         r = m.nextRecord();
         if (r != null && m.nextRecord() != null) {
           throw new IllegalArgumentException(where(i, line) + "one record per line");
@@ -56,7 +69,7 @@ public record LocalSettings(List<Record> records, List<Path> hostsFiles, List<Zo
         if (e instanceof IllegalArgumentException iae && iae.getMessage().startsWith("line ")) {
           throw iae;
         }
-        throw new IllegalArgumentException(where(i, line) + cleanMessage(e));
+        throw new IllegalArgumentException(where(i, line) + ZoneFile.describe(e));
       }
       if (r == null) {
         throw new IllegalArgumentException(where(i, line) + "no record");
@@ -103,9 +116,5 @@ public record LocalSettings(List<Record> records, List<Path> hostsFiles, List<Zo
 
   private static String where(int i, String line) {
     return "line " + (i + 1) + " (\"" + line + "\"): ";
-  }
-
-  static String cleanMessage(Exception e) {
-    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
 }

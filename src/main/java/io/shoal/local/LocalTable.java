@@ -72,7 +72,7 @@ public final class LocalTable {
   public static LocalTable load(LocalSettings settings) {
     List<Record> records = new ArrayList<>(settings.records());
     for (Path file : settings.hostsFiles()) {
-      HostsFile.read(file, records);
+      HostsFile.read(file, records, settings.limits());
     }
     return of(records, settings.zones());
   }

@@ -1,9 +1,9 @@
 package io.shoal.policy;
 
 import io.shoal.config.InvalidConfigException;
+import io.shoal.files.FileBytes;
+import io.shoal.files.FileLimits;
 import io.shoal.local.NameIndex;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 
@@ -28,12 +28,11 @@ final class DomainListFile {
    * @return names read (repeats included)
    * @throws InvalidConfigException naming the key, the file and the line of what is wrong
    */
-  static int read(Path file, NameIndex.Builder names, int value) {
-    byte[] text;
-    try {
-      text = Files.readAllBytes(file);
-    } catch (IOException e) {
-      throw new InvalidConfigException(KEY, file + ": cannot read: " + io.shoal.local.FileWatch.reason(e));
+  static int read(Path file, NameIndex.Builder names, int value, FileLimits limits) {
+    byte[] text = FileBytes.read(KEY, file, limits.maxBytes());
+    int nul = FileBytes.binaryLine(text);
+    if (nul > 0) {
+      throw new InvalidConfigException(KEY, file + " line " + nul + ": binary data (a NUL byte), not a list of names");
     }
     byte[] wire = new byte[256];
     int count = 0;
@@ -70,12 +69,15 @@ final class DomainListFile {
         boolean address = words == 1 && looksLikeAddress(text, w, wEnd) && hasMoreWords(text, wEnd, end);
         if (!address && !hostName(text, w, wEnd)) {
           if (toWire(text, w, wEnd, wire) < 0) {
-            throw new InvalidConfigException(KEY, file + " line " + line + ": '"
-                + new String(text, w, wEnd - w, java.nio.charset.StandardCharsets.UTF_8)
-                + "' is not a domain name");
+            // The word is not quoted: a list pointed at a secret file must not print it.
+            throw new InvalidConfigException(KEY, file + " line " + line + ": word " + words
+                + " is not a domain name (letters, digits, '-' and '_' in labels of at most 63, 255 bytes in all)");
+          }
+          if (++count > limits.maxEntries()) {
+            throw new InvalidConfigException(KEY, file + " line " + line + ": more than " + limits.maxEntries()
+                + " names, the bound set by " + FileLimits.SECTION + ".max_entries");
           }
           names.putIfAbsent(wire, 0, value);
-          count++;
         }
         w = wEnd;
       }

@@ -1,13 +1,22 @@
 package io.shoal.policy;
 
+import io.shoal.files.FileLimits;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-/** {@code shoal.policy}: RPZ zone files and domain lists, consulted in that order. */
-public record PolicySettings(List<Path> rpzFiles, List<DomainList> domainLists) {
+/**
+ * {@code shoal.policy}: RPZ zone files and domain lists, consulted in that order, read within
+ * {@code limits} ({@code shoal.files}).
+ */
+public record PolicySettings(List<Path> rpzFiles, List<DomainList> domainLists, FileLimits limits) {
   /** No policy: every query goes on to the cache. */
   public static final PolicySettings NONE = new PolicySettings(List.of(), List.of());
+
+  /** The files, read within the default limits. */
+  public PolicySettings(List<Path> rpzFiles, List<DomainList> domainLists) {
+    this(rpzFiles, domainLists, FileLimits.DEFAULTS);
+  }
 
   /** A file of names (one per line, or hosts-format lines) and what to do with a query for one of them or below. */
   public record DomainList(Path file, PolicyAction action) {}

@@ -1,6 +1,7 @@
 package io.shoal.policy;
 
 import io.shoal.config.InvalidConfigException;
+import io.shoal.files.FileLimits;
 import io.shoal.local.NameIndex;
 import io.shoal.metrics.PolicyMetrics;
 import java.nio.file.Path;
@@ -34,14 +35,14 @@ public final class PolicyTable {
   record Rpz(NameIndex names, Rule[] rules) {
     static final Rpz NONE = new Rpz(NameIndex.EMPTY, new Rule[0]);
 
-    static Rpz load(List<Path> files, PolicyMetrics metrics) {
+    static Rpz load(List<Path> files, PolicyMetrics metrics, FileLimits limits) {
       if (files.isEmpty()) {
         return NONE;
       }
       NameIndex.Builder names = new NameIndex.Builder();
       List<Rule> rules = new ArrayList<>();
       for (Path file : files) {
-        for (Map.Entry<RpzFile.Trigger, Rule> e : RpzFile.read(file, metrics).entrySet()) {
+        for (Map.Entry<RpzFile.Trigger, Rule> e : RpzFile.read(file, metrics, limits).entrySet()) {
           Name trigger = e.getKey().name();
           byte[] key = e.getKey().wildcard() ? wildcardOf(trigger) : trigger.toWireCanonical();
           if (names.putIfAbsent(key, 0, rules.size()) == rules.size()) {
@@ -66,7 +67,7 @@ public final class PolicyTable {
   record Lists(NameIndex names, Rule[] rules) {
     static final Lists NONE = new Lists(NameIndex.EMPTY, new Rule[0]);
 
-    static Lists load(List<PolicySettings.DomainList> lists, PolicyMetrics metrics) {
+    static Lists load(List<PolicySettings.DomainList> lists, PolicyMetrics metrics, FileLimits limits) {
       if (lists.isEmpty()) {
         return NONE;
       }
@@ -79,7 +80,7 @@ public final class PolicyTable {
         PolicySettings.DomainList list = lists.get(i);
         String label = list.file().getFileName().toString();
         rules[i] = Rule.of(list.action(), label, metrics.hits(label, list.action().label()));
-        DomainListFile.read(list.file(), names, i);
+        DomainListFile.read(list.file(), names, i, limits);
       }
       return new Lists(names.build(), rules);
     }
@@ -95,7 +96,8 @@ public final class PolicyTable {
     if (rpz.names.size() > 0) {
       Rule best = null;
       long h = NameIndex.ROOT;
-      int above = -1;
+      // The root first: a "*" trigger at the RPZ apex ("*.ORIGIN") covers every name.
+      int above = labels > 0 ? NameIndex.labelAt(packet, 12, labels) : -1;
       for (int j = labels - 1; j >= 0; j--) {
         if (above >= 0) {
           // *.S matches the names strictly below S, and the query name is below the suffix hashed so far.

@@ -5,6 +5,8 @@ import akka.actor.typed.ActorSystem;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.local.FileWatch;
 import io.shoal.metrics.PolicyMetrics;
+import io.shoal.metrics.ReloadMetrics;
+import io.shoal.reload.ConfigReload;
 import io.shoal.wire.DnsQuery;
 import java.nio.file.Path;
 import java.util.List;
@@ -31,6 +33,8 @@ public final class ResponsePolicy {
   private final FileWatch rpzWatch;
   private final FileWatch listWatch;
   private final List<Cancellable> watching = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private volatile ReloadMetrics reloads;
+  private volatile boolean failedRead;
 
   private ResponsePolicy(PolicySettings settings, PolicyMetrics metrics) {
     this.settings = settings;
@@ -51,8 +55,8 @@ public final class ResponsePolicy {
       return null;
     }
     ResponsePolicy policy = new ResponsePolicy(settings, metrics);
-    PolicyTable.Rpz rpz = PolicyTable.Rpz.load(settings.rpzFiles(), metrics);
-    PolicyTable.Lists lists = PolicyTable.Lists.load(settings.domainLists(), metrics);
+    PolicyTable.Rpz rpz = PolicyTable.Rpz.load(settings.rpzFiles(), metrics, settings.limits());
+    PolicyTable.Lists lists = PolicyTable.Lists.load(settings.domainLists(), metrics, settings.limits());
     policy.replace(new PolicyTable(rpz, lists));
     log.info("response policy: {} RPZ triggers from {} files, {} names from {} domain lists", rpz.names().size(),
         settings.rpzFiles().size(), lists.names().size(), settings.domainLists().size());
@@ -82,14 +86,26 @@ public final class ResponsePolicy {
     return table.get();
   }
 
-  /** Reloads a part when one of its files changes, while {@code system} runs. */
-  public void watch(ActorSystem<?> system) {
+  /**
+   * Reloads a part when one of its files changes, while {@code system} runs; each such reload is
+   * reported to {@code reloads} (a refused one sets shoal_config_last_reload_successful to 0).
+   */
+  public void watch(ActorSystem<?> system, ReloadMetrics reloads) {
+    this.reloads = reloads;
     if (!settings.rpzFiles().isEmpty()) {
       watching.add(rpzWatch.start(system));
     }
     if (!settings.domainLists().isEmpty()) {
       watching.add(listWatch.start(system));
     }
+  }
+
+  /**
+   * Whether a file changed since it was read, or the last reading of one was refused: a
+   * configuration reload then reads the files again, and is refused if they still do not load.
+   */
+  public boolean needsReading() {
+    return failedRead || rpzWatch.changed() || listWatch.changed();
   }
 
   /** The settings this was loaded from: a reload with the same ones keeps it. */
@@ -104,21 +120,37 @@ public final class ResponsePolicy {
 
   synchronized void reloadRpz() {
     try {
-      PolicyTable.Rpz rpz = PolicyTable.Rpz.load(settings.rpzFiles(), metrics);
+      PolicyTable.Rpz rpz = PolicyTable.Rpz.load(settings.rpzFiles(), metrics, settings.limits());
       replace(new PolicyTable(rpz, table.get().lists));
       log.info("RPZ files reloaded: {} triggers", rpz.names().size());
-    } catch (InvalidConfigException e) {
-      log.warn("RPZ files not reloaded, still applying the previous ones: {}", e.getMessage());
+      reported(true);
+    } catch (Throwable e) { // an OutOfMemoryError building the new table too: the old one stays whole
+      log.warn("RPZ files not reloaded, still applying the previous ones: {}", ConfigReload.reason(e));
+      reported(false);
     }
   }
 
   synchronized void reloadLists() {
     try {
-      PolicyTable.Lists lists = PolicyTable.Lists.load(settings.domainLists(), metrics);
+      PolicyTable.Lists lists = PolicyTable.Lists.load(settings.domainLists(), metrics, settings.limits());
       replace(new PolicyTable(table.get().rpz, lists));
       log.info("domain lists reloaded: {} names", lists.names().size());
-    } catch (InvalidConfigException e) {
-      log.warn("domain lists not reloaded, still applying the previous ones: {}", e.getMessage());
+      reported(true);
+    } catch (Throwable e) { // an OutOfMemoryError building the new table too: the old one stays whole
+      log.warn("domain lists not reloaded, still applying the previous ones: {}", ConfigReload.reason(e));
+      reported(false);
+    }
+  }
+
+  private void reported(boolean applied) {
+    failedRead = !applied;
+    ReloadMetrics r = reloads;
+    if (r != null) {
+      if (applied) {
+        r.applied();
+      } else {
+        r.refused();
+      }
     }
   }
 

@@ -1,12 +1,13 @@
 package io.shoal.policy;
 
 import io.shoal.config.InvalidConfigException;
+import io.shoal.files.FileLimits;
+import io.shoal.files.ZoneFile;
 import io.shoal.metrics.PolicyMetrics;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -15,7 +16,6 @@ import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.xbill.DNS.CNAMERecord;
-import org.xbill.DNS.Master;
 import org.xbill.DNS.NSRecord;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.Record;
@@ -50,54 +50,56 @@ final class RpzFile {
    *
    * @throws InvalidConfigException naming the key, the file and the line (or the trigger) of what is wrong
    */
-  static Map<Trigger, Rule> read(Path file, PolicyMetrics metrics) {
-    if (!Files.isReadable(file)) {
-      throw new InvalidConfigException(KEY, file + ": cannot read: no such file, or not readable");
-    }
+  static Map<Trigger, Rule> read(Path file, PolicyMetrics metrics, FileLimits limits) {
     Map<Trigger, List<Record>> byTrigger = new LinkedHashMap<>();
-    Name apex = null;
-    try (Master m = new Master(file.toString())) {
-      Record r;
-      while ((r = m.nextRecord()) != null) {
-        if (apex == null) {
-          if (!(r instanceof SOARecord)) {
-            throw new InvalidConfigException(KEY, file + ": the first record must be the zone's SOA, got "
-                + Type.string(r.getType()) + " at " + r.getName());
-          }
-          apex = r.getName().canonicalize();
-          continue;
+    // The line of each CNAME, for the one message that needs it (a CNAME beside other records).
+    Map<Record, Integer> lines = new IdentityHashMap<>();
+    Name[] apex = new Name[1];
+    ZoneFile.read(KEY, file, null, -1, limits, (r, in, line) -> {
+      // Messages name the line and never quote it: only the record's type, which the parser checked.
+      String where = in + " line " + line + ": ";
+      if (apex[0] == null) {
+        if (!(r instanceof SOARecord)) {
+          throw new InvalidConfigException(KEY, where + "the first record must be the zone's SOA, not a "
+              + Type.string(r.getType()) + " record");
         }
-        Name owner = r.getName().canonicalize();
-        if (owner.equals(apex) && (r instanceof SOARecord || r instanceof NSRecord)) {
-          continue;
-        }
-        if (!owner.subdomain(apex) || owner.equals(apex)) {
-          throw new InvalidConfigException(KEY, file + ": " + owner + " is not a trigger below the zone " + apex);
-        }
-        Name relative = owner.relativize(apex);
-        String last = relative.getLabelString(relative.labels() - 1);
-        if (OTHER_TRIGGERS.contains(last)) {
-          log.warn("{}: {} skipped: only QNAME triggers are supported", file, owner);
-          continue;
-        }
-        boolean wildcard = relative.isWild();
-        Name name = Name.concatenate(wildcard ? new Name(relative, 1) : relative, Name.root);
-        byTrigger.computeIfAbsent(new Trigger(name, wildcard), t -> new ArrayList<>()).add(r);
+        apex[0] = r.getName().canonicalize();
+        return;
       }
-    } catch (org.xbill.DNS.NameTooLongException e) {
-      throw new InvalidConfigException(KEY, file + ": " + e.getMessage());
-    } catch (IOException e) {
-      // dnsjava's message starts with the file name and line number.
-      throw new InvalidConfigException(KEY, e.getMessage());
-    }
-    if (apex == null) {
+      Name owner = r.getName().canonicalize();
+      if (owner.equals(apex[0]) && (r instanceof SOARecord || r instanceof NSRecord)) {
+        return;
+      }
+      if (!owner.subdomain(apex[0]) || owner.equals(apex[0])) {
+        throw new InvalidConfigException(KEY, where + "the owner name is not a trigger below the zone's apex"
+            + " (the SOA's name)");
+      }
+      Name relative = owner.relativize(apex[0]);
+      String last = relative.getLabelString(relative.labels() - 1);
+      if (OTHER_TRIGGERS.contains(last)) {
+        log.warn("{} line {}: skipped: only QNAME triggers are supported", in, line);
+        return;
+      }
+      boolean wildcard = relative.isWild();
+      Name name;
+      try {
+        name = Name.concatenate(wildcard ? new Name(relative, 1) : relative, Name.root);
+      } catch (org.xbill.DNS.NameTooLongException e) {
+        throw new InvalidConfigException(KEY, where + "a trigger name longer than 255 bytes");
+      }
+      byTrigger.computeIfAbsent(new Trigger(name, wildcard), t -> new ArrayList<>()).add(r);
+      if (r instanceof CNAMERecord) {
+        lines.put(r, line);
+      }
+    });
+    if (apex[0] == null) {
       throw new InvalidConfigException(KEY, file + ": no records (an RPZ file starts with its SOA)");
     }
     String list = file.getFileName().toString();
     Map<PolicyAction, Counter> counters = new LinkedHashMap<>();
     Map<Trigger, Rule> rules = new LinkedHashMap<>();
     for (Map.Entry<Trigger, List<Record>> e : byTrigger.entrySet()) {
-      Rule rule = rule(file, e.getKey(), e.getValue(), list, counters, metrics);
+      Rule rule = rule(file, e.getKey(), e.getValue(), lines, list, counters, metrics);
       if (rule != null) {
         rules.put(e.getKey(), rule);
       }
@@ -105,7 +107,7 @@ final class RpzFile {
     return rules;
   }
 
-  private static Rule rule(Path file, Trigger trigger, List<Record> records, String list,
+  private static Rule rule(Path file, Trigger trigger, List<Record> records, Map<Record, Integer> lines, String list,
       Map<PolicyAction, Counter> counters, PolicyMetrics metrics) {
     CNAMERecord cname = null;
     for (Record r : records) {
@@ -116,7 +118,8 @@ final class RpzFile {
     PolicyAction action = PolicyAction.LOCAL_DATA;
     if (cname != null) {
       if (records.size() > 1) {
-        throw new InvalidConfigException(KEY, file + ": " + cname.getName() + " has a CNAME and other records");
+        throw new InvalidConfigException(KEY, file + " line " + lines.get(cname)
+            + ": a CNAME where the same owner has other records (a CNAME must be its owner's only record)");
       }
       Name target = cname.getTarget();
       if (target.equals(Name.root)) {
@@ -128,7 +131,8 @@ final class RpzFile {
       } else if (target.equals(DROP)) {
         action = PolicyAction.DROP;
       } else if (target.equals(TCP_ONLY) || target.isWild()) {
-        log.warn("{}: {} skipped: CNAME {} is not supported", file, cname.getName(), target);
+        log.warn("{} line {}: skipped: a CNAME to rpz-tcp-only. or to a wildcard is not supported", file,
+            lines.get(cname));
         return null;
       } else {
         action = PolicyAction.CNAME;

@@ -32,7 +32,7 @@ public final class ConfigReload {
   /** The {@code shoal} keys a running node applies. */
   public static final Set<String> LIVE = Set.of(
       "upstreams", "profiles", "access_control", "rate_limit", "miss_budget", "chaos", "serve_stale", "prefetch", "local", "policy",
-      "dnssec", "log");
+      "dnssec", "log", "files");
 
   /** The top-level blocks besides {@code shoal} that shoal reads; the others are the JVM's system properties. */
   private static final List<String> OTHER_BLOCKS = List.of("akka", "kamon");
@@ -70,8 +70,8 @@ public final class ConfigReload {
     Config candidate;
     try {
       candidate = source.load();
-    } catch (InvalidConfigException e) {
-      return refused(trigger, e.getMessage());
+    } catch (Throwable e) {
+      return refused(trigger, reason(e));
     }
     return reload(trigger, candidate);
   }
@@ -81,8 +81,8 @@ public final class ConfigReload {
     ShoalConfig next;
     try {
       next = ShoalConfig.forRunningNode(candidate);
-    } catch (InvalidConfigException e) {
-      return refused(trigger, e.getMessage());
+    } catch (Throwable e) {
+      return refused(trigger, reason(e));
     }
     List<String> restart = restartKeys(running, candidate);
     if (!restart.isEmpty()) {
@@ -92,8 +92,10 @@ public final class ConfigReload {
     List<String> changed = liveChanges(running, candidate);
     try {
       target.apply(next, changed);
-    } catch (InvalidConfigException e) {
-      return refused(trigger, e.getMessage());
+    } catch (Throwable e) {
+      // Anything, an OutOfMemoryError while a new table was built included: the new plan was not
+      // made current, so the node runs on as before, and the reload is reported refused.
+      return refused(trigger, reason(e));
     }
     running = candidate;
     metrics.applied();
@@ -112,6 +114,24 @@ public final class ConfigReload {
       return null;
     }
     return new FileWatch(List.of(source.file().get()), () -> reload("the configuration file changed")).start(system);
+  }
+
+  /**
+   * Why a reload (or a watched file's reading) failed, in one line: a configuration error's own
+   * message (key, file, line), else what was thrown, never its stack.
+   */
+  public static String reason(Throwable e) {
+    if (e instanceof InvalidConfigException) {
+      return e.getMessage();
+    }
+    if (e instanceof OutOfMemoryError) {
+      return "out of memory while reading the new configuration's files (a larger heap, -Xmx, or lower"
+          + " shoal.files.max_entries and max_bytes)";
+    }
+    if (e instanceof StackOverflowError) {
+      return "the stack overflowed while reading the new configuration's files";
+    }
+    return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
   }
 
   private Outcome refused(String trigger, String reason) {

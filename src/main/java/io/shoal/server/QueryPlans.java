@@ -21,6 +21,7 @@ import io.shoal.loop.SelfUpstreamCheck;
 import io.shoal.metrics.CacheMetrics;
 import io.shoal.metrics.DnssecMetrics;
 import io.shoal.metrics.PolicyMetrics;
+import io.shoal.metrics.ReloadMetrics;
 import io.shoal.metrics.QueryLogMetrics;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.policy.ResponsePolicy;
@@ -67,6 +68,8 @@ final class QueryPlans {
   private final DnssecMetrics dnssecMetrics;
   private final DenialProofs denials;
   private final PolicyMetrics policyMetrics;
+  /** Where the file watchers report their reloads (shoal_config_last_reload_successful). */
+  private final ReloadMetrics reloads;
   private final QueryLogMetrics queryLogMetrics;
   private volatile Built current;
   /** Query logs a reload replaced, still taking the replies of queries that started before it. */
@@ -87,6 +90,7 @@ final class QueryPlans {
     this.clock = clock;
     this.metrics = metrics;
     this.node = node;
+    this.reloads = ReloadMetrics.of(node);
     this.sockets = sockets;
     this.dot = dot;
     this.dnssecMetrics = new DnssecMetrics(node);
@@ -132,10 +136,10 @@ final class QueryPlans {
     // Files loaded at start (a bad line stopped it before any bind); from here on they are
     // watched, as a reload's new ones are from activate.
     if (local != null) {
-      local.watch(system);
+      local.watch(system, reloads);
     }
     if (policy != null) {
-      policy.watch(system);
+      policy.watch(system, reloads);
     }
     return built;
   }
@@ -152,9 +156,14 @@ final class QueryPlans {
     Built previous = current;
     SelfUpstreamCheck.refuse(config);
     ShoalConfig before = previous.config();
-    LocalData local = before.local().equals(config.local()) ? previous.plan().local() : LocalData.load(config.local());
-    ResponsePolicy policy = before.policy().equals(config.policy())
-        ? previous.plan().policy() : ResponsePolicy.load(config.policy(), policyMetrics);
+    // Files whose settings stay are kept as read, unless one changed since or its last reading was
+    // refused: then they are read again here, and a file that still does not load refuses the reload.
+    LocalData kept = previous.plan().local();
+    LocalData local = before.local().equals(config.local()) && (kept == null || !kept.needsReading())
+        ? kept : LocalData.load(config.local());
+    ResponsePolicy keptPolicy = previous.plan().policy();
+    ResponsePolicy policy = before.policy().equals(config.policy()) && (keptPolicy == null || !keptPolicy.needsReading())
+        ? keptPolicy : ResponsePolicy.load(config.policy(), policyMetrics);
     QueryLog queryLog = before.queryLog().equals(config.queryLog())
         ? previous.plan().queryLog() : startAgain(before.queryLog(), config.queryLog());
     boolean sameUpstreams = before.upstreams().equals(config.upstreams()) && before.profiles().equals(config.profiles());
@@ -173,10 +182,10 @@ final class QueryPlans {
     QueryPlan n = next.plan();
     QueryPlan o = old.plan();
     if (n.local() != null && n.local() != o.local()) {
-      n.local().watch(system);
+      n.local().watch(system, reloads);
     }
     if (n.policy() != null && n.policy() != o.policy()) {
-      n.policy().watch(system);
+      n.policy().watch(system, reloads);
     }
     if (n.loops() != o.loops()) {
       n.loops().start(sockets, system);

@@ -8,6 +8,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.transport.https.DohConnectionHook;
 import io.shoal.admin.AdminEndpoint;
+import io.shoal.admin.AdminToken;
 import io.shoal.admin.CacheTransfer;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cluster.ClusterNode;
@@ -17,9 +18,11 @@ import io.shoal.config.ClusterSettings;
 import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.cache.CacheSettings;
 import io.shoal.config.ConfigSource;
+import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ShoalConfig;
 import io.shoal.loop.LoopDetector;
 import io.shoal.loop.SelfUpstreamCheck;
+import io.shoal.ingress.QueryPlan;
 import io.shoal.local.LocalData;
 import io.shoal.metrics.PolicyMetrics;
 import io.shoal.metrics.CacheLoadMetrics;
@@ -35,6 +38,7 @@ import io.shoal.upstream.DescriptorBudget;
 import io.shoal.upstream.UpstreamSelector;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -120,10 +124,39 @@ public final class ShoalServer {
     ServerMetrics metrics = node == null ? new ServerMetrics() : new ServerMetrics(node);
     LoopDetector loops = new LoopDetector(config, node);
     // Local data and the response policy are read before any socket binds: a bad file exits 2.
-    LocalData local = LocalData.load(config.local());
-    ResponsePolicy responsePolicy = ResponsePolicy.load(config.policy(), new PolicyMetrics(node));
+    LocalData local;
+    ResponsePolicy responsePolicy;
+    try {
+      local = LocalData.load(config.local());
+      responsePolicy = ResponsePolicy.load(config.policy(), new PolicyMetrics(node));
+    } catch (InvalidConfigException e) {
+      throw e;
+    } catch (RuntimeException | OutOfMemoryError | StackOverflowError e) {
+      // One line and exit 2, never a stack trace or a main thread gone with the JVM left running.
+      throw new InvalidConfigException("shoal.local, shoal.policy", ConfigReload.reason(e));
+    }
     // A certificate that cannot be used is a configuration error: found before any socket is bound.
     EncryptedListeners encrypted = EncryptedListeners.load(config.tls());
+    // The admin token file is written before any DNS socket binds, so a client that sees the node
+    // answer finds the token to manage it (with admin port 0 the file is named for the port bound
+    // later, and written then).
+    AdminToken adminToken = AdminToken.fresh();
+    Path earlyToken = null;
+    if (config.admin().enabled() && config.admin().port() != 0) {
+      // A node already on this admin port keeps its token file: this one would not start anyway.
+      try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+        probe.bind(new InetSocketAddress(config.admin().host(), config.admin().port()));
+      } catch (IOException e) {
+        throw new StartupException("cannot listen on admin HTTP " + config.admin().host() + ":" + config.admin().port()
+            + ": " + e.getMessage());
+      }
+      earlyToken = config.admin().tokenFileFor(config.admin().port());
+      try {
+        adminToken.writeTo(earlyToken);
+      } catch (IOException e) {
+        throw new StartupException("shoal.admin.token_file: cannot write " + earlyToken + ": " + e.getMessage());
+      }
+    }
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
@@ -131,6 +164,7 @@ public final class ShoalServer {
       udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), config.udpBatch(), metrics,
           new ResponseRateLimiter(config.rateLimit(), metrics));
     } catch (IOException e) {
+      forget(earlyToken);
       throw new StartupException("cannot listen on UDP " + config.udpListen() + ": " + e.getMessage());
     }
     UpstreamSelector upstreamSockets;
@@ -138,6 +172,7 @@ public final class ShoalServer {
       upstreamSockets = new UpstreamSelector(DescriptorBudget.upstreamSockets(config), metrics);
     } catch (IOException e) {
       udp.close();
+      forget(earlyToken);
       throw new StartupException("cannot open the upstream selector: " + e.getMessage());
     }
     CompletableFuture<Resolver> wired = new CompletableFuture<>();
@@ -184,7 +219,7 @@ public final class ShoalServer {
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
         step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();
-        admin = startAdmin(system, config, resolver, clusterNode, clock, reload);
+        admin = startAdmin(system, config, resolver, clusterNode, clock, reload, adminToken);
       }
       step = "serve metrics on " + config.metricsHost() + ":" + config.metricsPort();
       PrometheusEndpoint.serve();
@@ -209,11 +244,23 @@ public final class ShoalServer {
       }
       system.terminate();
       upstreamSockets.close();
+      forget(earlyToken);
       Throwable cause = e.getCause() != null ? e.getCause() : e;
       if (cause instanceof StartupException se) {
         throw se;
       }
       throw new StartupException("cannot " + step + ": " + cause.getMessage());
+    }
+  }
+
+  /** Removes the token file of a node that did not start, so no file names a token nothing accepts. */
+  private static void forget(Path tokenFile) {
+    if (tokenFile != null) {
+      try {
+        java.nio.file.Files.deleteIfExists(tokenFile);
+      } catch (IOException e) {
+        log.warn("cannot remove {}: {}", tokenFile, e.getMessage());
+      }
     }
   }
 
@@ -227,7 +274,12 @@ public final class ShoalServer {
       ShoalConfig next, Resolver resolver, UdpTransport udp, ServerMetrics metrics, EncryptedListeners encrypted) {
     QueryPlans plans = resolver.plans();
     ShoalConfig before = plans.current().config();
-    if (!next.equals(before)) {
+    // A file changed since it was read, or refused when its watcher read it: read again now, so
+    // the reload says whether it loads.
+    QueryPlan plan = plans.current().plan();
+    boolean filesToRead = (plan.local() != null && plan.local().needsReading())
+        || (plan.policy() != null && plan.policy().needsReading());
+    if (!next.equals(before) || filesToRead) {
       QueryPlans.Built built = plans.build(next);
       resolver.ingress().replan(built.plan());
       plans.activate(built);
@@ -259,7 +311,7 @@ public final class ShoalServer {
    */
   private static InetSocketAddress startAdmin(
       ActorSystem<Void> system, ShoalConfig config, Resolver resolver, ClusterNode clusterNode, LongSupplier clock,
-      ConfigReload reload) throws Exception {
+      ConfigReload reload, AdminToken token) throws Exception {
     // Dumps cover the configured caches: in a cluster this node's share, not its near copies of others'.
     List<AnswerCache> own = resolver.caches().stream().filter(c -> config.caches().containsKey(c.name())).toList();
     CacheLoadMetrics loadMetrics = new CacheLoadMetrics(config.cluster().enabled() ? config.cluster().nodeLabel() : null);
@@ -273,7 +325,7 @@ public final class ShoalServer {
           ? CompletableFuture.completedFuture(null)
           : clusterNode.recordFlush(name, qtype);
       return removed.thenCombine(everyNode, (n, all) -> new AdminEndpoint.Flushed(n, clusterNode != null, all));
-    }, transfer, () -> reload.reload("shoal reload")).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
+    }, transfer, () -> reload.reload("shoal reload"), token).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
   public InetSocketAddress udpAddress() {

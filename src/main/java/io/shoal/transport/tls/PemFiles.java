@@ -150,11 +150,28 @@ final class PemFiles {
     throw new BadFile(true, keyFile + ": is not the key of the certificate " + leaf.getSubjectX500Principal());
   }
 
+  /** A certificate chain or key is a few kilobytes; a file far larger is not one (and is not read whole). */
+  static final int MAX_BYTES = 1 << 20;
+
   private static String read(Path file, boolean key) throws BadFile {
-    try {
-      return Files.readString(file, StandardCharsets.ISO_8859_1);
+    if (Files.isDirectory(file)) {
+      throw new BadFile(key, file + ": is a directory, not a file");
+    }
+    if (Files.exists(file) && !Files.isRegularFile(file)) {
+      throw new BadFile(key, file + ": not a regular file (a device or a pipe is not read)");
+    }
+    try (java.io.InputStream in = Files.newInputStream(file)) {
+      byte[] bytes = in.readNBytes(MAX_BYTES + 1);
+      if (bytes.length > MAX_BYTES) {
+        throw new BadFile(key, file + ": larger than " + MAX_BYTES + " bytes, not a PEM certificate or key");
+      }
+      return new String(bytes, StandardCharsets.ISO_8859_1);
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new BadFile(key, file + ": cannot read: no such file");
+    } catch (java.nio.file.AccessDeniedException e) {
+      throw new BadFile(key, file + ": cannot read: permission denied");
     } catch (IOException e) {
-      throw new BadFile(key, "cannot read " + file + " (" + e + ")");
+      throw new BadFile(key, file + ": cannot read: " + e.getMessage());
     }
   }
 }
