@@ -134,9 +134,19 @@ public final class StudySummary {
     md.append("- shoal JVM options: ").append(String.join(" ", r.jvmOptions())).append('\n');
 
     appendProvenance(md, c.host(), c.versions(), c.commands());
-    md.append("\nEach member's directory under `members/` holds its configuration, its log, the raw ")
-        .append("dnsperf output and the statistics read before and after the measured run.\n");
+    md.append(rawFiles("each member's directory under `members/` holds its configuration, its log, the raw "
+        + "dnsperf output and the statistics read before and after the measured run"));
     return md.toString();
+  }
+
+  /**
+   * The paragraph that ends a page: where the run's raw files are (one archive, which the runner
+   * packs when the run ends) and what {@code inside} them, a clause.
+   */
+  static String rawFiles(String inside) {
+    return "\nThe raw files are packed in [raw.tar.xz](raw.tar.xz) (`tar -xJf raw.tar.xz` unpacks them into the "
+        + "run directory): " + inside + "; `knotd/` holds the upstream's configuration and log. The paths under "
+        + "Commands run are as they were during the run.\n";
   }
 
   /**
