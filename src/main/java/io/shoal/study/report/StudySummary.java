@@ -5,6 +5,7 @@ import io.shoal.study.scenario.LoadSettings;
 import io.shoal.study.scenario.Pace;
 import io.shoal.study.scenario.Recipe;
 import io.shoal.study.scenario.Scenario;
+import io.shoal.study.scenario.StudyPage;
 import io.shoal.study.timeline.KillTimeline;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,7 +45,16 @@ public final class StudySummary {
    */
   static StringBuilder opening(Scenario s, String startedAt, String quickRan) {
     StringBuilder md = new StringBuilder();
-    md.append("# Study `").append(s.name()).append("`\n\n").append(s.description()).append("\n\n");
+    StudyPage page = s.page() != null ? s.page() : StudyPage.of(s.description());
+    md.append("# Study `").append(s.name()).append("`\n\n");
+    md.append("**Question.** ").append(page.question()).append("\n\n");
+    if (page.whenThisMatters() != null) {
+      md.append("**When this matters.** ").append(page.whenThisMatters()).append("\n\n");
+    }
+    if (!page.question().equals(s.description())) {
+      md.append("**Members.** ").append(s.description()).append("\n\n");
+    }
+    md.append("Reproduce: `bench/study ").append(s.name()).append("`. Method: docs/performance-methodology.md.\n\n");
     md.append("Run started ").append(startedAt).append(".");
     if (quickRan != null) {
       md.append(" **Quick smoke run** (--quick): ").append(quickRan)
@@ -59,7 +69,14 @@ public final class StudySummary {
     Recipe r = s.recipe();
     StringBuilder md = opening(s, c.startedAt(), c.quick() ? "each member ran " + c.load().duration().toSeconds()
         + " s with " + c.load().warmup().toSeconds() + " s of warm-up" : null);
-    md.append("\n\n## At a glance\n\n");
+    List<RatioGlance.Ratio> ratios = RatioGlance.ratios(rows, c.rounds(), s.baseline());
+    md.append("\n\n## Takeaway\n\n").append(RatioGlance.takeaway(ratios, s.baseline(), s.paces().keySet()))
+        .append("\n");
+    md.append("\n## At a glance\n\n");
+    String ratioTable = RatioGlance.table(ratios, s.baseline(), s.paces().keySet());
+    if (!ratioTable.isEmpty()) {
+      md.append(ratioTable).append('\n');
+    }
     for (String line : atAGlance(rows, s.baseline(), s.paces())) {
       md.append("- ").append(line).append('\n');
     }
@@ -80,7 +97,14 @@ public final class StudySummary {
     md.append("\nAbsolute numbers hold for this host only; quote the ratios, which were measured in one run ")
         .append("under the same conditions (see docs/performance-methodology.md).\n");
 
-    md.append("\n## Results\n\n").append(table(rows));
+    md.append("\n## Evidence\n\n");
+    for (String f : StudyCharts.FILES) {
+      md.append("![").append(f).append("](").append(f).append(")\n");
+    }
+    md.append("\nData: [").append(StudyCsv.RESULTS.file()).append("](").append(StudyCsv.RESULTS.file()).append(")")
+        .append(c.rounds().isEmpty() ? "" : ", [" + StudyCsv.ROUNDS.file() + "](" + StudyCsv.ROUNDS.file() + ")")
+        .append(". Each member's median run:\n\n");
+    md.append(table(rows));
     md.append("\n`hit_rate_pct` is 1 - (queries knotd received) / (queries dnsperf completed), the same for ")
         .append("every member (empty for a member that answers without knotd behind it); `cache_hits` and ")
         .append("`cache_misses` are the member's own statistics. `cpu_seconds` is the user + system CPU time ")
@@ -105,7 +129,7 @@ public final class StudySummary {
       c.notRun().forEach((m, why) -> md.append("- **").append(m).append("**: ").append(why.replace("\n", " ")).append('\n'));
     }
 
-    md.append("\n## Members\n\n");
+    md.append("\n## What was varied: the members\n\n");
     c.setups().forEach((m, setup) -> md.append("- **").append(m).append("**: ").append(setup).append('\n'));
 
     md.append("\n## Held constant\n\n");
