@@ -37,10 +37,12 @@ public final class PerformanceHub {
   /** A published run's directory name: its start time, optionally followed by the name of a variant. */
   private static final Pattern RUN = Pattern.compile("\\d{8}T\\d{6}Z(-[A-Za-z0-9_.]+)?");
   private static final Set<String> TOP = Set.of("page", "rows");
+  /** The unit of a column that holds a fraction (0 to 1): shown as a percentage. */
+  static final String SHARE = "share";
   private static final Set<String> ROW = Set.of("topic", "study", "variant", "csv", "column", "member", "versus",
       "where", "versus_where", "unit", "when");
   private static final Map<String, String> UNITS = Map.of("achieved_qps", "qps", "cpu_us_per_query", "µs",
-      "bytes_per_entry", "B", "bytes_per_entry_after_gc", "B", "answered_of_offered", "of offered",
+      "bytes_per_entry", "B", "bytes_per_entry_after_gc", "B", "answered_of_offered", SHARE,
       "qps_vs_baseline", "of baseline", "p99_latency_ms", "ms");
 
   /**
@@ -230,6 +232,9 @@ public final class PerformanceHub {
   }
 
   private static String value(double v, String unit) {
+    if (SHARE.equals(unit)) {
+      return String.format(Locale.ROOT, "%.1f%%", v * 100);
+    }
     String n = v >= 1000 ? StudySummary.approx(v) : v >= 100 ? String.format(Locale.ROOT, "%.0f", v)
         : v >= 10 ? String.format(Locale.ROOT, "%.1f", v) : String.format(Locale.ROOT, "%.2f", v);
     return unit.isEmpty() ? n : n + " " + unit;
