@@ -209,7 +209,12 @@ public final class StudyCommand implements Callable<Integer> {
       }
       StudyRun run = new StudyRun(scenario, runDir, quick, jar, tools, root, skipped, System.out, processes);
       if (mustIsolate && root) {
-        return rerunIsolated(processes, tools, scenario, catalogDir, runDir, jar, run.estimatedTotal());
+        // the re-run is given --out, so the hub is this process's to rebuild
+        int status = rerunIsolated(processes, tools, scenario, catalogDir, runDir, jar, run.estimatedTotal());
+        if (!quick && out == null && status == 0) {
+          rebuildHub(home, false);
+        }
+        return status;
       }
       System.out.println("study: " + toRun.size() + " members, about " + run.estimatedTotal().toSeconds()
           + " s in all");

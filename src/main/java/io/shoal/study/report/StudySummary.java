@@ -69,9 +69,18 @@ public final class StudySummary {
     Recipe r = s.recipe();
     StringBuilder md = opening(s, c.startedAt(), c.quick() ? "each member ran " + c.load().duration().toSeconds()
         + " s with " + c.load().warmup().toSeconds() + " s of warm-up" : null);
-    List<RatioGlance.Ratio> ratios = RatioGlance.ratios(rows, c.rounds(), s.baseline());
-    md.append("\n\n## Takeaway\n\n").append(RatioGlance.takeaway(ratios, s.baseline(), s.paces().keySet()))
-        .append("\n");
+    // members of other groups (cluster_capacity's hit and churn) are compared within their group
+    // in the cluster section, not with a baseline that ran another workload
+    String group = s.members().stream().filter(m -> m.name().equals(s.baseline())).map(m -> m.group()).findFirst()
+        .orElse(null);
+    List<ResultRow> sameGroup = rows.stream().filter(row -> s.members().stream()
+        .anyMatch(m -> m.name().equals(row.member()) && java.util.Objects.equals(m.group(), group))).toList();
+    List<RatioGlance.Ratio> ratios = RatioGlance.ratios(sameGroup, c.rounds(), s.baseline());
+    md.append("\n\n## Takeaway\n\n").append(RatioGlance.takeaway(ratios, s.baseline(), s.paces().keySet()));
+    if (sameGroup.size() < rows.size()) {
+      md.append(" (Group ").append(group).append(" only; the cluster section compares each group within itself.)");
+    }
+    md.append("\n");
     md.append("\n## At a glance\n\n");
     String ratioTable = RatioGlance.table(ratios, s.baseline(), s.paces().keySet());
     if (!ratioTable.isEmpty()) {
