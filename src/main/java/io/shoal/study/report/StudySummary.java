@@ -71,8 +71,8 @@ public final class StudySummary {
         + " s with " + c.load().warmup().toSeconds() + " s of warm-up" : null);
     // members of other groups (cluster_capacity's hit and churn) are compared within their group
     // in the cluster section, not with a baseline that ran another workload
-    String group = s.members().stream().filter(m -> m.name().equals(s.baseline())).map(m -> m.group()).findFirst()
-        .orElse(null);
+    String group = s.members().stream().filter(m -> m.name().equals(s.baseline())).findFirst()
+        .map(m -> m.group()).orElse(null);
     List<ResultRow> sameGroup = rows.stream().filter(row -> s.members().stream()
         .anyMatch(m -> m.name().equals(row.member()) && java.util.Objects.equals(m.group(), group))).toList();
     List<RatioGlance.Ratio> ratios = RatioGlance.ratios(sameGroup, c.rounds(), s.baseline());
