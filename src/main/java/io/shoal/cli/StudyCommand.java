@@ -1,6 +1,7 @@
 package io.shoal.cli;
 
 import io.shoal.study.host.NetworkIsolation;
+import io.shoal.study.report.PerformanceHub;
 import io.shoal.study.host.Prerequisites;
 import io.shoal.study.host.StartedProcesses;
 import io.shoal.study.host.StudyException;
@@ -41,9 +42,11 @@ import picocli.CommandLine.Parameters;
       "1 - (queries knotd received) / (queries completed), the same for every member.",
       "",
       "Writes to the run directory: results.csv (one row per member), achieved_qps.png, hit_rate.png,",
-      "fill_mean.png, summary.md (host, versions, commands, table, and an 'At a glance' comparison",
-      "with the scenario's baseline member), and per member its config, log, raw dnsperf output and",
-      "the statistics read before and after. With recipe.rounds = N every member runs N times, members",
+      "fill_mean.png, summary.md (the study's page: its question and when it matters, the takeaway,",
+      "each member's ratios to the baseline member, the evidence, what was varied and held constant,",
+      "host, versions and commands), and raw.tar.xz: per member its config, log, raw dnsperf output",
+      "and the statistics read before and after, packed when the run ends (tar -xJf raw.tar.xz",
+      "unpacks them). With recipe.rounds = N every member runs N times, members",
       "taking turns; results.csv keeps each member's median run, rounds.csv every run, and the summary",
       "compares each run with the baseline's run of the same round.",
       "",
@@ -89,18 +92,27 @@ import picocli.CommandLine.Parameters;
       "",
       "Paths: without --catalog and --out, the catalog is bench/scenarios and results go to",
       "bench/results/SCENARIO/TIMESTAMP (quick-TIMESTAMP with --quick), relative to $SHOAL_HOME if",
-      "set (bench/study sets it to the repository), else to the current directory.",
+      "set (bench/study sets it to the repository), else to the current directory. A scenario with",
+      "part_of = STUDY (a variant) writes to bench/results/STUDY/TIMESTAMP-SCENARIO instead.",
+      "",
+      "'study hub' rebuilds the table of docs/performance/README.md from the latest published run of",
+      "each study that bench/hub.conf lists; every full run in the default place does so as well.",
       "",
       "Exit status: 0 every member measured, 1 a member or the upstream failed (the other results",
       "are still written), 2 bad usage, unknown scenario, invalid scenario, or missing programs.",
       "",
       "Examples:",
       "  shoal study --list",
+      "  shoal study hub",
       "  shoal study cache_churn --quick --out /tmp/churn-smoke",
       "  shoal study cluster_churn",
       "  shoal study peers"
     })
 public final class StudyCommand implements Callable<Integer> {
+  /** {@code study hub}: rebuild docs/performance/README.md's table (see {@link PerformanceHub}). */
+  static final String HUB = "hub";
+  /** Which study, which members and which column each row of the hub's table reads. */
+  static final String HUB_DEFINITION = "bench/hub.conf";
   private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'");
 
   @Parameters(index = "0", arity = "0..1", paramLabel = "SCENARIO",
@@ -135,6 +147,9 @@ public final class StudyCommand implements Callable<Integer> {
     Path catalogDir = (catalog != null ? catalog : home.resolve("bench/scenarios")).toAbsolutePath();
     if (list) {
       return listCatalog(catalogDir);
+    }
+    if (HUB.equals(scenarioName) && !Files.isRegularFile(catalogDir.resolve(HUB + ".conf"))) {
+      return rebuildHub(home, true);
     }
     if (scenarioName == null) {
       System.err.println("study: name a scenario; the catalog " + catalogDir + " has: "
@@ -176,8 +191,11 @@ public final class StudyCommand implements Callable<Integer> {
       }
     }
     List<Member> toRun = scenario.members().stream().filter(m -> !skipped.containsKey(m.name())).toList();
-    Path runDir = (out != null ? out : home.resolve("bench/results").resolve(scenario.name())
-        .resolve((quick ? "quick-" : "") + STAMP.format(ZonedDateTime.now(ZoneOffset.UTC)))).toAbsolutePath();
+    // A variant (part_of) publishes its runs under its study as named runs: STUDY/TIMESTAMP-VARIANT.
+    String partOf = scenario.page() == null ? null : scenario.page().partOf();
+    Path runDir = (out != null ? out : home.resolve("bench/results").resolve(partOf != null ? partOf : scenario.name())
+        .resolve((quick ? "quick-" : "") + STAMP.format(ZonedDateTime.now(ZoneOffset.UTC))
+            + (partOf != null ? "-" + scenario.name() : ""))).toAbsolutePath();
 
     try (StartedProcesses processes = new StartedProcesses()) {
       Prerequisites.Tools tools;
@@ -191,11 +209,21 @@ public final class StudyCommand implements Callable<Integer> {
       }
       StudyRun run = new StudyRun(scenario, runDir, quick, jar, tools, root, skipped, System.out, processes);
       if (mustIsolate && root) {
-        return rerunIsolated(processes, tools, scenario, catalogDir, runDir, jar, run.estimatedTotal());
+        // the re-run is given --out, so the hub is this process's to rebuild
+        int status = rerunIsolated(processes, tools, scenario, catalogDir, runDir, jar, run.estimatedTotal());
+        if (!quick && out == null && status == 0) {
+          rebuildHub(home, false);
+        }
+        return status;
       }
       System.out.println("study: " + toRun.size() + " members, about " + run.estimatedTotal().toSeconds()
           + " s in all");
-      return run.run();
+      int status = run.run();
+      if (!quick && out == null && status == 0) {
+        // a published run: the hub's table reads the latest run of each study, so it moves with this one
+        rebuildHub(home, false);
+      }
+      return status;
     } catch (IOException | StudyException e) {
       System.err.println("study: " + e.getMessage());
       return 1;
@@ -229,6 +257,42 @@ public final class StudyCommand implements Callable<Integer> {
       throw new StudyException("interrupted", e);
     }
     return child.exitValue();
+  }
+
+  /**
+   * Rebuilds the table of docs/performance/README.md from the latest published run of each study
+   * bench/hub.conf lists. {@code asked}: run as {@code study hub} (a missing definition is an error
+   * then; after a study's run it only means there is no hub to update).
+   */
+  private static int rebuildHub(Path home, boolean asked) {
+    Path definition = home.resolve(HUB_DEFINITION);
+    if (!Files.isRegularFile(definition)) {
+      if (asked) {
+        System.err.println("study: no hub definition at " + definition);
+        return 2;
+      }
+      return 0;
+    }
+    try {
+      Path page = PerformanceHub.page(home, definition);
+      List<PerformanceHub.Row> rows = PerformanceHub.rows(definition);
+      List<java.util.Optional<PerformanceHub.Figure>> figures = PerformanceHub.rebuild(rows,
+          home.resolve("bench/results"), page);
+      for (int i = 0; i < rows.size(); i++) {
+        if (figures.get(i).isEmpty()) {
+          System.err.println("study: hub row '" + rows.get(i).topic() + "': no published run of "
+              + rows.get(i).study() + " has " + rows.get(i).member() + " and " + rows.get(i).versus());
+        }
+      }
+      System.out.println("study: rebuilt the table of " + page + " from " + rows.size() + " rows of " + definition);
+      return 0;
+    } catch (ScenarioException e) {
+      System.err.println("study: " + e.getMessage());
+      return 2;
+    } catch (IOException e) {
+      System.err.println("study: cannot rebuild the hub: " + e.getMessage());
+      return 1;
+    }
   }
 
   private static int listCatalog(Path catalogDir) {

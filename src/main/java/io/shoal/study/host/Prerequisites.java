@@ -45,6 +45,8 @@ public final class Prerequisites {
     PACKAGE_OF.put("unshare", "util-linux");
     PACKAGE_OF.put("ip", "iproute2");
     PACKAGE_OF.put("openssl", "openssl");
+    PACKAGE_OF.put("tar", "tar");
+    PACKAGE_OF.put("xz", "xz-utils");
     for (MemberKind k : MemberKind.values()) {
       for (String b : k.binaries()) {
         PACKAGE_OF.put(b, k.debianPackages().get(0));
@@ -64,7 +66,7 @@ public final class Prerequisites {
 
   /**
    * The programs a run of these members calls; over a {@code signed} zone also keymgr (the zone's
-   * trust anchor) and kdig (the check of each member's sample answer).
+   * trust anchor) and kdig (the check of each member's sample answer); tar and xz always.
    */
   public static List<String> binariesFor(List<Member> members, boolean isolate, boolean signed) {
     Set<String> names = new LinkedHashSet<>(List.of("dnsperf", "knotd", "knotc"));
@@ -81,6 +83,8 @@ public final class Prerequisites {
     if (isolate) {
       names.addAll(List.of("unshare", "ip"));
     }
+    // the end of every run packs its raw logs into raw.tar.xz (tar -J runs xz)
+    names.addAll(List.of("tar", "xz"));
     return List.copyOf(names);
   }
 

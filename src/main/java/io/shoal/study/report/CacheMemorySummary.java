@@ -246,8 +246,9 @@ public final class CacheMemorySummary {
         .append(r.queries().seed()).append(")\n");
     md.append("- shoal JVM options: ").append(String.join(" ", r.jvmOptions())).append('\n');
     StudySummary.appendProvenance(md, c.host(), c.versions(), c.commands());
-    md.append("\nEach member's directory under `members/MEMBER/size-N/` holds its configuration, log, dnsperf's ")
-        .append("output, and every reading: rss.txt, the statistics behind each count, and jcmd's output.\n");
+    md.append(StudySummary.rawFiles("each member's directory under `members/MEMBER/size-N/` holds its "
+        + "configuration, log, dnsperf's output, and every reading: rss.txt, the statistics behind each count, and "
+        + "jcmd's output"));
     return md.toString();
   }
 

@@ -95,8 +95,9 @@ public final class OutageSummary {
     c.versions().forEach((tool, v) -> md.append("- ").append(tool).append(": ").append(v).append('\n'));
     md.append("\n## Commands run\n\nIn order; `#` lines are steps done inside the study process.\n\n```\n");
     c.commands().forEach(cmd -> md.append(cmd).append('\n'));
-    md.append("```\n\nEach member's directory under `members/` holds its configuration, its log, the raw ")
-        .append("dnsperf output (`dnsperf-outage.txt`) and every scrape's counters (`outage-scrapes.txt`).\n");
+    md.append("```\n").append(StudySummary.rawFiles("each member's directory under `members/` holds its "
+        + "configuration, its log and every scrape's counters (`outage-scrapes.txt`); dnsperf's per-query output is "
+        + "not kept, outage_timeline.csv holds what it said, second by second"));
     return md.toString();
   }
 

@@ -263,8 +263,9 @@ public final class RobustnessSummary {
         .append(" -v per phase, after ").append(c.load().warmup().toSeconds()).append(" s of warm-up\n");
     md.append("- shoal JVM options: ").append(String.join(" ", r.jvmOptions())).append('\n');
     StudySummary.appendProvenance(md, c.host(), c.versions(), c.commands());
-    md.append("\nEach phase's directory under `members/MEMBER/phases/` holds dnsperf's output, the server's ")
-        .append("counters read before and after (shoal's metrics, unbound's statistics), and what the attack did.\n");
+    md.append(StudySummary.rawFiles("each phase's directory under `members/MEMBER/phases/` holds dnsperf's "
+        + "output, the server's counters read before and after (shoal's metrics, unbound's statistics), and what the "
+        + "attack did"));
     return md.toString();
   }
 }

@@ -5,6 +5,7 @@ import io.shoal.study.scenario.LoadSettings;
 import io.shoal.study.scenario.Pace;
 import io.shoal.study.scenario.Recipe;
 import io.shoal.study.scenario.Scenario;
+import io.shoal.study.scenario.StudyPage;
 import io.shoal.study.timeline.KillTimeline;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,7 +45,16 @@ public final class StudySummary {
    */
   static StringBuilder opening(Scenario s, String startedAt, String quickRan) {
     StringBuilder md = new StringBuilder();
-    md.append("# Study `").append(s.name()).append("`\n\n").append(s.description()).append("\n\n");
+    StudyPage page = s.page() != null ? s.page() : StudyPage.of(s.description());
+    md.append("# Study `").append(s.name()).append("`\n\n");
+    md.append("**Question.** ").append(page.question()).append("\n\n");
+    if (page.whenThisMatters() != null) {
+      md.append("**When this matters.** ").append(page.whenThisMatters()).append("\n\n");
+    }
+    if (!page.question().equals(s.description())) {
+      md.append("**Members.** ").append(s.description()).append("\n\n");
+    }
+    md.append("Reproduce: `bench/study ").append(s.name()).append("`. Method: docs/performance-methodology.md.\n\n");
     md.append("Run started ").append(startedAt).append(".");
     if (quickRan != null) {
       md.append(" **Quick smoke run** (--quick): ").append(quickRan)
@@ -59,7 +69,23 @@ public final class StudySummary {
     Recipe r = s.recipe();
     StringBuilder md = opening(s, c.startedAt(), c.quick() ? "each member ran " + c.load().duration().toSeconds()
         + " s with " + c.load().warmup().toSeconds() + " s of warm-up" : null);
-    md.append("\n\n## At a glance\n\n");
+    // members of other groups (cluster_capacity's hit and churn) are compared within their group
+    // in the cluster section, not with a baseline that ran another workload
+    String group = s.members().stream().filter(m -> m.name().equals(s.baseline())).findFirst()
+        .map(m -> m.group()).orElse(null);
+    List<ResultRow> sameGroup = rows.stream().filter(row -> s.members().stream()
+        .anyMatch(m -> m.name().equals(row.member()) && java.util.Objects.equals(m.group(), group))).toList();
+    List<RatioGlance.Ratio> ratios = RatioGlance.ratios(sameGroup, c.rounds(), s.baseline());
+    md.append("\n\n## Takeaway\n\n").append(RatioGlance.takeaway(ratios, s.baseline(), s.paces().keySet()));
+    if (sameGroup.size() < rows.size()) {
+      md.append(" (Group ").append(group).append(" only; the cluster section compares each group within itself.)");
+    }
+    md.append("\n");
+    md.append("\n## At a glance\n\n");
+    String ratioTable = RatioGlance.table(ratios, s.baseline(), s.paces().keySet());
+    if (!ratioTable.isEmpty()) {
+      md.append(ratioTable).append('\n');
+    }
     for (String line : atAGlance(rows, s.baseline(), s.paces())) {
       md.append("- ").append(line).append('\n');
     }
@@ -80,7 +106,14 @@ public final class StudySummary {
     md.append("\nAbsolute numbers hold for this host only; quote the ratios, which were measured in one run ")
         .append("under the same conditions (see docs/performance-methodology.md).\n");
 
-    md.append("\n## Results\n\n").append(table(rows));
+    md.append("\n## Evidence\n\n");
+    for (String f : StudyCharts.FILES) {
+      md.append("![").append(f).append("](").append(f).append(")\n");
+    }
+    md.append("\nData: [").append(StudyCsv.RESULTS.file()).append("](").append(StudyCsv.RESULTS.file()).append(")")
+        .append(c.rounds().isEmpty() ? "" : ", [" + StudyCsv.ROUNDS.file() + "](" + StudyCsv.ROUNDS.file() + ")")
+        .append(". Each member's median run:\n\n");
+    md.append(table(rows));
     md.append("\n`hit_rate_pct` is 1 - (queries knotd received) / (queries dnsperf completed), the same for ")
         .append("every member (empty for a member that answers without knotd behind it); `cache_hits` and ")
         .append("`cache_misses` are the member's own statistics. `cpu_seconds` is the user + system CPU time ")
@@ -105,7 +138,7 @@ public final class StudySummary {
       c.notRun().forEach((m, why) -> md.append("- **").append(m).append("**: ").append(why.replace("\n", " ")).append('\n'));
     }
 
-    md.append("\n## Members\n\n");
+    md.append("\n## What was varied: the members\n\n");
     c.setups().forEach((m, setup) -> md.append("- **").append(m).append("**: ").append(setup).append('\n'));
 
     md.append("\n## Held constant\n\n");
@@ -134,9 +167,19 @@ public final class StudySummary {
     md.append("- shoal JVM options: ").append(String.join(" ", r.jvmOptions())).append('\n');
 
     appendProvenance(md, c.host(), c.versions(), c.commands());
-    md.append("\nEach member's directory under `members/` holds its configuration, its log, the raw ")
-        .append("dnsperf output and the statistics read before and after the measured run.\n");
+    md.append(rawFiles("each member's directory under `members/` holds its configuration, its log, the raw "
+        + "dnsperf output and the statistics read before and after the measured run"));
     return md.toString();
+  }
+
+  /**
+   * The paragraph that ends a page: where the run's raw files are (one archive, which the runner
+   * packs when the run ends) and what {@code inside} them, a clause.
+   */
+  static String rawFiles(String inside) {
+    return "\nThe raw files are packed in [raw.tar.xz](raw.tar.xz) (`tar -xJf raw.tar.xz` unpacks them into the "
+        + "run directory): " + inside + "; `knotd/` holds the upstream's configuration and log. The paths under "
+        + "Commands run are as they were during the run.\n";
   }
 
   /**

@@ -67,8 +67,21 @@ public final class StudyRun {
     return run.load();
   }
 
-  /** Runs everything; returns 0 if every member produced a row, 1 otherwise. */
+  /**
+   * Runs everything, then packs the raw directories into {@link RawArchive#FILE}; returns 0 if
+   * every member produced a row, 1 otherwise.
+   */
   public int run() throws IOException, StudyException {
+    int status = study();
+    List<String> packed = RawArchive.pack(run.runDir(), Path.of(run.tools().path("tar")), run.processes());
+    if (!packed.isEmpty()) {
+      run.out().println("study: packed " + String.join("/, ", packed) + "/ into " + run.runDir().resolve(RawArchive.FILE)
+          + " (tar -xJf " + RawArchive.FILE + " unpacks them)");
+    }
+    return status;
+  }
+
+  private int study() throws IOException, StudyException {
     Scenario scenario = run.scenario();
     Path runDir = run.runDir();
     PrintStream out = run.out();

@@ -26,13 +26,15 @@ import java.util.stream.Stream;
  * @param outage the upstream-outage test every member runs instead of the plain measured run, or null
  * @param cacheMemory the memory-per-answer test every member runs at each cache size instead of the
  *     plain measured run, or null
+ * @param page the question and "when this matters" its page opens with, and the study it is a variant of
  */
 public record Scenario(
     String name, String description, String baseline, Recipe recipe, List<Member> members, Path source,
-    AttackPlan attacks, OutagePlan outage, CacheMemoryPlan cacheMemory) {
+    AttackPlan attacks, OutagePlan outage, CacheMemoryPlan cacheMemory, StudyPage page) {
 
   private static final Set<String> TOP = Set.of(
-      "description", "baseline", "recipe", "members", "attacks", "outage", "cache_memory");
+      "description", "baseline", "recipe", "members", "attacks", "outage", "cache_memory", "question",
+      "when_this_matters", "part_of");
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
       "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds", "policy_list",
@@ -77,7 +79,7 @@ public record Scenario(
   /** This scenario with the generated domain list, written at {@code file}, in its members' configurations. */
   public Scenario withPolicyListAt(Path file) {
     return new Scenario(name, description, baseline, recipe, members.stream().map(m -> m.withPolicyListAt(file)).toList(),
-        source, attacks, outage, cacheMemory);
+        source, attacks, outage, cacheMemory, page);
   }
 
   /** True if any member sends queries of its own and so must run without a route off loopback. */
@@ -356,8 +358,14 @@ public record Scenario(
       cacheMemory = CacheMemoryPlan.from(c.getConfig("cache_memory"), recipe);
       checkCacheMemoryMembers(members, recipe, rounds);
     }
+    String partOf = c.hasPath("part_of") ? c.getString("part_of") : null;
+    if (partOf != null && !partOf.matches("[A-Za-z0-9][A-Za-z0-9_.-]*")) {
+      throw new IllegalArgumentException("part_of: a study name (letters, digits, '.', '_', '-'), is '" + partOf + "'");
+    }
+    StudyPage page = new StudyPage(c.hasPath("question") ? c.getString("question") : description,
+        c.hasPath("when_this_matters") ? c.getString("when_this_matters") : null, partOf);
     return new Scenario(name, description, baseline, recipe, List.copyOf(members), source, attacks, outage,
-        cacheMemory);
+        cacheMemory, page);
   }
 
   /**
@@ -434,7 +442,7 @@ public record Scenario(
       return this;
     }
     return new Scenario(name, description, baseline, recipe, members.stream().map(m -> m.withTrustAnchorAt(file))
-        .toList(), source, attacks, outage, cacheMemory);
+        .toList(), source, attacks, outage, cacheMemory, page);
   }
 
   private static PolicyList policyList(Config p) {

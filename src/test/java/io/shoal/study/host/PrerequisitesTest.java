@@ -32,9 +32,9 @@ class PrerequisitesTest {
   void eachKindBringsItsBinariesAndIsolationBringsUnshareAndIp() {
     Member unbound = new Member("u", MemberKind.UNBOUND, com.typesafe.config.ConfigFactory.empty());
     Member kresd = new Member("k", MemberKind.KRESD, com.typesafe.config.ConfigFactory.empty());
-    assertEquals(List.of("dnsperf", "knotd", "knotc", "unbound", "unbound-control"),
+    assertEquals(List.of("dnsperf", "knotd", "knotc", "unbound", "unbound-control", "tar", "xz"),
         Prerequisites.binariesFor(List.of(unbound), false));
-    assertEquals(List.of("dnsperf", "knotd", "knotc", "kresd", "kres-cache-gc", "unshare", "ip"),
+    assertEquals(List.of("dnsperf", "knotd", "knotc", "kresd", "kres-cache-gc", "unshare", "ip", "tar", "xz"),
         Prerequisites.binariesFor(List.of(kresd), true));
     assertEquals("knot", Prerequisites.packageOf("knotd"));
     assertEquals("dnsmasq-base", Prerequisites.packageOf("dnsmasq"));
@@ -45,7 +45,8 @@ class PrerequisitesTest {
   void aMemberQueriedOverDotOrDohBringsOpensslForItsCertificate() {
     Member dot = new Member("d", MemberKind.SHOAL, com.typesafe.config.ConfigFactory.empty(), 1, false, null, null,
         io.shoal.study.scenario.Transport.DOT);
-    assertEquals(List.of("dnsperf", "knotd", "knotc", "openssl"), Prerequisites.binariesFor(List.of(dot), false));
+    assertEquals(List.of("dnsperf", "knotd", "knotc", "openssl", "tar", "xz"),
+        Prerequisites.binariesFor(List.of(dot), false));
     assertEquals("openssl", Prerequisites.packageOf("openssl"));
   }
 }

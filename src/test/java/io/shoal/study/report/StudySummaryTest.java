@@ -262,4 +262,66 @@ class StudySummaryTest {
     assertEquals("98", StudySummary.approx(98.2));
     assertEquals("0.5", StudySummary.approx(0.5));
   }
+
+  @Test
+  void theTakeawayAndTheRatioTableAreMediansOfTheRoundsAgainstTheBaseline() {
+    List<RoundRow> rounds = List.of(
+        new RoundRow(1, row("unbound", 100, 8.0)), new RoundRow(1, row("fast", 200, 2.0)), new RoundRow(1, row("lean", 90, 1.0)),
+        new RoundRow(2, row("unbound", 100, 8.0)), new RoundRow(2, row("fast", 120, 4.0)), new RoundRow(2, row("lean", 80, 2.0)),
+        new RoundRow(3, row("unbound", 200, 8.0)), new RoundRow(3, row("fast", 300, 3.0)), new RoundRow(3, row("lean", 100, 1.0)));
+    List<ResultRow> median = List.of(row("unbound", 100, 8.0), row("fast", 200, 2.0), row("lean", 90, 1.0));
+    List<RatioGlance.Ratio> ratios = RatioGlance.ratios(median, rounds, "unbound");
+    assertEquals(List.of("fast", "lean"), ratios.stream().map(RatioGlance.Ratio::member).toList());
+    assertEquals(1.5, ratios.get(0).qps(), 1e-9);
+    assertEquals(1.2, ratios.get(0).qpsLow(), 1e-9);
+    assertEquals(0.375, ratios.get(0).cpu(), 1e-9);
+    assertEquals("Beside unbound, fast answered the most: 1.50x its QPS (median of 3 rounds, 1.20x to 2.00x) at 0.38x "
+        + "its CPU per query; lean spent the least CPU per query, 0.13x unbound's.",
+        RatioGlance.takeaway(ratios, "unbound", java.util.Set.of()));
+    // a paced member's QPS is what it was offered: never "the most"
+    assertTrue(RatioGlance.takeaway(ratios, "unbound", java.util.Set.of("fast")).startsWith("Beside unbound, lean answered"));
+    String table = RatioGlance.table(ratios, "unbound", java.util.Set.of());
+    assertTrue(table.contains("| fast | 1.50x | 1.20x–2.00x (3 rounds) | 0.38x | 0.25x–0.50x (3 rounds) |"), table);
+    // one round: the ratio of the median rows, "one run"
+    List<RatioGlance.Ratio> single = RatioGlance.ratios(median, List.of(), "unbound");
+    assertEquals(2.0, single.get(0).qps(), 1e-9);
+    assertTrue(RatioGlance.table(single, "unbound", java.util.Set.of()).contains("| fast | 2.00x | one run |"));
+  }
+
+  @Test
+  void thePageOpensWithTheQuestionWhenItMattersAndTheTakeaway() {
+    io.shoal.study.scenario.Scenario s = io.shoal.study.scenario.Scenario.load(
+        java.nio.file.Path.of("bench", "scenarios", "query_path.conf"));
+    List<ResultRow> rows = List.of(row("unbound", 100, 8.0), row("shoal-memory", 200, 2.0));
+    String md = StudySummary.render(new StudySummary.Context(s, "2026-12-04T05:31:01Z", false, s.recipe().load(),
+        new io.shoal.study.host.HostFacts("cpu", 2, "linux", "disk"), java.util.Map.of(), java.util.Map.of(),
+        java.util.Map.of(), List.of("dnsperf ..."), List.of(), java.util.Map.of(), null, null, List.of()), rows);
+    assertTrue(md.startsWith("# Study `query_path`\n\n**Question.** " + s.page().question() + "\n\n**When this matters.** "
+        + s.page().whenThisMatters() + "\n"), md);
+    assertTrue(md.contains("## Takeaway\n\nBeside unbound, shoal-memory answered the most: 2.00x its QPS at 0.25x its CPU "
+        + "per query.\n"), md);
+    assertTrue(md.contains("| shoal-memory | 2.00x | one run | 0.25x | one run |"), md);
+    assertTrue(md.contains("![cpu_per_query.png](cpu_per_query.png)"), md);
+    assertTrue(md.contains("## What was varied: the members") && md.contains("## Held constant"), md);
+    assertTrue(md.contains("[raw.tar.xz](raw.tar.xz)"), md);
+  }
+
+  @Test
+  void aGroupedScenarioComparesOnlyTheBaselinesGroupInItsTakeaway() {
+    io.shoal.study.scenario.Scenario s = io.shoal.study.scenario.Scenario.load(
+        java.nio.file.Path.of("bench", "scenarios", "cluster_capacity.conf"));
+    List<ResultRow> rows = List.of(row("hit-1", 100, 8.0), row("hit-cluster-3", 250, 9.0), row("churn-1", 30, 20.0),
+        row("churn-cluster-3", 900, 20.0));
+    String md = StudySummary.render(new StudySummary.Context(s, "2026-12-03T07:04:25Z", false, s.recipe().load(),
+        new io.shoal.study.host.HostFacts("cpu", 2, "linux", "disk"), java.util.Map.of(), java.util.Map.of(),
+        java.util.Map.of(), List.of(), List.of(), java.util.Map.of(), null, null, List.of()), rows);
+    // churn-cluster-3 has the highest QPS over hit-1, but ran another workload
+    assertTrue(md.contains("Beside hit-1, hit-cluster-3 answered the most: 2.50x its QPS at 1.13x its CPU per query. "
+        + "(Group hit only; the cluster section compares each group within itself.)"), md);
+    assertFalse(md.contains("| churn-cluster-3 | 9.00x"), md);
+  }
+
+  private static ResultRow row(String member, double qps, double cpuUs) {
+    return new ResultRow(member, null, "-", qps, 1.0, 100, 100, 0, 1, 100.0, 100L, 0L, null, null, null, null, 1.0, cpuUs);
+  }
 }

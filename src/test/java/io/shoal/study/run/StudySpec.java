@@ -53,6 +53,7 @@ public class StudySpec extends JUnitSuite {
   @Test
   public void aQuickRunOfATinyScenarioWritesTheCsvChartsAndSummary() throws IOException, URISyntaxException {
     Path out = quickRun("tiny");
+    Path raw = unpacked(out);
 
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
     assertEquals(String.join(",", ResultRow.COLUMNS), csv.get(0));
@@ -93,14 +94,14 @@ public class StudySpec extends JUnitSuite {
     assertTrue(summary, summary.contains("dnsperf -s 127.0.0.1"));
     for (String audit : List.of("dnsperf.txt", "stats-before.txt", "stats-after.txt", "knotd-stats-after.txt",
         "shoal.conf", "server.log", "cpu-before.txt", "cpu-after.txt")) {
-      assertTrue(audit, Files.isRegularFile(out.resolve("members/two-workers").resolve(audit)));
+      assertTrue(audit, Files.isRegularFile(raw.resolve("members/two-workers").resolve(audit)));
     }
     // the member that takes the run's domain list was seen to apply it before it was measured
     assertEquals(5001, Files.readAllLines(out.resolve("policy-list.txt")).size());
-    String check = Files.readString(out.resolve("members/four-workers/policy-check.txt"));
+    String check = Files.readString(raw.resolve("members/four-workers/policy-check.txt"));
     assertTrue(check, check.contains("NXDOMAIN, no answer") && check.contains("2 more"));
     assertTrue(summary, summary.contains("domain list policy-list.txt (nxdomain)"));
-    assertTrue(Files.notExists(out.resolve("members/two-workers/policy-check.txt")));
+    assertTrue(Files.notExists(raw.resolve("members/two-workers/policy-check.txt")));
   }
 
   /**
@@ -115,27 +116,28 @@ public class StudySpec extends JUnitSuite {
           Prerequisites.find(tool).isPresent());
     }
     Path out = quickRun("dnssec_tiny");
+    Path raw = unpacked(out);
 
     List<ResultRow> all = StudyCsv.RESULTS.read(out.resolve("results.csv"));
     assertEquals(List.of("validating", "unvalidated", "ceiling"), all.stream().map(ResultRow::member).toList());
     for (ResultRow r : all) {
       assertTrue(r.member() + " completed " + r.completed(), r.completed() > 0);
     }
-    String anchor = Files.readString(out.resolve("knotd/trust-anchor.ds"));
+    String anchor = Files.readString(raw.resolve("knotd/trust-anchor.ds"));
     assertTrue(anchor, anchor.startsWith("bench.test. DS ") && anchor.contains(" 13 2 "));
-    String conf = Files.readString(out.resolve("members/validating/shoal.conf"));
+    String conf = Files.readString(raw.resolve("members/validating/shoal.conf"));
     assertTrue(conf, conf.contains("trust-anchor.ds") && conf.contains("validation=on"));
     for (String member : List.of("validating", "unvalidated", "ceiling")) {
       for (String when : List.of("start-1", "start-2", "end-1")) {
-        String kdig = Files.readString(out.resolve("members").resolve(member).resolve("dnssec-check-" + when + ".txt"));
+        String kdig = Files.readString(raw.resolve("members").resolve(member).resolve("dnssec-check-" + when + ".txt"));
         assertTrue(member + " " + when + ": " + kdig, kdig.contains("status: NOERROR") && kdig.contains("RRSIG"));
         boolean ad = kdig.lines().anyMatch(l -> l.startsWith(";; Flags:") && l.matches(".*\\bad\\b.*"));
         assertEquals(member + " " + when + " AD: " + kdig, member.equals("validating"), ad);
       }
     }
-    String dnsperf = Files.readString(out.resolve("members/validating/dnsperf.txt"));
+    String dnsperf = Files.readString(raw.resolve("members/validating/dnsperf.txt"));
     assertTrue(dnsperf, dnsperf.contains(" -D"));
-    String metrics = Files.readString(out.resolve("members/validating/stats-after.txt"));
+    String metrics = Files.readString(raw.resolve("members/validating/stats-after.txt"));
     assertTrue(metrics, metrics.matches("(?s).*shoal_dnssec_answers_total\\{status=\"secure\"\\} [1-9].*"));
     String summary = Files.readString(out.resolve("summary.md"));
     assertTrue(summary, summary.contains("knotd signs the zone (ecdsap256sha256"));
@@ -148,6 +150,7 @@ public class StudySpec extends JUnitSuite {
   @Test
   public void aQuickOutageRunServesStaleAnswersWhereServeStaleOffFails() throws IOException, URISyntaxException {
     Path out = quickRun("outage_tiny");
+    Path raw = unpacked(out);
 
     List<OutageTimeline.Phase> phases = StudyCsv.OUTAGE_PHASES.read(out.resolve("outage_phases.csv"));
     OutageTimeline.Phase on = during(phases, "stale-on");
@@ -165,10 +168,13 @@ public class StudySpec extends JUnitSuite {
     assertTrue(summary, summary.contains("## At a glance"));
     assertTrue(summary, summary.contains("for stale-off against"));
     assertTrue(summary, summary.contains("kill -STOP"));
-    for (String audit : List.of("dnsperf-fill.txt", "dnsperf-outage.txt", "outage-scrapes.txt", "knotd-stop.txt",
+    for (String audit : List.of("dnsperf-fill.txt", "outage-scrapes.txt", "knotd-stop.txt",
         "knotd-cont.txt", "shoal.conf")) {
-      assertTrue(audit, Files.isRegularFile(out.resolve("members/stale-on").resolve(audit)));
+      assertTrue(audit, Files.isRegularFile(raw.resolve("members/stale-on").resolve(audit)));
     }
+    // the per-query log is left out of the archive: outage_timeline.csv holds what it said
+    assertTrue(Files.notExists(raw.resolve("members/stale-on/dnsperf-outage.txt")));
+    assertTrue(summary, summary.contains("[raw.tar.xz](raw.tar.xz)"));
   }
 
   private static OutageTimeline.Phase during(List<OutageTimeline.Phase> phases, String member) {
@@ -187,6 +193,7 @@ public class StudySpec extends JUnitSuite {
     int status = ShoalCommand.commandLine().execute("study", "robustness", "--quick",
         "--catalog", Path.of("bench", "scenarios").toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
     assertEquals("study exit status (see the output above)", 0, status);
+    Path raw = unpacked(out);
 
     List<PhaseRow> all = StudyCsv.ROBUSTNESS.read(out.resolve("robustness.csv"));
     List<String> phases = List.of("baseline", "tcp_baseline", "tcp_holders", "malformed_udp", "tcp_drip_idle",
@@ -259,9 +266,9 @@ public class StudySpec extends JUnitSuite {
     assertTrue(summary, summary.contains("## Side by side"));
     assertTrue(summary, summary.contains("answered of offered"));
     assertTrue(summary, summary.contains("zone client answered of asked"));
-    assertTrue(Files.isRegularFile(out.resolve("members/unbound/phases/8-hostile_upstream/attack.txt")));
+    assertTrue(Files.isRegularFile(raw.resolve("members/unbound/phases/8-hostile_upstream/attack.txt")));
     for (String audit : List.of("dnsperf.txt", "metrics-before.txt", "metrics-after.txt", "attack.txt")) {
-      assertTrue(audit, Files.isRegularFile(out.resolve("members/shoal-memory/phases/4-malformed_udp").resolve(audit)));
+      assertTrue(audit, Files.isRegularFile(raw.resolve("members/shoal-memory/phases/4-malformed_udp").resolve(audit)));
     }
     // passed: the run directory holds a 2-million-line query file, not worth keeping in the temp directory
     try (java.util.stream.Stream<Path> walk = Files.walk(out)) {
@@ -269,6 +276,30 @@ public class StudySpec extends JUnitSuite {
         Files.delete(p);
       }
     }
+  }
+
+  /**
+   * Checks that the run ended by packing its raw directories into raw.tar.xz and removing them
+   * (versions/ stays), and unpacks the archive into a temporary directory, which it returns.
+   */
+  private static Path unpacked(Path out) throws IOException {
+    assertTrue("raw.tar.xz in " + out, Files.isRegularFile(out.resolve(RawArchive.FILE)));
+    for (String dir : List.of("members", "knotd")) {
+      assertTrue(dir + "/ was removed once packed", Files.notExists(out.resolve(dir)));
+    }
+    assertTrue("versions/ stays unpacked", Files.isDirectory(out.resolve("versions")));
+    Path raw = Files.createTempDirectory("study-spec-raw");
+    try {
+      Process tar = new ProcessBuilder("tar", "-xJf", out.resolve(RawArchive.FILE).toString(), "-C", raw.toString())
+          .redirectErrorStream(true).start();
+      String said = new String(tar.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      assertTrue("tar -x finished", tar.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+      assertEquals("tar -x exit status: " + said, 0, tar.exitValue());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException(e);
+    }
+    return raw;
   }
 
   @Test

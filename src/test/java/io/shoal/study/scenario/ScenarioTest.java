@@ -117,6 +117,28 @@ class ScenarioTest {
   }
 
   @Test
+  void aPageOpensWithTheQuestionAndWhenItMattersOrTheDescription() {
+    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
+        + " quick { duration = 1s, warmup = 0s } }\nmembers = [{ name = a, kind = shoal }]\n";
+    Scenario plain = Scenario.from("t", ConfigFactory.parseString(base + "description = \"warm hits\""));
+    assertEquals(new StudyPage("warm hits", null, null), plain.page());
+    Scenario asked = Scenario.from("t", ConfigFactory.parseString(base + "description = d, question = \"how fast?\","
+        + " when_this_matters = \"always\", part_of = cluster_capacity"));
+    assertEquals(new StudyPage("how fast?", "always", "cluster_capacity"), asked.page());
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> Scenario.from("t",
+        ConfigFactory.parseString(base + "part_of = \"../elsewhere\"")));
+    assertTrue(bad.getMessage().startsWith("part_of:"), bad.getMessage());
+    // the variants of the capacity study publish under it
+    for (String variant : List.of("cluster_capacity_hit", "cluster_capacity_churn_rounds")) {
+      assertEquals("cluster_capacity", Scenario.load(CATALOG.resolve(variant + ".conf")).page().partOf(), variant);
+    }
+    assertNull(Scenario.load(CATALOG.resolve("cluster_capacity.conf")).page().partOf());
+  }
+
+  @Test
   void typosAreRejectedWithTheKey() {
     String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
         + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"

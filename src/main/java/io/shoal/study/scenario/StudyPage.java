@@ -1,0 +1,16 @@
+package io.shoal.study.scenario;
+
+/**
+ * What a study's page says before its figures, from the scenario file: the question the study
+ * answers and when the answer matters to a user ({@code question}, {@code when_this_matters}; the
+ * description stands in for the question, and nothing for the other, when a file has neither), and
+ * the study a variant belongs to ({@code part_of}: its runs are published under that study's
+ * results as named runs, TIMESTAMP-NAME, rather than as a study of their own).
+ */
+public record StudyPage(String question, String whenThisMatters, String partOf) {
+
+  /** The page of a scenario with neither key: its description as the question. */
+  public static StudyPage of(String description) {
+    return new StudyPage(description, null, null);
+  }
+}
