@@ -44,8 +44,9 @@ import org.xbill.DNS.DSRecord;
  *       the zone), {@code ns2.lame.test.} (.17) serves it.
  *   <li>{@code slow.test.} (NSEC): its only address (.19) is a relay that holds each answer
  *       {@link #SLOW_DELAY_MS} ms before passing it on from the knotd behind it (.18; UDP only).
- *   <li>{@code loop.test.} (unsigned, .20) refers {@code sub.loop.test.} to .21, which serves its
- *       own copy of {@code loop.test.} and refers {@code sub.loop.test.} back to .20: a referral loop.
+ *   <li>{@code loop.test.} (unsigned, .20) refers {@code sub.loop.test.} to .21, which serves a
+ *       stale copy of {@code test.} and refers every name under it back up to {@code loop.test.} at
+ *       .20: a referral loop.
  *   <li>{@code cycle1.test.} and {@code cycle2.test.}: glueless, each served by a name in the other.
  *   <li>{@code nxns.test.}: a referral to 100 NS names under {@code void.example.}, which does not
  *       exist (the NXNS attack's shape).
@@ -332,9 +333,10 @@ public final class AuthorityTree implements AutoCloseable {
             "ns A " + ip(20),
             "www A 192.0.2.60",
             "sub NS ns.sub", "ns.sub A " + ip(21))))),
-        new Authority("loop-b", 21, List.of(new Zone("loop.test.", off, zone("loop.test.", List.of("ns.loop.test."),
+        // a stale copy of test.: asked for anything under sub.loop.test. it refers back up to loop.test.
+        new Authority("loop-b", 21, List.of(new Zone("test.", off, zone("test.", List.of("ns.test."),
             "ns A " + ip(21),
-            "sub NS ns.sub", "ns.sub A " + ip(20))))));
+            "loop NS ns.loop", "ns.loop A " + ip(20))))));
   }
 
   /** The root hints file (zone-file syntax: the root's NS and its address). */
