@@ -2,6 +2,7 @@ package io.shoal.recursion;
 
 import io.shoal.config.RecursionSettings;
 import io.shoal.config.UpstreamGroupSettings;
+import io.shoal.logging.FailureLog;
 import io.shoal.metrics.RecursionMetrics;
 import io.shoal.upstream.Upstream;
 import io.shoal.upstream.UpstreamSelector;
@@ -54,6 +55,8 @@ import org.xbill.DNS.Type;
  */
 public final class RecursiveUpstream implements Upstream {
   private static final Logger log = LoggerFactory.getLogger(RecursiveUpstream.class);
+  /** While the root is unreachable every miss primes again: reported once a minute, with a count. */
+  private final FailureLog primingFailed = new FailureLog(log, 60);
   /** The {@code server} of answers made here, for the query log. */
   static final String SERVER = "recursion";
 
@@ -178,8 +181,8 @@ public final class RecursiveUpstream implements Upstream {
           return root;
         })
         .exceptionally(failure -> {
-          log.warn("priming the root from {} failed: {}", settings.hintsSource(),
-              Resolution.unwrap(failure).getMessage());
+          primingFailed.warn("priming the root from " + settings.hintsSource() + " failed: "
+              + Resolution.unwrap(failure).getMessage());
           return hints;
         });
     priming = p;
