@@ -124,10 +124,15 @@ public record RecursionSettings(
     return List.copyOf(records);
   }
 
-  /** dnsjava says "<none>:LINE: ..." for a stream; the operator gets the file's name. */
+  /** dnsjava says "<none>:LINE: ..." for a stream and "NAME:LINE: ..." for a file; the operator gets the path. */
   private static String describe(String message, String source) {
     String m = message == null ? "" : message;
-    return m.startsWith("<none>") ? source + m.substring("<none>".length()) : m;
+    if (m.startsWith("<none>")) {
+      return source + m.substring("<none>".length());
+    }
+    // dnsjava names the file by its last component; the operator gets the path they configured.
+    String base = Path.of(source).getFileName().toString();
+    return m.startsWith(base + ":") ? source + m.substring(base.length()) : m;
   }
 
   /** The addresses the hints give, for checks. */

@@ -65,7 +65,7 @@ class RecursiveUpstreamTest {
         + "example 300 NS ns.example\nns.example 300 A " + tree.ip(4) + "\n"
         + "ns.other 300 A " + tree.ip(5) + "\nns.lame 300 A " + tree.ip(6) + "\n");
     tree.server(4).zone("example.net.", "@ 300" + soa + "@ 300 NS ns\nns 300 A " + tree.ip(4) + "\n"
-        + "www 300 A 192.0.2.2\n");
+        + "www 300 A 192.0.2.2\nout 300 CNAME www.test.\n");
     tree.server(5).zone("sub.test.", "@ 300" + soa + "@ 300 NS ns.other.net.\nhost 300 A 192.0.2.3\n");
     tree.server(6).behaviour = FakeAuthorities.Behaviour.UPWARD;
     sockets = new UpstreamSelector(256, new ServerMetrics());
@@ -78,15 +78,59 @@ class RecursiveUpstreamTest {
   }
 
   static RecursiveUpstream resolver(int maxQueries) {
+    return resolver(maxQueries, true, UpstreamGroupSettings.Mode.RECURSIVE, List.of(), List.of());
+  }
+
+  static RecursiveUpstream resolver(int maxQueries, boolean queryLoopback, UpstreamGroupSettings.Mode mode,
+      List<java.net.InetSocketAddress> servers, List<Name> stubZones) {
     List<Record> hints = List.of(
         new NSRecord(Name.root, DClass.IN, 3600, name("a.root.")),
         new ARecord(name("a.root."), DClass.IN, 3600, address(tree.ip(1))));
-    RecursionSettings s = new RecursionSettings(hints, "test hints", true, true, maxQueries, 3, 30, 11, 4, 1000, 1000,
-        Duration.ofSeconds(5));
-    UpstreamGroupSettings g = new UpstreamGroupSettings("r", List.of(), Duration.ofMillis(500), 3,
-        Duration.ofSeconds(1), Duration.ofSeconds(2), Map.of(), UpstreamGroupSettings.Mode.RECURSIVE, s);
-    return new RecursiveUpstream(g, List.of(), sockets, new RecursionMetrics(null), tree.port(),
+    RecursionSettings s = new RecursionSettings(hints, "test hints", queryLoopback, true, maxQueries, 3, 30, 11, 4,
+        1000, 1000, Duration.ofSeconds(5));
+    UpstreamGroupSettings g = new UpstreamGroupSettings("r", servers, Duration.ofMillis(500), 3,
+        Duration.ofSeconds(1), Duration.ofSeconds(2), Map.of(), mode, s);
+    return new RecursiveUpstream(g, stubZones, sockets, new RecursionMetrics(null), tree.port(),
         ForkJoinPool.commonPool());
+  }
+
+  @Test
+  void withoutQueryLoopbackNoLoopbackAuthorityIsAsked() throws Exception {
+    int before = tree.totalQueries();
+    Message m = ask(resolver(64, false, UpstreamGroupSettings.Mode.RECURSIVE, List.of(), List.of()), "www.test.",
+        Type.A);
+    assertEquals(Rcode.SERVFAIL, m.getRcode());
+    assertEquals(22, lastWhy.code());
+    assertEquals(before, tree.totalQueries(), "no query reached a loopback authority");
+  }
+
+  @Test
+  void aFlushForgetsTheDelegationsBelowTheName() throws Exception {
+    RecursiveUpstream r = resolver(64);
+    ask(r, "www.test.", Type.A);
+    int root = tree.server(1).queries.get();
+    ask(r, "www.test.", Type.TXT);
+    assertEquals(root, tree.server(1).queries.get(), "warm: test. is known");
+    assertTrue(r.flush(name("test.")) > 0);
+    ask(r, "www.test.", Type.MX);
+    assertTrue(tree.server(1).queries.get() > root, "after the flush the root is asked for test. again");
+  }
+
+  @Test
+  void aStubZoneGoesToItsServersAndWhatLeavesItIsResolvedFromTheRoot() throws Exception {
+    int root = tree.server(1).queries.get();
+    java.net.InetSocketAddress stubServer = new java.net.InetSocketAddress(tree.ip(4), tree.port());
+    RecursiveUpstream r = resolver(64, false, UpstreamGroupSettings.Mode.STUB, List.of(stubServer),
+        List.of(name("example.net.")));
+    assertEquals(List.of("www.example.net. A 192.0.2.2"), answers(ask(r, "www.example.net.", Type.A)));
+    assertEquals(root, tree.server(1).queries.get(), "a stub zone's names never start at the root");
+    // query_loopback is off here: the named stub server is asked, the tree's loopback root is not.
+    Message out = ask(r, "out.example.net.", Type.A);
+    assertEquals(Rcode.SERVFAIL, out.getRcode(), "the CNAME target is resolved from the root, which is on loopback");
+    RecursiveUpstream open = resolver(64, true, UpstreamGroupSettings.Mode.STUB, List.of(stubServer),
+        List.of(name("example.net.")));
+    assertEquals(List.of("out.example.net. CNAME www.test.", "www.test. A 192.0.2.1"),
+        answers(ask(open, "out.example.net.", Type.A)));
   }
 
   static Name name(String s) {
