@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 final class AuthorityServers {
   static final long BAND_MILLIS = 400;
   static final long UNKNOWN_MILLIS = 376;
-  private static final long MIN_TIMEOUT_MILLIS = 200;
+  private static final long MIN_TIMEOUT_MILLIS = 300;
   /** How long an address stays passed over for a zone it served badly. */
   static final long LAME_NANOS = TimeUnit.MINUTES.toNanos(2);
   private static final long MAX_BACKOFF_NANOS = TimeUnit.MINUTES.toNanos(2);
@@ -100,7 +100,11 @@ final class AuthorityServers {
     return s == null ? UNKNOWN_MILLIS : s.srtt;
   }
 
-  /** How long to wait for {@code a}: its retransmission time-out, between 200 ms and {@code max}. */
+  /**
+   * How long to wait for {@code a}: its retransmission time-out (smoothed RTT plus four deviations,
+   * doubled per time-out in a row), at least 300 ms (a loaded host's scheduling, not the network),
+   * at most {@code max}.
+   */
   synchronized long timeoutNanos(InetSocketAddress a, long maxNanos) {
     Server s = servers.get(a);
     double rto = s == null ? UNKNOWN_MILLIS * 2 : s.srtt + 4 * s.rttvar;

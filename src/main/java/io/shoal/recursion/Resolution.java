@@ -39,6 +39,8 @@ import org.xbill.DNS.Type;
  * glue is taken only for NS names inside Z.
  */
 final class Resolution {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Resolution.class);
+
   /** The records a resolution found: rcode, the answer chain (with RRSIGs), and proofs and SOA. */
   record Result(int rcode, List<Record> answer, List<Record> authority) {}
 
@@ -46,6 +48,8 @@ final class Resolution {
   private static final long MAX_TTL_SECONDS = 86_400;
   /** Shortest: a TTL of 0 would make every question walk again from the root. */
   private static final long MIN_TTL_SECONDS = 5;
+  /** Rounds over a zone's addresses when they time out: the first, and two more. */
+  private static final int MAX_ROUNDS = 3;
 
   private final RecursiveUpstream r;
   private final Budget budget;
@@ -96,7 +100,7 @@ final class Resolution {
           List<Record> ns = records(m, Section.ANSWER, asked, Type.NS);
           if (!ns.isEmpty() && asked.subdomain(cut.zone())) {
             // A child zone served by the same servers: a cut all the same.
-            ZoneCut child = cut(m, cut, asked, ns, Section.ANSWER);
+            ZoneCut child = cut(m, cut, asked.canonicalize(), ns, Section.ANSWER);
             budget.referral();
             r.cuts.put(child);
             return walk(child, qname, qtype, true, child.zone().labels() + 1, depth);
@@ -105,8 +109,14 @@ final class Resolution {
             return walk(cut, qname, qtype, true, labels + 1, depth); // an empty non-terminal, or a name with data
           }
         }
-        // NXDOMAIN for a shortened name (RFC 8020 would end here; some servers get empty
-        // non-terminals wrong), or a CNAME where a zone cut could be: ask for the full name.
+        if (rcode == Rcode.NXDOMAIN && m.getHeader().getFlag(Flags.AA) && !proofs(m, cut.zone(), false).isEmpty()) {
+          // A signed denial of an ancestor denies the name too (RFC 8020); the validator checks
+          // its proof, as Unbound's harden-below-nxdomain does, so no quirk can hide behind it.
+          return CompletableFuture.completedFuture(
+              new Result(Rcode.NXDOMAIN, List.of(), proofs(m, cut.zone(), true)));
+        }
+        // An unsigned NXDOMAIN for a shortened name (some servers get empty non-terminals wrong),
+        // or a CNAME where a zone cut could be: ask for the full name.
         return walk(cut, qname, qtype, false, qname.labels(), depth);
       }
       return answer(cut, m, qname, qtype, depth);
@@ -270,7 +280,8 @@ final class Resolution {
     if (ns.isEmpty()) {
       return null;
     }
-    Name zone = ns.get(0).getName();
+    // Lower case: the owner often points at our 0x20-mixed question name.
+    Name zone = ns.get(0).getName().canonicalize();
     if (!isBelow(zone, cut.zone()) || !name.subdomain(zone)) {
       return null;
     }
@@ -286,7 +297,7 @@ final class Resolution {
     List<Name> names = new ArrayList<>();
     long ttl = MAX_TTL_SECONDS;
     for (Record rec : ns) {
-      Name target = ((NSRecord) rec).getTarget();
+      Name target = ((NSRecord) rec).getTarget().canonicalize();
       if (!names.contains(target)) {
         names.add(target);
       }
@@ -294,11 +305,11 @@ final class Resolution {
     }
     Map<Name, List<InetSocketAddress>> glue = new LinkedHashMap<>();
     for (Record rec : m.getSection(Section.ADDITIONAL)) {
-      if ((rec instanceof ARecord || rec instanceof AAAARecord) && names.contains(rec.getName())
+      if ((rec instanceof ARecord || rec instanceof AAAARecord) && names.contains(rec.getName().canonicalize())
           && rec.getName().subdomain(from.zone())) {
         InetSocketAddress a = r.authority(rec instanceof ARecord ar ? ar.getAddress() : ((AAAARecord) rec).getAddress());
         if (a != null) {
-          glue.computeIfAbsent(rec.getName(), k -> new ArrayList<>()).add(a);
+          glue.computeIfAbsent(rec.getName().canonicalize(), k -> new ArrayList<>()).add(a);
         }
       }
     }
@@ -351,6 +362,9 @@ final class Resolution {
     final int depth;
     final Set<InetSocketAddress> tried = new HashSet<>();
     final Set<Name> lookedUp = new HashSet<>();
+    /** Addresses that timed out: asked once more, with a longer wait, before the zone is given up. */
+    final Set<InetSocketAddress> timedOut = new HashSet<>();
+    int rounds;
     String lastFailure = "no address";
 
     Attempts(ZoneCut cut, Name name, int type, int depth) {
@@ -393,6 +407,13 @@ final class Resolution {
         }
         return lookUp(ns, depth + 1).thenCompose(found -> next());
       }
+      if (!timedOut.isEmpty() && ++rounds < MAX_ROUNDS) {
+        // A lost datagram is not a dead server: the time-outs are asked again (each waits twice
+        // as long now, see AuthorityServers#timeoutNanos), within the budget and deadline.
+        tried.removeAll(timedOut);
+        timedOut.clear();
+        return next();
+      }
       throw RecursionLimit.unreachable("no authority of " + cut.zone() + " answered (" + lastFailure + ")");
     }
 
@@ -407,6 +428,9 @@ final class Resolution {
 
     private CompletableFuture<Message> send(InetSocketAddress a) {
       budget.send();
+      if (log.isDebugEnabled()) {
+        log.debug("asking {} {} {} (zone {})", a.getAddress().getHostAddress(), name, Type.string(type), cut.zone());
+      }
       long now = System.nanoTime();
       long deadline = Math.min(now + r.servers.timeoutNanos(a, r.attemptMaxNanos), budget.deadlineNanos);
       return AuthorityQuery.ask(r.sockets, a, name, type, deadline)
@@ -417,6 +441,7 @@ final class Resolution {
               r.metrics.query(outcome);
               if (outcome.equals("timeout")) {
                 r.servers.timedOut(a, System.nanoTime());
+                timedOut.add(a);
               }
               lastFailure = outcome + " from " + a.getAddress().getHostAddress();
               return next();
