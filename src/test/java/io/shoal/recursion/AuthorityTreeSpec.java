@@ -2,12 +2,15 @@ package io.shoal.recursion;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
 import io.shoal.study.host.Prerequisites;
 import io.shoal.testing.AuthorityTree;
 import io.shoal.testing.DnsClient;
 import io.shoal.testing.UnboundRecursor;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,6 +25,7 @@ import org.scalatestplus.junit.JUnitSuite;
 import org.xbill.DNS.ExtendedFlags;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
+import org.xbill.DNS.Name;
 import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Record;
@@ -52,7 +56,10 @@ public class AuthorityTreeSpec extends JUnitSuite {
       }
     }
     Path dir = Files.createTempDirectory("shoal-authority-tree");
+    long t0 = System.nanoTime();
     tree = AuthorityTree.start(dir.resolve("tree"));
+    System.out.println("AuthorityTreeSpec: the tree (" + tree.queryCounts().size() + " authorities in 127.53."
+        + tree.block() + ".0/24) started in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
     unbound = UnboundRecursor.start(dir.resolve("unbound"), tree.rootHints(), tree.trustAnchor(), List.of());
   }
 
@@ -141,6 +148,26 @@ public class AuthorityTreeSpec extends JUnitSuite {
     assertTrue(slow.toString(), slow.getHeader().getFlag(Flags.AD));
     assertEquals(Set.of("www.slow.test. 192.0.2.50"), answer(slow, Type.A));
     assertTrue("the answer came through the slow relay", tree.slowRelayed() > relayedBefore);
+  }
+
+  @Test
+  public void aSecondTreeInTheSameJvmHasItsOwnAddressesAndStopsEverythingItStarted() throws Exception {
+    Path dir = Files.createTempDirectory("shoal-authority-tree-2");
+    InetSocketAddress root;
+    try (AuthorityTree second = AuthorityTree.start(dir)) {
+      assertNotEquals(tree.block(), second.block());
+      root = second.server("root").address();
+      assertEquals("127.53." + second.block() + ".1", root.getAddress().getHostAddress());
+      Message soa = second.server("root").ask(Name.root, Type.NS);
+      assertEquals(soa.toString(), Rcode.NOERROR, soa.getRcode());
+      assertTrue(soa.toString(), soa.getSection(Section.ADDITIONAL).stream()
+          .anyMatch(r -> r.rdataToString().equals("127.53." + second.block() + ".1")));
+      assertTrue(Files.readString(second.rootHints()).contains("127.53." + second.block() + ".1"));
+    }
+    // every knotd of the second tree is gone: its root address no longer answers, the first tree's does
+    Message q = DnsClient.query(ids.incrementAndGet(), ".", Type.SOA, 1232);
+    assertNull("the closed tree's root still answers", DnsClient.udp(root, q.toWire(), 1000));
+    assertEquals(Rcode.NOERROR, tree.server("root").ask(Name.root, Type.SOA).getRcode());
   }
 
   @Test
