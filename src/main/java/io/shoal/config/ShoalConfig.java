@@ -290,7 +290,22 @@ public record ShoalConfig(
   }
 
   private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {
-    s.allowOnly("servers", "timeout", "max_fails", "backoff", "max_backoff", "tls_ca_file", "tls_spki_pins");
+    s.allowOnly("servers", "timeout", "max_fails", "backoff", "max_backoff", "tls_ca_file", "tls_spki_pins",
+        "mode", "root_hints", "query_loopback", "qname_minimisation", "max_queries", "max_ns_names",
+        "max_referrals", "max_cname_links", "max_glueless_depth", "zone_cuts", "servers_tracked", "deadline");
+    UpstreamGroupSettings.Mode mode = s.has("mode")
+        ? s.choice("mode", UpstreamGroupSettings.Mode.class, UpstreamGroupSettings.Mode::configName)
+        : UpstreamGroupSettings.Mode.FORWARD;
+    if (mode == UpstreamGroupSettings.Mode.FORWARD) {
+      for (String key : List.of("root_hints", "query_loopback", "qname_minimisation", "max_queries", "max_ns_names",
+          "max_referrals", "max_cname_links", "max_glueless_depth", "zone_cuts", "servers_tracked", "deadline")) {
+        if (s.has(key)) {
+          throw new InvalidConfigException(s.key(key), "only read with mode = recursive or stub (this group forwards)");
+        }
+      }
+    } else {
+      return resolvingGroup(s, name, mode);
+    }
     List<InetSocketAddress> servers = new ArrayList<>();
     Map<InetSocketAddress, DotServerSettings> dot = new LinkedHashMap<>();
     DotServers dotServers = new DotServers(s);
@@ -326,6 +341,37 @@ public record ShoalConfig(
       throw new InvalidConfigException(s.key("max_backoff"), "must be at least backoff (" + backoff + ")");
     }
     return new UpstreamGroupSettings(name, List.copyOf(servers), timeout, maxFails, backoff, maxBackoff, Map.copyOf(dot));
+  }
+
+  /**
+   * A group that resolves itself: {@code recursive} reads no {@code servers} (the defaults' may
+   * still be there); {@code stub} lists its authorities, port 53 unless given.
+   */
+  private static UpstreamGroupSettings resolvingGroup(Section s, String name, UpstreamGroupSettings.Mode mode) {
+    RecursionSettings recursion = RecursionSettings.read(s);
+    List<InetSocketAddress> servers = new ArrayList<>();
+    if (mode == UpstreamGroupSettings.Mode.STUB) {
+      for (String server : s.strings("servers")) {
+        if (server.equals("resolv.conf") || DotServers.isDot(server)) {
+          throw new InvalidConfigException(s.key("servers"),
+              "a stub group lists the authoritative servers of its zones as ADDRESS[:PORT], got '" + server + "'");
+        }
+        InetSocketAddress a = Addresses.parse(server, 53, s.key("servers"));
+        if (a.getPort() == 0) {
+          throw new InvalidConfigException(s.key("servers"), "port 0 is not a server port: " + a);
+        }
+        servers.add(a);
+      }
+      if (servers.isEmpty()) {
+        throw new InvalidConfigException(s.key("servers"), "a stub group lists at least one authoritative server");
+      }
+    }
+    // Per authority attempt, the longest an address's smoothed round-trip time may stretch it to.
+    Duration timeout = s.has("timeout") ? s.duration("timeout", Duration.ofMillis(50), Duration.ofSeconds(30))
+        : Duration.ofSeconds(2);
+    UpstreamGroupSettings health = new UpstreamGroupSettings(name, List.copyOf(servers), timeout);
+    return new UpstreamGroupSettings(name, List.copyOf(servers), timeout, health.maxFails(), health.backoff(),
+        health.maxBackoff(), Map.of(), mode, recursion);
   }
 
   private static CacheSettings cache(Section s, String name) {

@@ -13,10 +13,36 @@ import java.util.Map;
  * @param maxBackoff the longest it is marked down at once
  * @param dot the servers of {@code servers} asked over TLS, by address; the others are asked over
  *     UDP (and TCP on truncation)
+ * @param mode forward to {@code servers}, resolve from the root, or ask {@code servers} as the
+ *     authorities of the suffixes of the profiles that use the group
+ * @param recursion for {@code recursive} and {@code stub}: hints, limits and state sizes; null
+ *     when forwarding
  */
 public record UpstreamGroupSettings(
     String name, List<InetSocketAddress> servers, Duration timeout, int maxFails, Duration backoff,
-    Duration maxBackoff, Map<InetSocketAddress, DotServerSettings> dot) {
+    Duration maxBackoff, Map<InetSocketAddress, DotServerSettings> dot, Mode mode, RecursionSettings recursion) {
+
+  /** How a group resolves a miss. */
+  public enum Mode {
+    /** Ask the group's servers, which recurse (the default). */
+    FORWARD,
+    /** Resolve iteratively from the root hints. */
+    RECURSIVE,
+    /** Ask the group's servers as the authorities of the profile's suffixes; other names from the root. */
+    STUB;
+
+    /** The word in the config file. */
+    public String configName() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
+  /** A forwarding group. */
+  public UpstreamGroupSettings(
+      String name, List<InetSocketAddress> servers, Duration timeout, int maxFails, Duration backoff,
+      Duration maxBackoff, Map<InetSocketAddress, DotServerSettings> dot) {
+    this(name, servers, timeout, maxFails, backoff, maxBackoff, dot, Mode.FORWARD, null);
+  }
 
   /** A group of plain DNS servers only. */
   public UpstreamGroupSettings(
@@ -32,6 +58,9 @@ public record UpstreamGroupSettings(
 
   /** How long a query may take when every server times out, plus a TCP retry's worth. */
   public Duration deadline() {
+    if (recursion != null) {
+      return recursion.deadline();
+    }
     return timeout.multipliedBy(servers.size() + 1).plusMillis(250);
   }
 }

@@ -29,6 +29,8 @@ import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
 import io.shoal.querylog.QueryLog;
 import io.shoal.ratelimit.MissBudget;
+import io.shoal.recursion.RecursiveUpstream;
+import io.shoal.metrics.RecursionMetrics;
 import io.shoal.upstream.DotExchanges;
 import io.shoal.upstream.Upstream;
 import io.shoal.upstream.UpstreamGroup;
@@ -71,6 +73,12 @@ final class QueryPlans {
   /** Where the file watchers report their reloads (shoal_config_last_reload_successful). */
   private final ReloadMetrics reloads;
   private final QueryLogMetrics queryLogMetrics;
+  private final RecursionMetrics recursionMetrics;
+  /**
+   * The resolving (recursive and stub) groups by what they were built from: a reload that keeps a
+   * group's settings and its stub zones keeps its zone cuts and server records.
+   */
+  private final Map<List<Object>, RecursiveUpstream> resolvers = new ConcurrentHashMap<>();
   private volatile Built current;
   /** Query logs a reload replaced, still taking the replies of queries that started before it. */
   private final Set<QueryLog> retiring = ConcurrentHashMap.newKeySet();
@@ -97,6 +105,7 @@ final class QueryPlans {
     this.denials = new DenialProofs(dnssecMetrics, clock);
     this.policyMetrics = new PolicyMetrics(node);
     this.queryLogMetrics = new QueryLogMetrics(node);
+    this.recursionMetrics = new RecursionMetrics(node);
     // One task for whichever query logs are open when the node stops, after its last reply.
     CoordinatedShutdown.get(system).addTask(CoordinatedShutdown.PhaseBeforeActorSystemTerminate(), "close-query-log",
         () -> {
@@ -113,6 +122,18 @@ final class QueryPlans {
   /** The node's kept DNSSEC denials, which the cluster shares. */
   DenialProofs denials() {
     return denials;
+  }
+
+  /**
+   * Forgets what the resolving groups learnt at or below {@code name} (delegations, name-server
+   * addresses; for the root also every server's round-trip record); returns how many entries.
+   */
+  int flushRecursion(org.xbill.DNS.Name name) {
+    int removed = 0;
+    for (RecursiveUpstream r : resolvers.values()) {
+      removed += r.flush(name);
+    }
+    return removed;
   }
 
   /** The plan queries are answered by. */
@@ -240,6 +261,26 @@ final class QueryPlans {
     }
   }
 
+  /** The suffixes of the profiles that use stub group {@code group}: the zones its servers are asked for. */
+  private static List<org.xbill.DNS.Name> stubZones(ShoalConfig config, UpstreamGroupSettings group) {
+    List<org.xbill.DNS.Name> zones = new ArrayList<>();
+    if (group.mode() != UpstreamGroupSettings.Mode.STUB) {
+      return zones;
+    }
+    for (ProfileSettings p : config.profiles()) {
+      if (p.upstreams().equals(group.name())) {
+        for (String suffix : p.match()) {
+          try {
+            zones.add(org.xbill.DNS.Name.fromString(suffix, org.xbill.DNS.Name.root).canonicalize());
+          } catch (org.xbill.DNS.TextParseException e) {
+            throw new InvalidConfigException("shoal.profiles." + p.name() + ".match", e.getMessage());
+          }
+        }
+      }
+    }
+    return List.copyOf(zones);
+  }
+
   private Built assemble(ShoalConfig config, Built previous, LocalData local, ResponsePolicy policy,
       QueryLog queryLog, LoopDetector loops) {
     Map<UpstreamGroupSettings, UpstreamGroup> groups = new HashMap<>();
@@ -247,7 +288,24 @@ final class QueryPlans {
     Duration longest = Duration.ZERO;
     // Kept denials stay with a group whose servers and DNSSEC settings a reload keeps.
     Set<String> keepDenials = new HashSet<>();
+    Map<List<Object>, RecursiveUpstream> resolving = new HashMap<>();
     for (UpstreamGroupSettings group : config.upstreams().values()) {
+      if (group.mode() != UpstreamGroupSettings.Mode.FORWARD) {
+        // Resolves itself: its own state, no upstream servers to probe for health.
+        List<org.xbill.DNS.Name> stubZones = stubZones(config, group);
+        List<Object> key = List.of(group, stubZones);
+        RecursiveUpstream r = resolvers.get(key);
+        if (r == null) {
+          r = new RecursiveUpstream(group, stubZones, sockets, recursionMetrics);
+          r.start();
+        }
+        resolving.put(key, r);
+        Upstream logged = queryLog == null ? r : queryLog.forwarder(r);
+        upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
+            loops.guard(group.name(), logged), clock, dnssecMetrics, group.name(), denials));
+        longest = group.deadline().compareTo(longest) > 0 ? group.deadline() : longest;
+        continue;
+      }
       UpstreamGroup exchanges = previous == null ? null : previous.groups().get(group);
       if (exchanges != null && previous.config().dnssec().equals(config.dnssec())) {
         keepDenials.add(group.name());
@@ -266,6 +324,8 @@ final class QueryPlans {
     if (previous != null) {
       denials.retainOnly(keepDenials);
     }
+    resolvers.keySet().retainAll(resolving.keySet());
+    resolvers.putAll(resolving);
     Map<String, Profile> bySuffix = new HashMap<>();
     for (ProfileSettings p : config.profiles()) {
       CacheSettings c = config.cache(p.cache());

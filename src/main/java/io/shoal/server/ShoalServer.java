@@ -321,11 +321,21 @@ public final class ShoalServer {
       for (AnswerCache c : resolver.caches()) {
         removed = removed.thenCombine(c.flushName(name, qtype), Integer::sum);
       }
+      // What the resolving groups learnt of the tree goes too, so a changed delegation is walked again.
+      flushRecursion(resolver, name);
       CompletionStage<Boolean> everyNode = clusterNode == null
           ? CompletableFuture.completedFuture(null)
           : clusterNode.recordFlush(name, qtype);
       return removed.thenCombine(everyNode, (n, all) -> new AdminEndpoint.Flushed(n, clusterNode != null, all));
     }, transfer, () -> reload.reload("shoal reload"), token).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
+  }
+
+  private static void flushRecursion(Resolver resolver, String name) {
+    try {
+      resolver.plans().flushRecursion(org.xbill.DNS.Name.fromString(name, org.xbill.DNS.Name.root).canonicalize());
+    } catch (org.xbill.DNS.TextParseException e) {
+      log.debug("flush of {}: not a name the recursion knows", name);
+    }
   }
 
   public InetSocketAddress udpAddress() {

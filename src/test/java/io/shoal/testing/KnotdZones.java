@@ -59,17 +59,17 @@ public final class KnotdZones implements AutoCloseable {
   private final Path dir;
   private final Path conf;
   private final Path log;
-  private final int port;
+  private final InetSocketAddress address;
   private final StartedProcesses processes;
   private final Process process;
   private final Map<Name, Signing> zones;
 
-  private KnotdZones(Path dir, Path conf, int port, StartedProcesses processes, Process process,
+  private KnotdZones(Path dir, Path conf, InetSocketAddress address, StartedProcesses processes, Process process,
       Map<Name, Signing> zones) {
     this.dir = dir;
     this.conf = conf;
     this.log = dir.resolve("knotd.log");
-    this.port = port;
+    this.address = address;
     this.processes = processes;
     this.process = process;
     this.zones = zones;
@@ -84,6 +84,16 @@ public final class KnotdZones implements AutoCloseable {
   public static final class Builder {
     private final Map<Name, Signing> signing = new LinkedHashMap<>();
     private final Map<Name, String> text = new LinkedHashMap<>();
+    private InetSocketAddress listen;
+
+    /**
+     * Serve on {@code address} (e.g. 127.53.1.2:53, for an authority a resolver finds by its NS
+     * address) instead of a free port on 127.0.0.1.
+     */
+    public Builder listen(InetSocketAddress address) {
+      this.listen = address;
+      return this;
+    }
 
     /**
      * A zone {@code apex} whose records are {@code lines} in zone-file syntax, relative to the apex
@@ -111,12 +121,12 @@ public final class KnotdZones implements AutoCloseable {
     public KnotdZones start(Path dir) throws IOException, StudyException {
       Path absolute = dir.toAbsolutePath();
       Files.createDirectories(absolute.resolve("db"));
-      int port = LoopbackPort.pick();
+      InetSocketAddress address = listen != null ? listen : new InetSocketAddress("127.0.0.1", LoopbackPort.pick());
       List<String> conf = new ArrayList<>(List.of(
           "server:",
           "    rundir: \"" + absolute + "\"",
           "    pidfile: \"" + absolute.resolve("knotd.pid") + "\"",
-          "    listen: 127.0.0.1@" + port,
+          "    listen: " + address.getAddress().getHostAddress() + "@" + address.getPort(),
           "    udp-workers: 1",
           "    tcp-workers: 1",
           "    background-workers: 1",
@@ -160,7 +170,7 @@ public final class KnotdZones implements AutoCloseable {
       StartedProcesses processes = new StartedProcesses();
       Process p = processes.start(List.of(tool("knotd"), "-c", confFile.toString()), absolute,
           absolute.resolve("knotd.log"), Map.of());
-      KnotdZones knot = new KnotdZones(absolute, confFile, port, processes, p, Map.copyOf(signing));
+      KnotdZones knot = new KnotdZones(absolute, confFile, address, processes, p, Map.copyOf(signing));
       try {
         knot.awaitZones();
       } catch (StudyException | IOException | RuntimeException e) {
@@ -225,16 +235,16 @@ public final class KnotdZones implements AutoCloseable {
   }
 
   public InetSocketAddress address() {
-    return new InetSocketAddress("127.0.0.1", port);
+    return address;
   }
 
-  /** "127.0.0.1:port", as shoal's config takes it. */
+  /** "address:port", as shoal's config takes it. */
   public String hostPort() {
-    return "127.0.0.1:" + port;
+    return address.getAddress().getHostAddress() + ":" + address.getPort();
   }
 
   public int port() {
-    return port;
+    return address.getPort();
   }
 
   public Path dir() {
