@@ -39,7 +39,8 @@ import org.xbill.DNS.dnssec.ValidatingResolver;
 
 /**
  * A profile's upstream with DNSSEC validation between the exchange and the cache fill (dnsjava's
- * {@link ValidatingResolver}; no crypto of our own). A secure answer gets AD, a bogus one becomes a
+ * {@link ValidatingResolver}, with signatures checked by the provider {@link SignatureKeys} chose,
+ * on keys prepared once per DNSKEY). A secure answer gets AD, a bogus one becomes a
  * SERVFAIL whose extended DNS error says why (or, when permissive, the answer without AD), and
  * what is cached is what comes out of here, so a hit costs what a hit costs and carries the AD
  * bit the fill stored. Clients that set CD, and names under a negative trust anchor, get the
@@ -73,7 +74,10 @@ public final class ValidatingUpstream implements Upstream {
   ValidatingUpstream(DnssecSettings settings, Upstream inner, Clock clock, DnssecMetrics metrics, Executor executor,
       String group, DenialProofs proofs) {
     this.inner = inner;
-    this.head = new UpstreamResolver(inner, executor);
+    SignatureKeys keys = SignatureKeys.choose(settings.cryptoProvider());
+    keys.providers().forEach((alg, provider) -> metrics.signatureProvider(provider, SignatureKeys.algorithmLabel(alg)));
+    keys.countIn((alg, provider, result) -> metrics.signatureCheck(SignatureKeys.algorithmLabel(alg), provider, result));
+    this.head = new UpstreamResolver(inner, executor, keys);
     this.validator = new ValidatingResolver(head, clock);
     // The reason goes in the extended error; a TXT record of class 65280 would reach clients.
     validator.setAddReasonToAdditional(false);

@@ -1,0 +1,186 @@
+package io.shoal.dnssec;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.security.InvalidKeyException;
+import java.security.PrivateKey;
+import java.security.Provider;
+import java.security.PublicKey;
+import java.security.Security;
+import java.security.Signature;
+import java.security.SignatureException;
+import java.security.SignatureSpi;
+import java.util.HashMap;
+import java.util.Map;
+import org.xbill.DNS.DNSSEC.Algorithm;
+
+/**
+ * The signature engine for {@link PreparedKey}s: dnsjava's verifier asks the JCA for
+ * {@code Signature.getInstance("SHA256withECDSA")} and the like, and the JCA's provider selection
+ * gives a prepared key to this engine, which checks the signature in the provider chosen for its
+ * algorithm with a {@link Signature} kept per thread (none made per check), after asking the
+ * verdict memo. It is registered once, first in the provider list, but claims only keys of class
+ * {@link PreparedKey}: every other use of the JCA in the process (TLS, certificates) selects the
+ * providers it selected before.
+ */
+public final class PreparedKeySignature extends SignatureSpi {
+  /** The provider this engine is registered under. */
+  static final String PROVIDER = "ShoalDnssec";
+
+  private static final ThreadLocal<Map<SignatureKeys.Backend, Signature>> ENGINES = ThreadLocal.withInitial(HashMap::new);
+
+  private final ByteArrayOutputStream data = new ByteArrayOutputStream(512);
+  private PreparedKey key;
+
+  /** Puts the engine first in the JCA's provider list, once per process. */
+  static synchronized void register() {
+    if (Security.getProvider(PROVIDER) == null) {
+      Security.insertProviderAt(new ShoalProvider(), 1);
+    }
+  }
+
+  @Override
+  protected void engineInitVerify(PublicKey publicKey) throws InvalidKeyException {
+    if (!(publicKey instanceof PreparedKey k)) {
+      throw new InvalidKeyException("only DNSSEC keys prepared by shoal");
+    }
+    key = k;
+    data.reset();
+  }
+
+  @Override
+  protected void engineInitSign(PrivateKey privateKey) throws InvalidKeyException {
+    throw new InvalidKeyException("verification only");
+  }
+
+  @Override
+  protected void engineUpdate(byte b) {
+    data.write(b);
+  }
+
+  @Override
+  protected void engineUpdate(byte[] b, int off, int len) {
+    data.write(b, off, len);
+  }
+
+  @Override
+  protected byte[] engineSign() throws SignatureException {
+    throw new SignatureException("verification only");
+  }
+
+  /**
+   * Whether {@code sigBytes} (the RRSIG's signature field, in its DNS form: dnsjava passes it
+   * unchanged for a key that is not a JDK EC key) signs the data. A malformed signature is a
+   * false verdict, as a signature that does not verify.
+   */
+  @Override
+  protected boolean engineVerify(byte[] sigBytes) throws SignatureException {
+    PreparedKey k = key;
+    if (k == null) {
+      throw new SignatureException("not initialized for verification");
+    }
+    byte[] signed = data.toByteArray();
+    data.reset();
+    VerifiedSignatures memo = k.keys.memo();
+    ByteBuffer memoKey = VerifiedSignatures.key(k, sigBytes, signed, signed.length);
+    Boolean known = memo.get(memoKey);
+    if (known != null) {
+      k.keys.counted(k.algorithm, SignatureKeys.REMEMBERED);
+      return known;
+    }
+    boolean verdict = check(k, sigBytes, signed);
+    memo.put(memoKey, verdict);
+    k.keys.counted(k.algorithm, verdict ? SignatureKeys.VALID : SignatureKeys.INVALID);
+    return verdict;
+  }
+
+  /** The provider's check of {@code sig} over {@code signed}. */
+  static boolean check(PreparedKey k, byte[] sig, byte[] signed) throws SignatureException {
+    byte[] jcaSig = sig;
+    if (k.algorithm == Algorithm.ECDSAP256SHA256 || k.algorithm == Algorithm.ECDSAP384SHA384) {
+      jcaSig = derFromDns(sig, k.algorithm == Algorithm.ECDSAP256SHA256 ? 32 : 48);
+      if (jcaSig == null) {
+        return false;
+      }
+    }
+    try {
+      Signature s = ENGINES.get().get(k.backend);
+      if (s == null) {
+        s = k.backend.signature();
+        ENGINES.get().put(k.backend, s);
+      }
+      s.initVerify(k.inner);
+      s.update(signed);
+      return s.verify(jcaSig);
+    } catch (SignatureException e) {
+      // An encoding the provider refuses (an RSA signature longer than the modulus ...): bogus.
+      return false;
+    } catch (GeneralSecurityException e) {
+      throw new SignatureException(e);
+    }
+  }
+
+  /**
+   * RFC 6605 section 4: r and s, each {@code half} octets, side by side; the JCA wants the DER
+   * SEQUENCE of two INTEGERs. Null when the length is wrong.
+   */
+  static byte[] derFromDns(byte[] sig, int half) {
+    if (sig.length != 2 * half) {
+      return null;
+    }
+    byte[] r = derInteger(sig, 0, half);
+    byte[] s = derInteger(sig, half, half);
+    int body = r.length + s.length;
+    ByteArrayOutputStream out = new ByteArrayOutputStream(body + 3);
+    out.write(0x30);
+    if (body >= 128) {
+      out.write(0x81);
+    }
+    out.write(body);
+    out.write(r, 0, r.length);
+    out.write(s, 0, s.length);
+    return out.toByteArray();
+  }
+
+  private static byte[] derInteger(byte[] b, int off, int len) {
+    int start = off;
+    int end = off + len;
+    while (start < end - 1 && b[start] == 0) {
+      start++;
+    }
+    boolean pad = (b[start] & 0x80) != 0;
+    int n = end - start + (pad ? 1 : 0);
+    byte[] out = new byte[n + 2];
+    out[0] = 0x02;
+    out[1] = (byte) n;
+    System.arraycopy(b, start, out, pad ? 3 : 2, end - start);
+    return out;
+  }
+
+  @Override
+  @Deprecated
+  protected void engineSetParameter(String param, Object value) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  @Deprecated
+  protected Object engineGetParameter(String param) {
+    throw new UnsupportedOperationException();
+  }
+
+  /** The JCA provider of this engine: the DNSSEC signature algorithms, for {@link PreparedKey}s only. */
+  static final class ShoalProvider extends Provider {
+    private static final long serialVersionUID = 1L;
+
+    ShoalProvider() {
+      super(PROVIDER, "1.0", "shoal's DNSSEC signature checks with keys prepared once per DNSKEY");
+      Map<String, String> attrs = Map.of("SupportedKeyClasses", PreparedKey.class.getName());
+      for (String alg : new String[] {"SHA1withRSA", "SHA256withRSA", "SHA512withRSA", "SHA256withECDSA",
+          "SHA384withECDSA", "Ed25519", "Ed448"}) {
+        putService(new Service(this, "Signature", alg, PreparedKeySignature.class.getName(), null, attrs));
+      }
+    }
+  }
+}
