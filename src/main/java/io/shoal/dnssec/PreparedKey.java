@@ -2,15 +2,19 @@ package io.shoal.dnssec;
 
 import java.math.BigInteger;
 import java.security.PublicKey;
+import java.security.interfaces.ECPublicKey;
 import java.security.interfaces.RSAPublicKey;
+import java.security.spec.ECParameterSpec;
+import java.security.spec.ECPoint;
 
 /**
  * A DNSKEY's public key converted once, for the provider that checks its algorithm's signatures
  * (see {@link SignatureKeys}). dnsjava's verifier hands it to {@code Signature.getInstance(alg)},
  * whose provider selection gives it to {@link PreparedKeySignature} (the only engine that accepts
  * this class), so the check runs in the chosen provider on a key made once per DNSKEY, not once
- * per signature. It is not an {@code ECPublicKey}: dnsjava then passes ECDSA signatures in their
- * DNS form (r and s side by side, RFC 6605), which the engine converts itself.
+ * per signature. RSA and ECDSA keys are also {@link RSAPublicKey}s and {@link ECPublicKey}s, as
+ * dnsjava expects (it reads their sizes for its key size and NSEC3 iteration limits, and hands an
+ * EC key the signature already in DER).
  */
 class PreparedKey implements PublicKey {
   private static final long serialVersionUID = 1L;
@@ -73,6 +77,29 @@ class PreparedKey implements PublicKey {
     @Override
     public BigInteger getPublicExponent() {
       return exponent;
+    }
+  }
+
+  /** An ECDSA key (P-256 or P-384): the curve and point are the provider's key's. */
+  static final class Ec extends PreparedKey implements ECPublicKey {
+    private static final long serialVersionUID = 1L;
+    private final ECParameterSpec params;
+    private final ECPoint w;
+
+    Ec(int algorithm, ECPublicKey inner, SignatureKeys.Backend backend, byte[] dnsKey, SignatureKeys keys) {
+      super(algorithm, inner, backend, dnsKey, keys);
+      this.params = inner.getParams();
+      this.w = inner.getW();
+    }
+
+    @Override
+    public ECParameterSpec getParams() {
+      return params;
+    }
+
+    @Override
+    public ECPoint getW() {
+      return w;
     }
   }
 }

@@ -13,7 +13,6 @@ import java.security.SignatureException;
 import java.security.SignatureSpi;
 import java.util.HashMap;
 import java.util.Map;
-import org.xbill.DNS.DNSSEC.Algorithm;
 
 /**
  * The signature engine for {@link PreparedKey}s: dnsjava's verifier asks the JCA for
@@ -70,9 +69,9 @@ public final class PreparedKeySignature extends SignatureSpi {
   }
 
   /**
-   * Whether {@code sigBytes} (the RRSIG's signature field, in its DNS form: dnsjava passes it
-   * unchanged for a key that is not a JDK EC key) signs the data. A malformed signature is a
-   * false verdict, as a signature that does not verify.
+   * Whether {@code sigBytes} signs the data: the RRSIG's signature field as dnsjava passes it (for
+   * ECDSA already turned from r and s side by side, RFC 6605, into DER). A signature the provider
+   * cannot parse is a false verdict, as one that does not verify.
    */
   @Override
   protected boolean engineVerify(byte[] sigBytes) throws SignatureException {
@@ -83,27 +82,22 @@ public final class PreparedKeySignature extends SignatureSpi {
     byte[] signed = data.toByteArray();
     data.reset();
     VerifiedSignatures memo = k.keys.memo();
-    ByteBuffer memoKey = VerifiedSignatures.key(k, sigBytes, signed, signed.length);
-    Boolean known = memo.get(memoKey);
+    ByteBuffer memoKey = memo.enabled() ? VerifiedSignatures.key(k, sigBytes, signed, signed.length) : null;
+    Boolean known = memoKey == null ? null : memo.get(memoKey);
     if (known != null) {
       k.keys.counted(k.algorithm, SignatureKeys.REMEMBERED);
       return known;
     }
     boolean verdict = check(k, sigBytes, signed);
-    memo.put(memoKey, verdict);
+    if (memoKey != null) {
+      memo.put(memoKey, verdict);
+    }
     k.keys.counted(k.algorithm, verdict ? SignatureKeys.VALID : SignatureKeys.INVALID);
     return verdict;
   }
 
-  /** The provider's check of {@code sig} over {@code signed}. */
+  /** The provider's check of {@code sig} over {@code signed}, with this thread's engine for the key's provider. */
   static boolean check(PreparedKey k, byte[] sig, byte[] signed) throws SignatureException {
-    byte[] jcaSig = sig;
-    if (k.algorithm == Algorithm.ECDSAP256SHA256 || k.algorithm == Algorithm.ECDSAP384SHA384) {
-      jcaSig = derFromDns(sig, k.algorithm == Algorithm.ECDSAP256SHA256 ? 32 : 48);
-      if (jcaSig == null) {
-        return false;
-      }
-    }
     try {
       Signature s = ENGINES.get().get(k.backend);
       if (s == null) {
@@ -112,50 +106,13 @@ public final class PreparedKeySignature extends SignatureSpi {
       }
       s.initVerify(k.inner);
       s.update(signed);
-      return s.verify(jcaSig);
+      return s.verify(sig);
     } catch (SignatureException e) {
       // An encoding the provider refuses (an RSA signature longer than the modulus ...): bogus.
       return false;
     } catch (GeneralSecurityException e) {
       throw new SignatureException(e);
     }
-  }
-
-  /**
-   * RFC 6605 section 4: r and s, each {@code half} octets, side by side; the JCA wants the DER
-   * SEQUENCE of two INTEGERs. Null when the length is wrong.
-   */
-  static byte[] derFromDns(byte[] sig, int half) {
-    if (sig.length != 2 * half) {
-      return null;
-    }
-    byte[] r = derInteger(sig, 0, half);
-    byte[] s = derInteger(sig, half, half);
-    int body = r.length + s.length;
-    ByteArrayOutputStream out = new ByteArrayOutputStream(body + 3);
-    out.write(0x30);
-    if (body >= 128) {
-      out.write(0x81);
-    }
-    out.write(body);
-    out.write(r, 0, r.length);
-    out.write(s, 0, s.length);
-    return out.toByteArray();
-  }
-
-  private static byte[] derInteger(byte[] b, int off, int len) {
-    int start = off;
-    int end = off + len;
-    while (start < end - 1 && b[start] == 0) {
-      start++;
-    }
-    boolean pad = (b[start] & 0x80) != 0;
-    int n = end - start + (pad ? 1 : 0);
-    byte[] out = new byte[n + 2];
-    out[0] = 0x02;
-    out[1] = (byte) n;
-    System.arraycopy(b, start, out, pad ? 3 : 2, end - start);
-    return out;
   }
 
   @Override

@@ -81,6 +81,11 @@ public final class SignatureKeys {
    * used, when it is not).
    */
   public static SignatureKeys choose(DnssecSettings.CryptoProvider choice) {
+    return choose(choice, VerifiedSignatures.DEFAULT_CAPACITY);
+  }
+
+  /** As {@link #choose(DnssecSettings.CryptoProvider)}, with a verdict memo of {@code memoCapacity} (0: none, for benchmarks). */
+  public static SignatureKeys choose(DnssecSettings.CryptoProvider choice, int memoCapacity) {
     PreparedKeySignature.register();
     Provider nativeProvider = choice == DnssecSettings.CryptoProvider.AUTO ? nativeProvider() : null;
     Map<Integer, Backend> backends = new LinkedHashMap<>();
@@ -101,7 +106,7 @@ public final class SignatureKeys {
         backends.put(alg, b);
       }
     }
-    SignatureKeys keys = new SignatureKeys(backends, new VerifiedSignatures(VerifiedSignatures.DEFAULT_CAPACITY));
+    SignatureKeys keys = new SignatureKeys(backends, new VerifiedSignatures(memoCapacity));
     String summary = keys.describe(choice, nativeProvider);
     if (!summary.equals(TOLD.getAndSet(summary))) {
       log.info(summary);
@@ -175,7 +180,7 @@ public final class SignatureKeys {
    * {@code r} with a public key that {@link #prepare} makes on first use and keeps; {@code r}
    * itself when its algorithm is not one of shoal's.
    */
-  DNSKEYRecord prepared(DNSKEYRecord r) {
+  public DNSKEYRecord prepared(DNSKEYRecord r) {
     return r instanceof PreparedDnskey || !backends.containsKey(r.getAlgorithm()) ? r : new PreparedDnskey(r, this);
   }
 
@@ -238,7 +243,8 @@ public final class SignatureKeys {
     byte[] encoded = Arrays.copyOf(prefix, prefix.length + length);
     System.arraycopy(key, 0, encoded, prefix.length, length);
     PublicKey inner = b.keyFactory(keyAlg).generatePublic(new X509EncodedKeySpec(encoded));
-    return new PreparedKey(alg, inner, b, key, this);
+    return inner instanceof java.security.interfaces.ECPublicKey ec ? new PreparedKey.Ec(alg, ec, b, key, this)
+        : new PreparedKey(alg, inner, b, key, this);
   }
 
   /** dnsjava's JCA signature name for {@code alg} (DNSSEC.algString), which the engine registers under. */

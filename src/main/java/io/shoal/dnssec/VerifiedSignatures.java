@@ -27,12 +27,17 @@ final class VerifiedSignatures {
     }
   });
 
+  /** Entries per generation; 0: remember nothing. */
   private final int generation;
   private volatile ConcurrentHashMap<ByteBuffer, Boolean> young = new ConcurrentHashMap<>();
   private volatile ConcurrentHashMap<ByteBuffer, Boolean> old = new ConcurrentHashMap<>();
 
   VerifiedSignatures(int capacity) {
-    this.generation = Math.max(1, capacity / 2);
+    this.generation = capacity <= 0 ? 0 : Math.max(1, capacity / 2);
+  }
+
+  boolean enabled() {
+    return generation > 0;
   }
 
   /** The memo key of one check. */
@@ -64,6 +69,9 @@ final class VerifiedSignatures {
   }
 
   void put(ByteBuffer key, boolean verdict) {
+    if (generation == 0) {
+      return;
+    }
     ConcurrentHashMap<ByteBuffer, Boolean> y = young;
     y.put(key, verdict);
     if (y.size() >= generation) {
