@@ -70,6 +70,8 @@ public final class ValidatingUpstream implements Upstream {
   private final String group;
   /** The node's kept denials; null when aggressive use of them is off. */
   private final DenialProofs proofs;
+  /** Whether the upstream hands over DNSSEC records at all. */
+  private final UpstreamDnssecCheck capability;
 
   ValidatingUpstream(DnssecSettings settings, Upstream inner, Clock clock, DnssecMetrics metrics, Executor executor,
       String group, DenialProofs proofs) {
@@ -95,6 +97,9 @@ public final class ValidatingUpstream implements Upstream {
     this.skew = new ClockSkewLog(log);
     this.group = group;
     this.proofs = settings.aggressiveNsec() ? proofs : null;
+    Name anchor = settings.trustAnchors().stream().map(Record::getName).min((a, b) -> a.labels() - b.labels())
+        .orElse(Name.root);
+    this.capability = new UpstreamDnssecCheck(head, anchor, group, metrics, log, executor);
   }
 
   /**
@@ -159,6 +164,7 @@ public final class ValidatingUpstream implements Upstream {
     }
     UpstreamResolver.Question question = new UpstreamResolver.Question(name, query.qtype(), query.qclass());
     UpstreamResolver.Fetch fetch = head.pin(question);
+    capability.firstUse();
     CompletionStage<Outcome> result = fetch.outcome.thenCompose(raw -> {
       if (!(raw instanceof Answered answered)) {
         return CompletableFuture.completedFuture(raw);
@@ -195,6 +201,7 @@ public final class ValidatingUpstream implements Upstream {
   private Outcome verdict(DnsQuery query, Name name, Answered raw, Message validated, Throwable failure) {
     try {
       if (failure != null) {
+        capability.suspect();
         metrics.answer(DnssecMetrics.INDETERMINATE);
         log.debug("DNSSEC validation of {} could not finish", name, failure);
         return new Failed("DNSSEC validation of " + name + " could not finish: " + failure.getMessage());
@@ -205,6 +212,9 @@ public final class ValidatingUpstream implements Upstream {
         int code = why == null ? ExtendedErrorCodeOption.DNSSEC_BOGUS : why.getErrorCode();
         String text = why == null || why.getText() == null ? "" : why.getText();
         code = DsMismatch.refine(code, text);
+        if (code == ExtendedErrorCodeOption.DNSKEY_MISSING || code == ExtendedErrorCodeOption.RRSIGS_MISSING) {
+          capability.suspect();
+        }
         if (code == ExtendedErrorCodeOption.DNSSEC_BOGUS) {
           code = SignatureWindow.refine(raw.wire(), clock.instant(), code);
         }
