@@ -18,7 +18,6 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ForkJoinPool;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -113,8 +112,8 @@ public final class ValidatingUpstream implements Upstream {
     if (settings.mode() == DnssecSettings.Mode.OFF) {
       return upstream;
     }
-    // Signature checks run on the common pool, off the upstream's socket threads and the actors'.
-    return new ValidatingUpstream(settings, upstream, new EpochClock(clock), metrics, ForkJoinPool.commonPool(),
+    // Signature checks run on validation's own threads, off the sockets' threads and the actors'.
+    return new ValidatingUpstream(settings, upstream, new EpochClock(clock), metrics, ValidationThreads.shared(),
         group, proofs);
   }
 
