@@ -21,7 +21,9 @@ import java.util.Map;
  * algorithm with a {@link Signature} kept per thread (none made per check), after asking the
  * verdict memo. It is registered once, first in the provider list, but claims only keys of class
  * {@link PreparedKey}: every other use of the JCA in the process (TLS, certificates) selects the
- * providers it selected before.
+ * providers it selected before. Code that makes the JCA pick a provider before it has a key (by
+ * asking {@code Signature.getProvider()} or setting parameters first) may still land here; such a
+ * signature is passed whole to the engine the JCA picks for its key without this provider.
  */
 public final class PreparedKeySignature extends SignatureSpi {
   /** The provider this engine is registered under. */
@@ -30,7 +32,16 @@ public final class PreparedKeySignature extends SignatureSpi {
   private static final ThreadLocal<Map<SignatureKeys.Backend, Signature>> ENGINES = ThreadLocal.withInitial(HashMap::new);
 
   private final ByteArrayOutputStream data = new ByteArrayOutputStream(512);
+  /** The JCA name this engine was made for ("SHA256withECDSA" ...). */
+  private final String algorithm;
   private PreparedKey key;
+  /** For a key that is not a {@link PreparedKey}: the engine the JCA picks for it, which does all the work. */
+  private Signature foreign;
+  private java.security.spec.AlgorithmParameterSpec params;
+
+  public PreparedKeySignature(String algorithm) {
+    this.algorithm = algorithm;
+  }
 
   /** Puts the engine first in the JCA's provider list, once per process. */
   static synchronized void register() {
@@ -41,31 +52,77 @@ public final class PreparedKeySignature extends SignatureSpi {
 
   @Override
   protected void engineInitVerify(PublicKey publicKey) throws InvalidKeyException {
-    if (!(publicKey instanceof PreparedKey k)) {
-      throw new InvalidKeyException("only DNSSEC keys prepared by shoal");
-    }
-    key = k;
     data.reset();
+    if (publicKey instanceof PreparedKey k) {
+      key = k;
+      foreign = null;
+      return;
+    }
+    key = null;
+    foreign = foreignEngine();
+    foreign.initVerify(publicKey);
   }
 
   @Override
   protected void engineInitSign(PrivateKey privateKey) throws InvalidKeyException {
-    throw new InvalidKeyException("verification only");
+    key = null;
+    foreign = foreignEngine();
+    foreign.initSign(privateKey);
   }
 
   @Override
-  protected void engineUpdate(byte b) {
-    data.write(b);
+  protected void engineInitSign(PrivateKey privateKey, java.security.SecureRandom random) throws InvalidKeyException {
+    key = null;
+    foreign = foreignEngine();
+    foreign.initSign(privateKey, random);
+  }
+
+  /** A JCA engine for a key that is not ours: this provider does not accept it, so the JCA picks another. */
+  private Signature foreignEngine() throws InvalidKeyException {
+    try {
+      Signature s = Signature.getInstance(algorithm);
+      if (params != null) {
+        s.setParameter(params);
+      }
+      return s;
+    } catch (GeneralSecurityException e) {
+      throw new InvalidKeyException(e);
+    }
   }
 
   @Override
-  protected void engineUpdate(byte[] b, int off, int len) {
-    data.write(b, off, len);
+  protected void engineUpdate(byte b) throws SignatureException {
+    if (foreign != null) {
+      foreign.update(b);
+    } else {
+      data.write(b);
+    }
+  }
+
+  @Override
+  protected void engineUpdate(byte[] b, int off, int len) throws SignatureException {
+    if (foreign != null) {
+      foreign.update(b, off, len);
+    } else {
+      data.write(b, off, len);
+    }
   }
 
   @Override
   protected byte[] engineSign() throws SignatureException {
-    throw new SignatureException("verification only");
+    if (foreign == null) {
+      throw new SignatureException("not initialized for signing");
+    }
+    return foreign.sign();
+  }
+
+  @Override
+  protected void engineSetParameter(java.security.spec.AlgorithmParameterSpec spec)
+      throws java.security.InvalidAlgorithmParameterException {
+    params = spec;
+    if (foreign != null) {
+      foreign.setParameter(spec);
+    }
   }
 
   /**
@@ -75,6 +132,9 @@ public final class PreparedKeySignature extends SignatureSpi {
    */
   @Override
   protected boolean engineVerify(byte[] sigBytes) throws SignatureException {
+    if (foreign != null) {
+      return foreign.verify(sigBytes);
+    }
     PreparedKey k = key;
     if (k == null) {
       throw new SignatureException("not initialized for verification");
@@ -116,6 +176,11 @@ public final class PreparedKeySignature extends SignatureSpi {
   }
 
   @Override
+  protected java.security.AlgorithmParameters engineGetParameters() {
+    return foreign != null ? foreign.getParameters() : null;
+  }
+
+  @Override
   @Deprecated
   protected void engineSetParameter(String param, Object value) {
     throw new UnsupportedOperationException();
@@ -136,7 +201,12 @@ public final class PreparedKeySignature extends SignatureSpi {
       Map<String, String> attrs = Map.of("SupportedKeyClasses", PreparedKey.class.getName());
       for (String alg : new String[] {"SHA1withRSA", "SHA256withRSA", "SHA512withRSA", "SHA256withECDSA",
           "SHA384withECDSA", "Ed25519", "Ed448"}) {
-        putService(new Service(this, "Signature", alg, PreparedKeySignature.class.getName(), null, attrs));
+        putService(new Service(this, "Signature", alg, PreparedKeySignature.class.getName(), null, attrs) {
+          @Override
+          public Object newInstance(Object constructorParameter) {
+            return new PreparedKeySignature(alg);
+          }
+        });
       }
     }
   }

@@ -1,6 +1,7 @@
 package io.shoal.dnssec;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -105,6 +106,40 @@ class SignatureKeysTest {
         assertEquals(2, counted.get(alg + "/" + provider + "/invalid").get(), alg + " " + counted);
       }
     }
+  }
+
+  @Test
+  void otherKeysKeepTheirProvidersEvenWhenTheProviderIsPickedBeforeTheKey() throws Exception {
+    SignatureKeys.choose(DnssecSettings.CryptoProvider.AUTO);
+    KeyPair pair = keyPair(Algorithm.ECDSAP256SHA256);
+    byte[] data = "not DNS".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    // As TLS and certificate checks do: the key first. The engine registered first is passed over.
+    java.security.Signature signer = java.security.Signature.getInstance("SHA256withECDSA");
+    signer.initSign(pair.getPrivate());
+    signer.update(data);
+    byte[] sig = signer.sign();
+    java.security.Signature verifier = java.security.Signature.getInstance("SHA256withECDSA");
+    verifier.initVerify(pair.getPublic());
+    assertEquals("SunEC", verifier.getProvider().getName());
+    verifier.update(data);
+    assertTrue(verifier.verify(sig));
+
+    // Code that asks for the provider before giving a key lands on shoal's engine, which hands the
+    // whole operation to the engine the JCA picks for that key.
+    java.security.Signature early = java.security.Signature.getInstance("SHA256withECDSA");
+    assertEquals(PreparedKeySignature.PROVIDER, early.getProvider().getName());
+    early.initSign(pair.getPrivate());
+    early.update(data);
+    byte[] sig2 = early.sign();
+    java.security.Signature earlyVerify = java.security.Signature.getInstance("SHA256withECDSA");
+    earlyVerify.getProvider();
+    earlyVerify.initVerify(pair.getPublic());
+    earlyVerify.update(data);
+    assertTrue(earlyVerify.verify(sig2));
+    earlyVerify.initVerify(pair.getPublic());
+    earlyVerify.update("changed".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    assertFalse(earlyVerify.verify(sig2));
   }
 
   @Test
