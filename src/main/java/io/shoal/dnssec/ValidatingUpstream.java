@@ -75,7 +75,7 @@ public final class ValidatingUpstream implements Upstream {
   ValidatingUpstream(DnssecSettings settings, Upstream inner, Clock clock, DnssecMetrics metrics, Executor executor,
       String group, DenialProofs proofs) {
     this.inner = inner;
-    SignatureKeys keys = SignatureKeys.choose(settings.cryptoProvider());
+    SignatureKeys keys = SignatureKeys.choose(settings.cryptoProvider(), settings.rememberedSignatures());
     keys.providers().forEach((alg, provider) -> metrics.signatureProvider(provider, SignatureKeys.algorithmLabel(alg)));
     keys.countIn((alg, provider, result) -> metrics.signatureCheck(SignatureKeys.algorithmLabel(alg), provider, result));
     this.head = new UpstreamResolver(inner, executor, keys);
@@ -185,6 +185,14 @@ public final class ValidatingUpstream implements Upstream {
     });
     result.whenComplete((outcome, failure) -> head.unpin(question, fetch));
     return result;
+  }
+
+  /**
+   * Why this upstream group cannot do DNSSEC (it strips RRSIGs, refuses DNSKEY queries ...), or
+   * null when it can or has not been checked yet: for a readiness or status page.
+   */
+  public String dnssecProblem() {
+    return capability.problem();
   }
 
   private boolean underNegativeAnchor(Name name) {

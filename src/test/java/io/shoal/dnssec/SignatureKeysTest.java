@@ -143,6 +143,24 @@ class SignatureKeysTest {
   }
 
   @Test
+  void withNoRememberedSignaturesEveryCheckIsMade() throws Exception {
+    SignatureKeys keys = SignatureKeys.choose(DnssecSettings.CryptoProvider.AUTO, 0);
+    AtomicInteger valid = new AtomicInteger();
+    AtomicInteger remembered = new AtomicInteger();
+    keys.countIn((alg, provider, result) -> (result.equals("valid") ? valid : remembered).incrementAndGet());
+    KeyPair pair = keyPair(Algorithm.ECDSAP256SHA256);
+    DNSKEYRecord plain = new DNSKEYRecord(ZONE, DClass.IN, 300, 257, DNSKEYRecord.Protocol.DNSSEC,
+        Algorithm.ECDSAP256SHA256, pair.getPublic());
+    RRset set = rrset("192.0.2.1");
+    RRSIGRecord sig = DNSSEC.sign(set, plain, pair.getPrivate(), NOW.minusSeconds(3600), NOW.plusSeconds(3600));
+    DNSKEYRecord key = keys.prepared(plain);
+    DNSSEC.verify(set, sig, key, NOW);
+    DNSSEC.verify(set, sig, key, NOW);
+    assertEquals(2, valid.get());
+    assertEquals(0, remembered.get());
+  }
+
+  @Test
   void theMemoStaysWithinItsBound() throws Exception {
     VerifiedSignatures memo = new VerifiedSignatures(100);
     List<java.nio.ByteBuffer> keys = new ArrayList<>();

@@ -40,7 +40,7 @@ class ValidationThreadsTest {
       Name zone = Name.fromConstantString("signed.test.");
       DnssecSettings settings = new DnssecSettings(DnssecSettings.Mode.ON,
           List.of(new DSRecord(zone, DClass.IN, 3600, 1, 13, 2, new byte[32])), List.of(), false,
-          DnssecSettings.CryptoProvider.AUTO);
+          DnssecSettings.CryptoProvider.AUTO, 1000);
       Upstream upstream = query -> {
         try {
           Message reply = new Message(query.packet());
