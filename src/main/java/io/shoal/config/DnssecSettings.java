@@ -20,8 +20,24 @@ import org.xbill.DNS.Type;
  * @param negativeTrustAnchors names at and below which answers are passed on unvalidated (RFC 7646)
  * @param aggressiveNsec whether a miss covered by a cached secure NSEC/NSEC3 denial is answered
  *     from it without asking upstream (RFC 8198); only when {@code mode} is {@link Mode#ON}
+ * @param cryptoProvider which provider checks signatures ({@code crypto_provider})
+ * @param rememberedSignatures how many signature verdicts are kept per upstream group so the same
+ *     check is not made twice ({@code remembered_signatures}; 0: none)
  */
-public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> negativeTrustAnchors, boolean aggressiveNsec) {
+public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> negativeTrustAnchors, boolean aggressiveNsec,
+    CryptoProvider cryptoProvider, int rememberedSignatures) {
+
+  /** {@code dnssec.crypto_provider}. */
+  public enum CryptoProvider {
+    /** The native provider (Conscrypt) where it loads and has the algorithm, the JDK's otherwise. */
+    AUTO,
+    /** The JDK's provider for every algorithm. */
+    JDK;
+
+    public String configName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
 
   /** {@code dnssec.validation}. */
   public enum Mode {
@@ -38,14 +54,15 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
   }
 
   /** Validation off. */
-  public static final DnssecSettings OFF = new DnssecSettings(Mode.OFF, List.of(), List.of(), false);
+  public static final DnssecSettings OFF = new DnssecSettings(Mode.OFF, List.of(), List.of(), false, CryptoProvider.AUTO, 0);
 
   /**
    * {@code shoal.dnssec}: the mode, and the trust anchors read and parsed here, so a missing or
    * unreadable anchor file stops the start naming the key and the file.
    */
   static DnssecSettings from(Section d, FileLimits limits) {
-    d.allowOnly("validation", "trust_anchors", "negative_trust_anchors", "aggressive_nsec");
+    d.allowOnly("validation", "trust_anchors", "negative_trust_anchors", "aggressive_nsec", "crypto_provider",
+        "remembered_signatures");
     DnssecSettings.Mode mode = d.choice("validation", DnssecSettings.Mode.class, DnssecSettings.Mode::configName);
     List<Name> ntas = new ArrayList<>();
     for (String nta : d.strings("negative_trust_anchors")) {
@@ -53,6 +70,8 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
     }
     List<String> files = d.strings("trust_anchors");
     boolean aggressive = d.bool("aggressive_nsec");
+    CryptoProvider crypto = d.choice("crypto_provider", CryptoProvider.class, CryptoProvider::configName);
+    int remembered = (int) d.integer("remembered_signatures", 0, 10_000_000);
     if (mode == DnssecSettings.Mode.OFF) {
       return DnssecSettings.OFF;
     }
@@ -75,7 +94,8 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
     }
     // Denials are only synthesized from proofs validated as secure, and permissive mode serves
     // what failed validation too: it keeps no proofs.
-    return new DnssecSettings(mode, List.copyOf(anchors), List.copyOf(ntas), aggressive && mode == Mode.ON);
+    return new DnssecSettings(mode, List.copyOf(anchors), List.copyOf(ntas), aggressive && mode == Mode.ON,
+        crypto, remembered);
   }
 
   /**

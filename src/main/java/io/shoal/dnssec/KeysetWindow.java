@@ -29,7 +29,9 @@ import org.xbill.DNS.dnssec.R;
  * a host clock that is off), which Unbound reports as 7 "Signature Expired". Here the zone's
  * DNSKEY RRset is fetched once more through the validator's head resolver (joining the fetch the
  * validation just made when it is still held) and, when every RRSIG over it is outside its
- * validity window now, the extended error becomes 7 or 8 with the same EXTRA-TEXT.
+ * validity window now, the extended error becomes 7 or 8 with the same EXTRA-TEXT; when the
+ * RRset came without any RRSIG (an upstream that strips them) it becomes 10 RRSIGs Missing, and
+ * without any DNSKEY 9 DNSKEY Missing, as Unbound says.
  */
 final class KeysetWindow {
   /** dnsjava's message keys: the failed keyset, and the chain failure that names its zone. */
@@ -63,12 +65,18 @@ final class KeysetWindow {
           return validated;
         }
         List<RRSIGRecord> sigs = new ArrayList<>();
+        boolean anyKey = false;
         for (Record r : keys.getSection(Section.ANSWER)) {
+          anyKey |= r.getType() == Type.DNSKEY && r.getName().equals(zone);
           if (r instanceof RRSIGRecord sig && sig.getTypeCovered() == Type.DNSKEY && sig.getName().equals(zone)) {
             sigs.add(sig);
           }
         }
-        int code = SignatureWindow.refine(sigs, clock.instant(), why.getErrorCode());
+        // No keys at all, or keys without a signature (an upstream that strips RRSIGs): Unbound
+        // says 9 DNSKEY Missing and 10 RRSIGs Missing, where dnsjava says 6 for both.
+        int code = !anyKey ? ExtendedErrorCodeOption.DNSKEY_MISSING
+            : sigs.isEmpty() ? ExtendedErrorCodeOption.RRSIGS_MISSING
+            : SignatureWindow.refine(sigs, clock.instant(), why.getErrorCode());
         return code == why.getErrorCode() ? validated : withError(validated, new ExtendedErrorCodeOption(code, why.getText()));
       });
     } catch (RuntimeException e) {

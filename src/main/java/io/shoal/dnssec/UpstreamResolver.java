@@ -12,6 +12,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import org.xbill.DNS.DNSKEYRecord;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.ExtendedFlags;
 import org.xbill.DNS.Flags;
@@ -58,12 +59,15 @@ final class UpstreamResolver implements Resolver {
 
   private final Upstream upstream;
   private final Executor executor;
+  /** Turns the DNSKEY records of each answer into ones whose public key is made once per key. */
+  private final SignatureKeys keys;
   private final ConcurrentHashMap<Question, Fetch> inFlight = new ConcurrentHashMap<>();
   private volatile Duration timeout = Duration.ofSeconds(10);
 
-  UpstreamResolver(Upstream upstream, Executor executor) {
+  UpstreamResolver(Upstream upstream, Executor executor, SignatureKeys keys) {
     this.upstream = upstream;
     this.executor = executor;
+    this.keys = keys;
   }
 
   /**
@@ -147,11 +151,34 @@ final class UpstreamResolver implements Resolver {
       try {
         Message m = new Message(answered.wire());
         m.getHeader().setID(query.getHeader().getID());
-        return m;
+        return withPreparedKeys(m);
       } catch (IOException e) {
         throw new CompletionException(e);
       }
     }, executor);
+  }
+
+  /**
+   * {@code m} with its DNSKEY records replaced by {@link PreparedDnskey}s (same records, same
+   * order): the validator keeps the zone's key set from this message in its key cache, and each
+   * key's public key is then made once for all the signatures checked with it while cached.
+   */
+  private Message withPreparedKeys(Message m) {
+    for (int section = Section.ANSWER; section <= Section.ADDITIONAL; section++) {
+      List<Record> records = m.getSection(section);
+      boolean any = false;
+      for (Record r : records) {
+        any |= r instanceof DNSKEYRecord;
+      }
+      if (!any) {
+        continue;
+      }
+      m.removeAllRecords(section);
+      for (Record r : records) {
+        m.addRecord(r instanceof DNSKEYRecord k ? keys.prepared(k) : r, section);
+      }
+    }
+    return m;
   }
 
   @Override

@@ -18,7 +18,6 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ForkJoinPool;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -39,7 +38,8 @@ import org.xbill.DNS.dnssec.ValidatingResolver;
 
 /**
  * A profile's upstream with DNSSEC validation between the exchange and the cache fill (dnsjava's
- * {@link ValidatingResolver}; no crypto of our own). A secure answer gets AD, a bogus one becomes a
+ * {@link ValidatingResolver}, with signatures checked by the provider {@link SignatureKeys} chose,
+ * on keys prepared once per DNSKEY). A secure answer gets AD, a bogus one becomes a
  * SERVFAIL whose extended DNS error says why (or, when permissive, the answer without AD), and
  * what is cached is what comes out of here, so a hit costs what a hit costs and carries the AD
  * bit the fill stored. Clients that set CD, and names under a negative trust anchor, get the
@@ -69,11 +69,16 @@ public final class ValidatingUpstream implements Upstream {
   private final String group;
   /** The node's kept denials; null when aggressive use of them is off. */
   private final DenialProofs proofs;
+  /** Whether the upstream hands over DNSSEC records at all. */
+  private final UpstreamDnssecCheck capability;
 
   ValidatingUpstream(DnssecSettings settings, Upstream inner, Clock clock, DnssecMetrics metrics, Executor executor,
       String group, DenialProofs proofs) {
     this.inner = inner;
-    this.head = new UpstreamResolver(inner, executor);
+    SignatureKeys keys = SignatureKeys.choose(settings.cryptoProvider(), settings.rememberedSignatures());
+    keys.providers().forEach((alg, provider) -> metrics.signatureProvider(provider, SignatureKeys.algorithmLabel(alg)));
+    keys.countIn((alg, provider, result) -> metrics.signatureCheck(SignatureKeys.algorithmLabel(alg), provider, result));
+    this.head = new UpstreamResolver(inner, executor, keys);
     this.validator = new ValidatingResolver(head, clock);
     // The reason goes in the extended error; a TXT record of class 65280 would reach clients.
     validator.setAddReasonToAdditional(false);
@@ -91,6 +96,9 @@ public final class ValidatingUpstream implements Upstream {
     this.skew = new ClockSkewLog(log);
     this.group = group;
     this.proofs = settings.aggressiveNsec() ? proofs : null;
+    Name anchor = settings.trustAnchors().stream().map(Record::getName).min((a, b) -> a.labels() - b.labels())
+        .orElse(Name.root);
+    this.capability = new UpstreamDnssecCheck(head, anchor, group, metrics, log, executor);
   }
 
   /**
@@ -104,8 +112,8 @@ public final class ValidatingUpstream implements Upstream {
     if (settings.mode() == DnssecSettings.Mode.OFF) {
       return upstream;
     }
-    // Signature checks run on the common pool, off the upstream's socket threads and the actors'.
-    return new ValidatingUpstream(settings, upstream, new EpochClock(clock), metrics, ForkJoinPool.commonPool(),
+    // Signature checks run on validation's own threads, off the sockets' threads and the actors'.
+    return new ValidatingUpstream(settings, upstream, new EpochClock(clock), metrics, ValidationThreads.shared(),
         group, proofs);
   }
 
@@ -155,6 +163,7 @@ public final class ValidatingUpstream implements Upstream {
     }
     UpstreamResolver.Question question = new UpstreamResolver.Question(name, query.qtype(), query.qclass());
     UpstreamResolver.Fetch fetch = head.pin(question);
+    capability.firstUse();
     CompletionStage<Outcome> result = fetch.outcome.thenCompose(raw -> {
       if (!(raw instanceof Answered answered)) {
         return CompletableFuture.completedFuture(raw);
@@ -178,6 +187,14 @@ public final class ValidatingUpstream implements Upstream {
     return result;
   }
 
+  /**
+   * Why this upstream group cannot do DNSSEC (it strips RRSIGs, refuses DNSKEY queries ...), or
+   * null when it can or has not been checked yet: for a readiness or status page.
+   */
+  public String dnssecProblem() {
+    return capability.problem();
+  }
+
   private boolean underNegativeAnchor(Name name) {
     for (Name nta : negativeTrustAnchors) {
       if (name.subdomain(nta)) {
@@ -191,6 +208,7 @@ public final class ValidatingUpstream implements Upstream {
   private Outcome verdict(DnsQuery query, Name name, Answered raw, Message validated, Throwable failure) {
     try {
       if (failure != null) {
+        capability.suspect();
         metrics.answer(DnssecMetrics.INDETERMINATE);
         log.debug("DNSSEC validation of {} could not finish", name, failure);
         return new Failed("DNSSEC validation of " + name + " could not finish: " + failure.getMessage());
@@ -201,6 +219,9 @@ public final class ValidatingUpstream implements Upstream {
         int code = why == null ? ExtendedErrorCodeOption.DNSSEC_BOGUS : why.getErrorCode();
         String text = why == null || why.getText() == null ? "" : why.getText();
         code = DsMismatch.refine(code, text);
+        if (code == ExtendedErrorCodeOption.DNSKEY_MISSING || code == ExtendedErrorCodeOption.RRSIGS_MISSING) {
+          capability.suspect();
+        }
         if (code == ExtendedErrorCodeOption.DNSSEC_BOGUS) {
           code = SignatureWindow.refine(raw.wire(), clock.instant(), code);
         }

@@ -22,6 +22,9 @@ public final class DnssecMetrics {
   private final LabelledCounters failures;
   private final LabelledCounters synthesized;
   private final ConcurrentHashMap<String, Gauge> denialRanges = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Gauge> providers = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, kamon.metric.Counter> checks = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Gauge> upstreamDnssec = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Gauge> denialBytes = new ConcurrentHashMap<>();
 
   /** With {@code node} non-null every series also carries a node label (cluster mode). */
@@ -60,5 +63,41 @@ public final class DnssecMetrics {
     denialBytes.computeIfAbsent(upstream, u -> Kamon.gauge("shoal.dnssec.denial.bytes",
         "Wire bytes of the records of the NSEC/NSEC3 ranges kept from secure denials")
         .withTags(tags.withTag("upstream", u))).update(bytes);
+  }
+
+  /**
+   * shoal_dnssec_signature_provider{provider,algorithm} = 1: {@code provider} ("conscrypt" or
+   * "jdk") checks the signatures of DNSSEC algorithm {@code algorithm} (its mnemonic, lower case).
+   */
+  public void signatureProvider(String provider, String algorithm) {
+    providers.computeIfAbsent(provider + "/" + algorithm, k -> Kamon.gauge("shoal.dnssec.signature.provider",
+        "1 for the provider that checks the signatures of each DNSSEC algorithm")
+        .withTags(tags.withTag("provider", provider).withTag("algorithm", algorithm))).update(1);
+  }
+
+  /**
+   * shoal_dnssec_signature_checks_total{algorithm,provider,result}: one signature check; result
+   * valid, invalid, or remembered (the same signature over the same data with the same key was
+   * checked before, and its verdict is reused without cryptography).
+   */
+  public void signatureCheck(String algorithm, String provider, String result) {
+    String k = algorithm + "/" + provider + "/" + result;
+    kamon.metric.Counter c = checks.get(k);
+    if (c == null) {
+      c = checks.computeIfAbsent(k, x -> Kamon.counter("shoal.dnssec.signature.checks",
+          "DNSSEC signature checks, by algorithm, provider and result")
+          .withTags(tags.withTag("algorithm", algorithm).withTag("provider", provider).withTag("result", result)));
+    }
+    c.increment();
+  }
+
+  /**
+   * shoal_dnssec_upstream_capable{upstream}: 1 while upstream group {@code upstream} hands over
+   * DNSSEC records (the root's DNSKEY with its RRSIG when asked with DO), 0 while it does not.
+   */
+  public void upstreamCapable(String upstream, boolean capable) {
+    upstreamDnssec.computeIfAbsent(upstream, u -> Kamon.gauge("shoal.dnssec.upstream.capable",
+        "1 while the upstream group returns DNSSEC records, 0 while it strips or refuses them")
+        .withTags(tags.withTag("upstream", u))).update(capable ? 1 : 0);
   }
 }

@@ -1,5 +1,6 @@
 package io.shoal.dnssec;
 
+import io.shoal.config.DnssecSettings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -48,7 +49,7 @@ class UpstreamResolverTest {
   @Test
   void concurrentAsksShareOneQuerySentWithDoAndCd() throws Exception {
     HeldUpstream upstream = new HeldUpstream();
-    UpstreamResolver head = new UpstreamResolver(upstream, Runnable::run);
+    UpstreamResolver head = new UpstreamResolver(upstream, Runnable::run, SignatureKeys.choose(DnssecSettings.CryptoProvider.AUTO));
     Message ask = Message.newQuery(org.xbill.DNS.Record.newRecord(KEY.name(), KEY.type(), KEY.dclass()));
     CompletableFuture<Message> a = head.sendAsync(ask).toCompletableFuture();
     CompletableFuture<Message> b = head.sendAsync(ask).toCompletableFuture();
@@ -64,7 +65,7 @@ class UpstreamResolverTest {
   @Test
   void aFailedQueryFailsItsAskersAndIsAskedAgainNextTime() {
     HeldUpstream upstream = new HeldUpstream();
-    UpstreamResolver head = new UpstreamResolver(upstream, Runnable::run);
+    UpstreamResolver head = new UpstreamResolver(upstream, Runnable::run, SignatureKeys.choose(DnssecSettings.CryptoProvider.AUTO));
     Message ask = Message.newQuery(org.xbill.DNS.Record.newRecord(KEY.name(), KEY.type(), KEY.dclass()));
     CompletableFuture<Message> a = head.sendAsync(ask).toCompletableFuture();
     upstream.pending.get(0).complete(new Upstream.Failed("timeout"));
@@ -77,7 +78,7 @@ class UpstreamResolverTest {
   @Test
   void aPinnedAnswerIsReusedAndDroppedOnceUnpinnedAndItsWindowHasPassed() throws Exception {
     HeldUpstream upstream = new HeldUpstream();
-    UpstreamResolver head = new UpstreamResolver(upstream, Runnable::run);
+    UpstreamResolver head = new UpstreamResolver(upstream, Runnable::run, SignatureKeys.choose(DnssecSettings.CryptoProvider.AUTO));
     UpstreamResolver.Fetch pinned = head.pin(KEY);
     upstream.pending.get(0).complete(new Upstream.Answered(reply(), "test"));
     assertInstanceOf(Upstream.Answered.class, pinned.outcome.get());

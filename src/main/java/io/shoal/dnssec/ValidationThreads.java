@@ -1,0 +1,42 @@
+package io.shoal.dnssec;
+
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The threads DNSSEC validation runs on (signature checks, the validator's steps between key
+ * fetches): one per core, shared by every upstream group, with a bounded queue. Validation is CPU
+ * work, so more threads than cores would not finish it sooner; its own threads keep it off the
+ * threads that read sockets, off the actors' dispatchers and off the JVM's common pool, which
+ * other parts use. When the queue is full (a flood of misses in signed zones faster than the
+ * cores can check), the step is refused at once: that validation ends as indeterminate (SERVFAIL
+ * with EDE 22, or a stale answer) instead of holding every later one behind it.
+ */
+final class ValidationThreads {
+  /** Steps that may wait beyond the running ones; each is short (a few signature checks at most). */
+  static final int QUEUE = 10_000;
+
+  private static final Executor SHARED = create(Math.max(2, Runtime.getRuntime().availableProcessors()), QUEUE);
+
+  private ValidationThreads() {}
+
+  /** The process's validation threads. */
+  static Executor shared() {
+    return SHARED;
+  }
+
+  static ThreadPoolExecutor create(int threads, int queue) {
+    AtomicInteger n = new AtomicInteger();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS,
+        new ArrayBlockingQueue<>(queue), r -> {
+          Thread t = new Thread(r, "shoal-dnssec-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        }, new ThreadPoolExecutor.AbortPolicy());
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+}

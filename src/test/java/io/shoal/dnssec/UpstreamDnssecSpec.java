@@ -1,0 +1,189 @@
+package io.shoal.dnssec;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertTrue;
+
+import io.shoal.testing.Await;
+import io.shoal.testing.DnsClient;
+import io.shoal.testing.LogRecorder;
+import io.shoal.testing.SignedZoneServer;
+import io.shoal.testing.TestNode;
+import java.io.IOException;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.scalatestplus.junit.JUnitSuite;
+import org.xbill.DNS.EDNSOption;
+import org.xbill.DNS.ExtendedErrorCodeOption;
+import org.xbill.DNS.ExtendedFlags;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/**
+ * An upstream that cannot do DNSSEC: a relay in front of a signed zone's server that strips every
+ * RRSIG from the replies, as some forwarders and middleboxes do. Answers stay SERVFAIL with EDE 9
+ * or 10 (as Unbound answers them), and shoal says why once in its log, with the remedy, and in
+ * shoal_dnssec_upstream_capable.
+ */
+public class UpstreamDnssecSpec extends JUnitSuite {
+  private static final AtomicInteger ids = new AtomicInteger();
+  private static SignedZoneServer zone;
+  private static StrippingRelay relay;
+  private static Path dir;
+  private static LogRecorder logs;
+  private static TestNode node;
+
+  /** Passes queries to the zone's server and its replies back without their RRSIG records. */
+  static final class StrippingRelay implements AutoCloseable {
+    final DatagramSocket socket;
+    private final Thread thread;
+    private final InetSocketAddress target;
+    private final java.util.concurrent.ExecutorService exchanges = java.util.concurrent.Executors.newFixedThreadPool(4, r -> {
+      Thread t = new Thread(r, "stripping-relay");
+      t.setDaemon(true);
+      return t;
+    });
+
+    StrippingRelay(InetSocketAddress target) throws IOException {
+      this.target = target;
+      socket = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      thread = new Thread(this::serve, "stripping-relay");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    String hostPort() {
+      return "127.0.0.1:" + socket.getLocalPort();
+    }
+
+    private void serve() {
+      byte[] buf = new byte[65535];
+      while (!socket.isClosed()) {
+        DatagramPacket p = new DatagramPacket(buf, buf.length);
+        try {
+          socket.receive(p);
+        } catch (IOException e) {
+          return;
+        }
+        byte[] query = Arrays.copyOf(p.getData(), p.getLength());
+        java.net.SocketAddress from = p.getSocketAddress();
+        try {
+          exchanges.execute(() -> exchange(query, from));
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+          return;
+        }
+      }
+    }
+
+    private void exchange(byte[] query, java.net.SocketAddress from) {
+      try (DatagramSocket out = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+        out.setSoTimeout(2000);
+        out.send(new DatagramPacket(query, query.length, target));
+        DatagramPacket reply = new DatagramPacket(new byte[65535], 65535);
+        out.receive(reply);
+        Message m = new Message(Arrays.copyOf(reply.getData(), reply.getLength()));
+        for (int section = Section.ANSWER; section <= Section.ADDITIONAL; section++) {
+          for (Record r : List.copyOf(m.getSection(section))) {
+            if (r.getType() == Type.RRSIG) {
+              m.removeRecord(r, section);
+            }
+          }
+        }
+        byte[] stripped = m.toWire();
+        socket.send(new DatagramPacket(stripped, stripped.length, from));
+      } catch (IOException e) {
+        // No reply in time, or the relay closing: the asker times out, as behind a real forwarder.
+      }
+    }
+
+    @Override
+    public void close() {
+      socket.close();
+      exchanges.shutdownNow();
+    }
+  }
+
+  @BeforeClass
+  public static void start() throws Exception {
+    zone = new SignedZoneServer("stripped.test.");
+    zone.addA("www.stripped.test.", "192.0.2.1");
+    zone.addA("mail.stripped.test.", "192.0.2.2");
+    zone.sign();
+    String[] hostPort = zone.hostPort().split(":");
+    relay = new StrippingRelay(new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])));
+    dir = Files.createTempDirectory("shoal-stripped");
+    logs = LogRecorder.start();
+    node = TestNode.start(relay.hostPort(),
+        "shoal.dnssec.trust_anchors = [\"" + zone.writeAnchor(dir) + "\"]\nshoal.dnssec.validation = on\n"
+            // One relay hop more than the other specs, on a host that may be busy.
+            + "shoal.upstreams.default.timeout = 2s");
+  }
+
+  @AfterClass
+  public static void stop() throws Exception {
+    for (AutoCloseable c : new AutoCloseable[] {node, relay, zone, logs}) {
+      if (c != null) {
+        c.close();
+      }
+    }
+    if (dir != null) {
+      try (Stream<Path> files = Files.walk(dir)) {
+        files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
+  private static Message ask(String name) throws Exception {
+    Message q = DnsClient.query(ids.incrementAndGet() & 0xFFFF, name, Type.A, null);
+    q.addRecord(new OPTRecord(1232, 0, 0, ExtendedFlags.DO), Section.ADDITIONAL);
+    return DnsClient.udp(new InetSocketAddress("127.0.0.1", node.udp().getPort()), q);
+  }
+
+  @Test
+  public void anUpstreamThatStripsSignaturesIsNamedOnceWithTheRemedy() throws Exception {
+    for (String name : List.of("www.stripped.test.", "mail.stripped.test.")) {
+      Message m = ask(name);
+      assertEquals(name, Rcode.SERVFAIL, m.getRcode());
+      ExtendedErrorCodeOption why = null;
+      for (EDNSOption o : m.getOPT().getOptions()) {
+        if (o instanceof ExtendedErrorCodeOption e) {
+          why = e;
+        }
+      }
+      assertNotNull(name + ": an extended DNS error", why);
+      assertTrue(name + ": EDE 9 or 10, got " + why.getErrorCode() + " " + why.getText(),
+          why.getErrorCode() == ExtendedErrorCodeOption.DNSKEY_MISSING
+              || why.getErrorCode() == ExtendedErrorCodeOption.RRSIGS_MISSING);
+    }
+    List<String> said = Await.value(Duration.ofSeconds(10), () -> logs.mentioning("cannot do DNSSEC"), l -> !l.isEmpty());
+    assertEquals("said once: " + said, 1, said.size());
+    String line = said.get(0);
+    assertTrue(line, line.contains("upstream group 'default'") && line.contains("strips RRSIG records"));
+    assertTrue(line, line.contains("dnssec.validation = off") && line.contains("upstreams.default.servers"));
+    // The series must be there (an absent one would read 0 too) and say 0.
+    java.util.Map<String, Double> scrape = Await.value(Duration.ofSeconds(10), () -> node.metrics().scrape(),
+        m -> m.keySet().stream().anyMatch(k -> k.startsWith("shoal_dnssec_upstream_capable{") && k.contains("upstream=\"default\""))
+            && io.shoal.testing.Metrics.value(m, "shoal_dnssec_upstream_capable", "upstream=\"default\"") == 0.0);
+    assertEquals(0.0, io.shoal.testing.Metrics.value(scrape, "shoal_dnssec_upstream_capable", "upstream=\"default\""), 0.0);
+    // A third failing name does not say it again.
+    ask("nope.stripped.test.");
+    assertEquals(1, logs.mentioning("cannot do DNSSEC").size());
+  }
+}
