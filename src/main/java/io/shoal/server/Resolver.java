@@ -13,6 +13,7 @@ import io.shoal.cache.lmdb.CacheInUseException;
 import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
+import io.shoal.cluster.NodeStatus;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ShoalConfig;
 import io.shoal.ingress.Ingress;
@@ -47,11 +48,14 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
   /** The cache label of the near cache (copies of answers other cluster nodes own). */
   private static final String NEAR_CACHE = "near";
 
-  /** Builds it in the guardian {@code ctx}; a cache that cannot open throws {@link StartupException}. */
+  /**
+   * Builds it in the guardian {@code ctx}; a cache that cannot open throws {@link StartupException}.
+   * {@code status}'s flush catch-up holds the caches back in cluster mode.
+   */
   static Resolver build(
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
       UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores, LocalData local,
-      ResponsePolicy responsePolicy) {
+      ResponsePolicy responsePolicy, NodeStatus status) {
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
     for (CacheSettings c : config.caches().values()) {
@@ -77,7 +81,7 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
         cacheList.add(near);
       }
       owners = new OwnerDirectory(upstreamSockets, near, nearMetrics, config.cluster().warmJoin().previousOwnerWindow(),
-          config.cluster().lookupsFromListeners());
+          config.cluster().lookupsFromListeners(), status);
     }
     Duration ownerTimeout = config.cluster().ownerTimeout();
     // Always there, so a reload can turn it on; the plan says whether it claims anything.
