@@ -8,11 +8,11 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CacheSettings;
-import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.CacheInUseException;
 import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
+import io.shoal.cluster.NearCache;
 import io.shoal.cluster.NodeStatus;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ShoalConfig;
@@ -72,11 +72,11 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
     List<AnswerCache> cacheList = new ArrayList<>(caches.values());
     long nearEntries = config.cluster().nearCacheMaxEntries();
     if (config.cluster().enabled()) {
-      MemoryAnswerCache near = null;
+      NearCache near = null;
       CacheMetrics nearMetrics = null;
       if (nearEntries > 0) {
         nearMetrics = new CacheMetrics(NEAR_CACHE, "memory", node);
-        near = new MemoryAnswerCache(NEAR_CACHE, nearEntries, WhenFull.EVICT_ONE, nearMetrics);
+        near = new NearCache(NEAR_CACHE, nearEntries, config.cluster().nearCacheMaxBytes(), nearMetrics);
         // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
         cacheList.add(near);
       }

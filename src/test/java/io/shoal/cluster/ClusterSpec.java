@@ -28,6 +28,7 @@ import org.junit.FixMethodOrder;
 import org.junit.Test;
 import org.junit.runners.MethodSorters;
 import org.scalatestplus.junit.JUnitSuite;
+import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
 import org.xbill.DNS.ARecord;
 import org.xbill.DNS.DClass;
@@ -47,7 +48,7 @@ import org.xbill.DNS.Type;
 @FixMethodOrder(MethodSorters.NAME_ASCENDING)
 public class ClusterSpec extends JUnitSuite {
   private static final int NODES = 3;
-  private static final int NEAR_ENTRIES = 8;
+  private static final int NEAR_ENTRIES = 64;
   /**
    * Longer than an owner (or the test upstream) can take on a loaded core, so a lookup that is
    * merely slow is never given up on: given up, the asking node fetches the name itself (by design)
@@ -276,6 +277,60 @@ public class ClusterSpec extends JUnitSuite {
       double near = metrics.value("shoal_cache_entries", "cache=\"near\"", "node=\"" + labels.get(k) + "\"");
       assertTrue(labels.get(k) + " keeps copies within its near cache: " + near, near > 0 && near <= NEAR_ENTRIES);
     }
+  }
+
+  /**
+   * The near cache keeps what is asked: names another node owns, each asked once (a crawl, a
+   * scan of twice the near cache's size), do not push out the copies of the names this node's
+   * clients ask again and again. Before, the copy that expired soonest went first, and with equal
+   * TTLs that was the one kept longest: the hot names, every one of them.
+   */
+  @Test
+  public void aScanOfNamesAskedOnceKeepsTheHotCopies() throws Exception {
+    TestNode asker = nodes.get(0);
+    List<String> earlier = othersNames(asker, "earlier", NEAR_ENTRIES + 16);
+    List<String> hot = othersNames(asker, "hot", 6);
+    List<String> once = othersNames(asker, "once", 2 * NEAR_ENTRIES + 20);
+    int id = 10_000;
+    // A node in service: its near cache full of copies of names asked before.
+    for (String name : earlier) {
+      assertEquals(Rcode.NOERROR, ask(asker, id++, name).getRcode());
+    }
+    for (int round = 0; round < 12; round++) {
+      for (String name : hot) {
+        assertEquals(Rcode.NOERROR, ask(asker, id++, name).getRcode());
+      }
+    }
+    for (String name : once) {
+      assertEquals(Rcode.NOERROR, ask(asker, id++, name).getRcode());
+    }
+    Metrics metrics = asker.metrics();
+    String node = "node=\"" + labels.get(0) + "\"";
+    Map<String, Double> before = metrics.settled();
+    for (String name : hot) {
+      assertEquals(Rcode.NOERROR, ask(asker, id++, name).getRcode());
+    }
+    Map<String, Double> after = metrics.settled();
+    double nearHits = Metrics.value(after, "shoal_cache_hits_total", node, "cache=\"near\"")
+        - Metrics.value(before, "shoal_cache_hits_total", node, "cache=\"near\"");
+    double lookups = Metrics.value(after, "shoal_cluster_remote_lookups_total", node)
+        - Metrics.value(before, "shoal_cluster_remote_lookups_total", node);
+    assertEquals("every hot name answered from its near copy after the scan", hot.size(), nearHits, 0.0);
+    assertEquals("no hot name had to be asked of its owner again", 0.0, lookups, 0.0);
+  }
+
+  /** {@code count} new names of the test zone that another node than {@code asker} owns. */
+  private static List<String> othersNames(TestNode asker, String prefix, int count) {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; names.size() < count && i < 100 * count; i++) {
+      String name = prefix + i + ".near.example.test.";
+      if (asker.server.ownerOf(CacheKey.of(name, Type.A, DClass.IN, 0)) != null) {
+        auth.addA(name);
+        names.add(name);
+      }
+    }
+    assertEquals("names another node owns", count, names.size());
+    return names;
   }
 
   /**
