@@ -157,7 +157,7 @@ public final class ClusterNode {
               "flush-record"));
           // Before the owner endpoint: once that is listed, other nodes send warm join answers here.
           ActorRef<WarmJoin.Command> warm = ctx.spawn(WarmJoin.create(services.caches(), services.owners(),
-              services.profiles(), services.clock(), warmJoin, metrics), WarmJoin.NAME);
+              services.profiles(), services.clock(), warmJoin, metrics, services.status()), WarmJoin.NAME);
           warmJoins.complete(warm);
           endpoints.complete(ctx.spawn(OwnerEndpoint.create(services.dnsUdp(), services.dnsTcp(), services.owners()), "owner"));
           ctx.spawn(Membership.create(services.owners(), metrics, warm), "membership");

@@ -6,6 +6,7 @@ import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import akka.actor.typed.javadsl.Receive;
+import akka.actor.typed.javadsl.TimerScheduler;
 import akka.cluster.ddata.Key;
 import akka.cluster.ddata.LWWMap;
 import akka.cluster.ddata.LWWMapKey;
@@ -57,6 +58,12 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
 
   private enum JoinWaitOver implements Command { INSTANCE }
 
+  /** Read the record from a majority again: the last read on joining failed. */
+  private enum ReadAgain implements Command { INSTANCE }
+
+  /** How long after a failed read on joining the record is read again. */
+  private static final Duration READ_RETRY = Duration.ofSeconds(1);
+
   private static final Logger log = LoggerFactory.getLogger(FlushRecord.class);
   private static final Key<LWWMap<String, Long>> KEY = LWWMapKey.create("shoal-flushes");
   private static final Duration WRITE_TIMEOUT = Duration.ofSeconds(3);
@@ -84,14 +91,19 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
         timers.startSingleTimer(JoinWaitOver.INSTANCE, joinWait);
       }
       return DistributedData.withReplicatorMessageAdapter(
-          (ReplicatorMessageAdapter<Command, LWWMap<String, Long>> r) -> new FlushRecord(ctx, r, caches, status, retention));
+          (ReplicatorMessageAdapter<Command, LWWMap<String, Long>> r) -> new FlushRecord(ctx, r, caches, status, retention,
+              timers));
     }));
   }
 
+  private final TimerScheduler<Command> timers;
+
   private FlushRecord(
       ActorContext<Command> context, ReplicatorMessageAdapter<Command, LWWMap<String, Long>> replicator,
-      List<AnswerCache> caches, NodeStatus status, Duration retention) {
+      List<AnswerCache> caches, NodeStatus status, Duration retention,
+      TimerScheduler<Command> timers) {
     super(context);
+    this.timers = timers;
     this.replicator = replicator;
     this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
     this.caches = caches;
@@ -112,6 +124,7 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
         .onMessage(ReadOnJoin.class, this::onReadOnJoin)
         .onMessageEquals(AppliedOnJoin.INSTANCE, this::onAppliedOnJoin)
         .onMessageEquals(JoinWaitOver.INSTANCE, this::onJoinWaitOver)
+        .onMessageEquals(ReadAgain.INSTANCE, this::readOnJoin)
         .build();
   }
 
@@ -160,6 +173,10 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
     // service meanwhile: it has been answering from these caches all along, and the catch-up
     // takes milliseconds, less than dropping out of the Service and back would.
     joined = true;
+    return readOnJoin();
+  }
+
+  private Behavior<Command> readOnJoin() {
     replicator.askGet(
         askReplyTo -> new Replicator.Get<>(KEY, new Replicator.ReadMajority(WRITE_TIMEOUT), askReplyTo),
         ReadOnJoin::new);
@@ -171,8 +188,13 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
     if (r.response() instanceof Replicator.GetSuccess<LWWMap<String, Long>> found) {
       done = apply(found.get(KEY));
     } else if (r.response() instanceof Replicator.GetFailure) {
-      log.warn("could not read the flush record from a majority on joining; applying what has arrived,"
-          + " the rest follows as gossip brings it");
+      // What has arrived by gossip may not be all: a node that stayed held back until a majority
+      // answers serves no flushed name, where one that gave up would (a busy or partitioned
+      // cluster answers late, not never). A node that serves already just catches up later.
+      log.warn("could not read the flush record from a majority on joining; reading again in {} ms",
+          READ_RETRY.toMillis());
+      timers.startSingleTimer(ReadAgain.INSTANCE, READ_RETRY);
+      return this;
     }
     getContext().pipeToSelf(done, (ok, failure) -> AppliedOnJoin.INSTANCE);
     return this;

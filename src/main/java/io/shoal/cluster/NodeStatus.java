@@ -4,9 +4,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * What readiness means for a shoal node: its DNS sockets are bound, its caches are open, it is
- * not in its lameduck, and (once it is a cluster member) it has applied the cluster's record of
- * flushes. Cluster membership itself is not part of it: a node outside a cluster serves on its
- * own, so a DNS Service must keep sending it queries. {@link ManagementPort} answers /ready from it.
+ * not in its lameduck, and (in cluster mode) it has applied the cluster's record of flushes or,
+ * finding no cluster to join, waited out {@code join_wait}. Cluster membership itself is not part
+ * of it: a node outside a cluster serves on its own, so a DNS Service must keep sending it
+ * queries. {@link ManagementPort} answers /ready from it.
+ *
+ * <p>The flush catch-up also holds the node's caches back: while it is pending, no query is
+ * answered from them (nor from the near cache, nor as a stale answer) and no answer in them is
+ * sent to another node, since they may hold answers the cluster flushed while this node was away
+ * (an LMDB cache survives the restart). Queries go to the owner node or upstream meanwhile, and
+ * the fresh answers they bring are kept: a flush only removes what was stored before it.
  */
 public final class NodeStatus {
   private final AtomicBoolean socketsBound = new AtomicBoolean();
@@ -29,10 +36,19 @@ public final class NodeStatus {
 
   /**
    * True while a starting node waits to join a cluster and apply its replicated flushes (at most
-   * {@code cluster.join_wait}); a node that serves already is not held back by the catch-up.
+   * {@code cluster.join_wait}); a node that serves already is not held back by the catch-up. Set
+   * before the node's DNS sockets serve, so that not one answer comes from a cache before it.
    */
   public void flushesPending(boolean pending) {
     flushesPending.set(pending);
+  }
+
+  /**
+   * Whether queries may be answered from the node's caches and their answers sent to other nodes:
+   * false while the flush catch-up is pending (see the class comment). One volatile read.
+   */
+  public boolean cachesServable() {
+    return !flushesPending.get();
   }
 
   public boolean ready() {

@@ -54,9 +54,18 @@ public final class OwnerDirectory {
   /** Members whose warm-join transfer to this node has ended since it was last out of the cluster. */
   private final Set<String> transfersIn = ConcurrentHashMap.newKeySet();
 
+  /** Whether the node's caches may answer now: not while its flush catch-up is pending. */
+  private final NodeStatus status;
+
   /** A directory with no peers: every key is this node's own. */
   public OwnerDirectory() {
     this(null, null, null, Duration.ZERO, false);
+  }
+
+  /** As {@link #OwnerDirectory(UpstreamSelector, AnswerCache, CacheMetrics, Duration, boolean, NodeStatus)}, caches always servable. */
+  public OwnerDirectory(UpstreamSelector sockets, AnswerCache nearCache, CacheMetrics nearMetrics,
+      Duration previousOwnerWindow, boolean fromListeners) {
+    this(sockets, nearCache, nearMetrics, previousOwnerWindow, fromListeners, new NodeStatus());
   }
 
   /**
@@ -68,14 +77,24 @@ public final class OwnerDirectory {
    *     is asked of the key's previous owner first ({@link #previousOwnerOf}); zero: never
    * @param fromListeners whether owner lookups are sent from the listening socket a query came in
    *     on, where they can be, rather than from an upstream socket of their own
+   * @param status the node's readiness, whose flush catch-up holds its caches back ({@link #cachesServable})
    */
   public OwnerDirectory(UpstreamSelector sockets, AnswerCache nearCache, CacheMetrics nearMetrics,
-      Duration previousOwnerWindow, boolean fromListeners) {
+      Duration previousOwnerWindow, boolean fromListeners, NodeStatus status) {
+    this.status = status;
     this.sockets = sockets;
     this.fromListeners = fromListeners;
     this.nearCache = nearCache;
     this.nearMetrics = nearMetrics;
     this.previousOwnerWindowNanos = previousOwnerWindow.toNanos();
+  }
+
+  /**
+   * Whether this node may answer from its caches now: false while it has not applied the flushes
+   * the cluster recorded while it was away (see {@link NodeStatus#cachesServable}).
+   */
+  public boolean cachesServable() {
+    return status.cachesServable();
   }
 
   /**

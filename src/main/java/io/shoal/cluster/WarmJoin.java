@@ -127,6 +127,12 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
    */
   record HandOver(ActorRef<akka.Done> replyTo) implements Command {}
 
+  /** Look again whether the transfers that wait for the node's flush catch-up may start. */
+  private enum CaughtUp implements Command { CHECK }
+
+  /** How often a transfer waiting for the flush catch-up looks again. */
+  private static final Duration CATCH_UP_CHECK = Duration.ofMillis(200);
+
   private record TransferEnded(
       String to, long sent, long released, long millis, String failure, ActorRef<akka.Done> replyTo)
       implements Command {}
@@ -151,12 +157,15 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   private final LongSupplier clock;
   private final WarmJoinSettings settings;
   private final ClusterMetrics metrics;
+  private final NodeStatus status;
   private final Executor walks;
   private final akka.actor.typed.Scheduler scheduler;
   private final java.util.Deque<Job> waiting = new ArrayDeque<>();
   /** Where each member takes answers in, as the latest {@link NewOwner} for it said. */
   private final Map<String, ActorRef<Command>> receivers = new HashMap<>();
   private final AtomicBoolean stopped = new AtomicBoolean();
+  /** Whether a {@link CaughtUp#CHECK} is on its way. */
+  private boolean checkScheduled;
   /** The transfer under way, or null. */
   private Transfer walking;
 
@@ -164,17 +173,21 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
    * @param caches this node's caches, near copies included: where answers are sent from
    * @param profiles which cache a received answer goes to (the profile of its name)
    * @param clock epoch milliseconds
+   * @param status the node's readiness: no answer leaves its caches while its flush catch-up is
+   *     pending (they may hold answers the cluster flushed while it was away)
    */
   public static Behavior<Command> create(
       List<AnswerCache> caches, OwnerDirectory directory, Supplier<ProfileTable> profiles, LongSupplier clock,
-      WarmJoinSettings settings, ClusterMetrics metrics) {
-    return Behaviors.setup(ctx -> new WarmJoin(ctx, caches, directory, profiles, clock, settings, metrics));
+      WarmJoinSettings settings, ClusterMetrics metrics, NodeStatus status) {
+    return Behaviors.setup(ctx -> new WarmJoin(ctx, caches, directory, profiles, clock, settings, metrics, status));
   }
 
   private WarmJoin(
       ActorContext<Command> context, List<AnswerCache> caches, OwnerDirectory directory,
-      Supplier<ProfileTable> profiles, LongSupplier clock, WarmJoinSettings settings, ClusterMetrics metrics) {
+      Supplier<ProfileTable> profiles, LongSupplier clock, WarmJoinSettings settings, ClusterMetrics metrics,
+      NodeStatus status) {
     super(context);
+    this.status = status;
     this.caches = List.copyOf(caches);
     this.directory = directory;
     this.profiles = profiles;
@@ -192,6 +205,11 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
         .onMessage(HandOver.class, this::onHandOver)
         .onMessage(TransferEnded.class, this::onTransferEnded)
         .onMessage(Answers.class, this::onAnswers)
+        .onMessageEquals(CaughtUp.CHECK, () -> {
+          checkScheduled = false;
+          startNext();
+          return this;
+        })
         .onSignal(PostStop.class, s -> {
           stopped.set(true);
           return this;
@@ -220,8 +238,9 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   }
 
   private Behavior<Command> onHandOver(HandOver handOver) {
-    if (!settings.enabled() || receivers.isEmpty()) {
+    if (!settings.enabled() || receivers.isEmpty() || !status.cachesServable()) {
       // Off, or no other member has been seen: nobody to hand over to, and no walk for nothing.
+      // Or the node stops before it caught up on the cluster's flushes: what it holds may be flushed.
       handOver.replyTo().tell(akka.Done.getInstance());
       return this;
     }
@@ -239,6 +258,15 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
 
   private void startNext() {
     if (walking != null || waiting.isEmpty()) {
+      return;
+    }
+    if (!status.cachesServable()) {
+      // Back from being away and not caught up on the flushes made meanwhile: sent now, a flushed
+      // answer would be stored again by a node that applied the flush long ago.
+      if (!checkScheduled) {
+        checkScheduled = true;
+        getContext().scheduleOnce(CATCH_UP_CHECK, getContext().getSelf(), CaughtUp.CHECK);
+      }
       return;
     }
     Job next = waiting.poll();

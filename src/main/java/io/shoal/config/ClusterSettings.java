@@ -22,6 +22,7 @@ public record ClusterSettings(
     boolean lookupsFromListeners,
     Duration joinWait,
     long nearCacheMaxEntries,
+    long nearCacheMaxBytes,
     WarmJoinSettings warmJoin) {
 
   /** How a node finds the others. */
@@ -51,7 +52,7 @@ public record ClusterSettings(
     c.allowOnly("enabled", "node_name", "remoting", "management", "discovery", "owner_timeout", "lookups_from_listeners", "join_wait",
         "near_cache", "warm_join");
     Section near = c.section("near_cache");
-    near.allowOnly("max_entries");
+    near.allowOnly("max_entries", "max_bytes");
     Section remoting = c.section("remoting");
     remoting.allowOnly("host", "port");
     Section management = c.section("management");
@@ -90,6 +91,7 @@ public record ClusterSettings(
         c.bool("lookups_from_listeners"),
         c.duration("join_wait", Duration.ZERO, Duration.ofMinutes(10)),
         near.integer("max_entries", 0, 1L << 31),
+        near.bytes("max_bytes", 64 * 1024, 1L << 40),
         WarmJoinSettings.from(c.section("warm_join")));
   }
 }

@@ -230,7 +230,7 @@ public final class Ingress {
    * what the client would get if the upstreams failed, and it costs them nothing.
    */
   private byte[] staleOverBudget(ServeStaleSettings serveStale, Profile profile, DnsQuery query, Protocol protocol) {
-    if (!serveStale.enabled()) {
+    if (!serveStale.enabled() || !owners.cachesServable()) {
       return null;
     }
     CachedAnswer old = profile.cache().get(query.key(), clock.getAsLong() - serveStale.maxStale().toMillis());
@@ -244,6 +244,14 @@ public final class Ingress {
   private boolean answerFromCache(
       Profile profile, DnsQuery query, Protocol protocol, InetSocketAddress client, ReplyPath reply) {
     long now = clock.getAsLong();
+    if (!owners.cachesServable()) {
+      // A cluster node back from being away, that has not applied the flushes made meanwhile:
+      // its caches may hold flushed answers, so every query is a miss until it has.
+      if (!query.fromPeer() || query.recursionDesired()) {
+        profile.cacheMetrics().miss();
+      }
+      return false;
+    }
     // In a cluster, most names are other nodes' (two in three with three nodes): this node's copy
     // of such an answer is looked up first, so a hit on it costs one look-up, as a hit on an owned
     // name does, rather than a failed look-up in the answer cache and a ring look-up before it.

@@ -134,7 +134,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       AtomicInteger pending, ServerMetrics metrics, OwnerDirectory owners, Duration ownerTimeout,
       ServeStaleSettings serveStale, Prefetch prefetch) {
     super(context);
-    this.stale = new StaleAnswers(serveStale);
+    this.stale = new StaleAnswers(serveStale, owners::cachesServable);
     this.prefetch = prefetch;
     this.profiles = profiles;
     this.fillMode = fillMode;

@@ -7,6 +7,7 @@ import io.shoal.wire.CacheKey;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 /**
  * Serve-stale (RFC 8767) for one worker: which expired answer may still be served, and which keys
@@ -22,6 +23,8 @@ final class StaleAnswers {
   private static final int RECHECK_KEYS = 10_000;
 
   private ServeStaleSettings settings;
+  /** False while the node's caches are held back (a cluster node's flush catch-up): nothing is read. */
+  private final BooleanSupplier servable;
   private final Map<CacheKey, Long> recheckAfter = new LinkedHashMap<>(16, 0.75f, false) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<CacheKey, Long> eldest) {
@@ -30,7 +33,13 @@ final class StaleAnswers {
   };
 
   StaleAnswers(ServeStaleSettings settings) {
+    this(settings, () -> true);
+  }
+
+  /** @param servable whether the caches may be read now (see {@link io.shoal.cluster.NodeStatus#cachesServable}) */
+  StaleAnswers(ServeStaleSettings settings, BooleanSupplier servable) {
     this.settings = settings;
+    this.servable = servable;
   }
 
   /** Applies a reload's settings; the keys in their failure-recheck window stay there. */
@@ -53,9 +62,13 @@ final class StaleAnswers {
 
   /**
    * One cache read for {@code key} that serves both uses: the entry unexpired at {@code now}, or
-   * (serve-stale on) expired less than max_stale before it; null when neither.
+   * (serve-stale on) expired less than max_stale before it; null when neither, or while the caches
+   * are held back.
    */
   CachedAnswer read(CacheKey key, Profile profile, long now) {
+    if (!servable.getAsBoolean()) {
+      return null;
+    }
     // An entry not expired at now - max_stale expired at most max_stale ago.
     return profile.cache().get(key, settings.enabled() ? now - settings.maxStale().toMillis() : now);
   }

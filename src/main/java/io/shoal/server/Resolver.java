@@ -8,11 +8,12 @@ import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CacheSettings;
-import io.shoal.cache.WhenFull;
 import io.shoal.cache.lmdb.CacheInUseException;
 import io.shoal.cache.lmdb.CacheShard;
 import io.shoal.cache.lmdb.LmdbAnswerCache;
 import io.shoal.cache.memory.MemoryAnswerCache;
+import io.shoal.cluster.NearCache;
+import io.shoal.cluster.NodeStatus;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ShoalConfig;
 import io.shoal.ingress.Ingress;
@@ -47,11 +48,14 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
   /** The cache label of the near cache (copies of answers other cluster nodes own). */
   private static final String NEAR_CACHE = "near";
 
-  /** Builds it in the guardian {@code ctx}; a cache that cannot open throws {@link StartupException}. */
+  /**
+   * Builds it in the guardian {@code ctx}; a cache that cannot open throws {@link StartupException}.
+   * {@code status}'s flush catch-up holds the caches back in cluster mode.
+   */
   static Resolver build(
       ActorContext<Void> ctx, ShoalConfig config, LongSupplier clock, ServerMetrics metrics, String node,
       UpstreamSelector upstreamSockets, LoopDetector loops, CacheShard.Opener lmdbStores, LocalData local,
-      ResponsePolicy responsePolicy) {
+      ResponsePolicy responsePolicy, NodeStatus status) {
     Map<String, AnswerCache> caches = new LinkedHashMap<>();
     Map<String, CacheMetrics> cacheMetrics = new HashMap<>();
     for (CacheSettings c : config.caches().values()) {
@@ -68,16 +72,16 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
     List<AnswerCache> cacheList = new ArrayList<>(caches.values());
     long nearEntries = config.cluster().nearCacheMaxEntries();
     if (config.cluster().enabled()) {
-      MemoryAnswerCache near = null;
+      NearCache near = null;
       CacheMetrics nearMetrics = null;
       if (nearEntries > 0) {
         nearMetrics = new CacheMetrics(NEAR_CACHE, "memory", node);
-        near = new MemoryAnswerCache(NEAR_CACHE, nearEntries, WhenFull.EVICT_ONE, nearMetrics);
+        near = new NearCache(NEAR_CACHE, nearEntries, config.cluster().nearCacheMaxBytes(), nearMetrics);
         // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
         cacheList.add(near);
       }
       owners = new OwnerDirectory(upstreamSockets, near, nearMetrics, config.cluster().warmJoin().previousOwnerWindow(),
-          config.cluster().lookupsFromListeners());
+          config.cluster().lookupsFromListeners(), status);
     }
     Duration ownerTimeout = config.cluster().ownerTimeout();
     // Always there, so a reload can turn it on; the plan says whether it claims anything.

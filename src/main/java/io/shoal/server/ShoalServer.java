@@ -175,12 +175,18 @@ public final class ShoalServer {
       forget(earlyToken);
       throw new StartupException("cannot open the upstream selector: " + e.getMessage());
     }
+    NodeStatus status = new NodeStatus();
+    if (cluster.enabled() && !cluster.joinWait().isZero()) {
+      // From before the first query is read: a node back from being away must not answer from a
+      // cache (its LMDB kept what it held) before it has applied the flushes made meanwhile.
+      status.flushesPending(true);
+    }
     CompletableFuture<Resolver> wired = new CompletableFuture<>();
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           try {
             wired.complete(Resolver.build(ctx, config, clock, metrics, node, upstreamSockets, loops, lmdbStores,
-                local, responsePolicy));
+                local, responsePolicy, status));
           } catch (RuntimeException e) {
             wired.completeExceptionally(e);
           }
@@ -190,7 +196,6 @@ public final class ShoalServer {
         akkaConfig);
     Resolver resolver = null;
     ClusterNode clusterNode = null;
-    NodeStatus status = new NodeStatus();
     String step = "start";
     try {
       resolver = wired.get(30, TimeUnit.SECONDS);

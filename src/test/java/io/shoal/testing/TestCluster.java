@@ -52,11 +52,18 @@ public final class TestCluster {
     return node(0, name) + "\nshoal.cluster.management.port = " + TestNode.freePort();
   }
 
-  /** Waits (at most {@code seconds}) until every node's owner ring has {@code size} nodes. */
+  /**
+   * Waits (at most {@code seconds}) until every node's owner ring has {@code size} nodes and every
+   * node is ready: a node answers from its caches only once it has caught up on the cluster's
+   * flushes, a moment after its ring forms, and a test that counts hits or upstream queries must
+   * not begin in that moment.
+   */
   public static void awaitRing(List<TestNode> nodes, int size, int seconds) throws InterruptedException {
-    Await.until(Duration.ofSeconds(seconds), () -> nodes.stream().allMatch(n -> n.server.ownerRingSize() == size));
+    Await.until(Duration.ofSeconds(seconds),
+        () -> nodes.stream().allMatch(n -> n.server.ownerRingSize() == size && n.server.ready()));
     for (TestNode n : nodes) {
       assertEquals("owner ring of every node", size, n.server.ownerRingSize());
+      assertEquals("every node ready (caught up on the cluster's flushes)", true, n.server.ready());
     }
   }
 }
