@@ -52,6 +52,14 @@ class HeapBudgetTest {
   }
 
   @Test
+  void theSystemdUnitsHeapIsTheOneTheShippedConfigurationNeeds() throws Exception {
+    String unit = Files.readString(Path.of("packaging", "systemd", "shoal.service"));
+    java.util.regex.Matcher exec = java.util.regex.Pattern.compile("(?m)^ExecStart=.* (-Xmx\\S+) ").matcher(unit);
+    assertTrue(exec.find(), "the unit's ExecStart sets -Xmx");
+    assertEquals(HeapBudget.javaHeapOption(config()), exec.group(1));
+  }
+
+  @Test
   void configJavaHeapPrintsOnlyTheOption(@TempDir Path dir) throws Exception {
     Path conf = dir.resolve("shoal.conf");
     Files.writeString(conf, "shoal.caches.answers.max_entries = 1100000\n");
