@@ -7,44 +7,44 @@ import java.util.Arrays;
 
 /**
  * One answer of the memory cache: the answer itself, no copy of its key when its own question
- * is the key (all but always: the key is the question, lowercased), and its places in the
- * expiry order. 40 bytes besides the answer; the fields read by the hit path are final, so a
- * reader that finds the entry sees them whole.
+ * is the key (all but always: the key is the question, lowercased), and its place in the
+ * expiry order. 32 bytes besides the answer (a 12-byte header and five 4-byte fields); the
+ * fields read by the hit path are final, so a reader that finds the entry sees them whole.
  */
 final class Entry {
   /** A removed entry's slot in the table: probes go on past it, inserts may reuse it. */
-  static final Entry TOMBSTONE = new Entry(null, 0, 0, null, 0);
+  static final Entry TOMBSTONE = new Entry(null, 0, null, 0);
 
   /** The key when the answer's question is not it; null when it is. */
   final byte[] key;
   final int hash;
-  final byte flags;
   final CachedAnswer answer;
-  /** Fill order, the tie-break between equal expiries (compared as a difference, so it may wrap). */
-  final int seq;
-  /** Place in the cache's order of all entries, and of the negative ones; written under the lock only. */
-  int allIndex = -1;
-  int negativeIndex = -1;
+  /**
+   * Fill order above the key's DO/CD flags (the low 8 bits): the order is the tie-break between
+   * equal expiries, compared as a difference, so it may wrap.
+   */
+  final int seqAndFlags;
+  /** Place in its expiry order ({@link ExpiryOrder}); written under the lock only. */
+  int index = -1;
 
-  Entry(byte[] key, int hash, int flags, CachedAnswer answer, int seq) {
+  Entry(byte[] key, int hash, CachedAnswer answer, int seqAndFlags) {
     this.key = key;
     this.hash = hash;
-    this.flags = (byte) flags;
     this.answer = answer;
-    this.seq = seq;
+    this.seqAndFlags = seqAndFlags;
   }
 
   /** The entry for {@code answer} filled under {@code key}, keeping the key only when its question is not the key. */
   static Entry of(CacheKey key, CachedAnswer answer, int seq) {
     byte[] keyBytes = key.matchesQuestion(answer.wire()) ? null : key.bytes();
-    return new Entry(keyBytes, key.hashCode(), key.flags(), answer, seq);
+    return new Entry(keyBytes, key.hashCode(), answer, seq << 8 | (key.flags() & 0xFF));
   }
 
   boolean is(CacheKey k) {
     if (hash != k.hashCode()) {
       return false;
     }
-    return key != null ? Arrays.equals(key, k.bytes()) : flags == k.flags() && k.matchesQuestion(answer.wire());
+    return key != null ? Arrays.equals(key, k.bytes()) : flags() == k.flags() && k.matchesQuestion(answer.wire());
   }
 
   CacheKey cacheKey() {
@@ -52,7 +52,7 @@ final class Entry {
       return CacheKey.ofBytes(key);
     }
     try {
-      return CacheKey.ofQuestion(answer.wire(), flags);
+      return CacheKey.ofQuestion(answer.wire(), flags());
     } catch (WireException e) {
       throw new IllegalStateException("an entry kept without its key has no question", e);
     }
@@ -68,6 +68,10 @@ final class Entry {
         && (qtype == 0 || ((key[n] & 0xFF) << 8 | (key[n + 1] & 0xFF)) == qtype);
   }
 
+  int flags() {
+    return seqAndFlags & 0xFF;
+  }
+
   boolean negative() {
     return answer.negative();
   }
@@ -76,6 +80,6 @@ final class Entry {
   boolean before(Entry o) {
     long a = answer.expiresAtMillis();
     long b = o.answer.expiresAtMillis();
-    return a != b ? a < b : seq - o.seq < 0;
+    return a != b ? a < b : seqAndFlags - o.seqAndFlags < 0;
   }
 }

@@ -4,22 +4,19 @@ import java.util.Arrays;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * A set of entries in one array, each knowing its place: a binary heap by expiry (soonest
+ * A set of entries in one array, each knowing its place (an entry is in one order at most): a binary heap by expiry (soonest
  * first) for {@code evict_one}, or a dense array to sample at random for {@code sample}. One
  * array of references and no node per entry; used under the cache's write lock only.
  */
 final class ExpiryOrder {
   private static final int MIN_CAPACITY = 16;
 
-  /** Whether the entries' place is {@link Entry#negativeIndex} (the negatives' order) rather than allIndex. */
-  private final boolean negative;
   /** A heap by expiry; otherwise in no order. */
   private final boolean heap;
   private Entry[] entries = new Entry[MIN_CAPACITY];
   private int count;
 
-  ExpiryOrder(boolean negative, boolean heap) {
-    this.negative = negative;
+  ExpiryOrder(boolean heap) {
     this.heap = heap;
   }
 
@@ -50,7 +47,7 @@ final class ExpiryOrder {
 
   /** Removes {@code e}: the last entry takes its place (and, in a heap, moves to where it belongs). */
   void remove(Entry e) {
-    int at = negative ? e.negativeIndex : e.allIndex;
+    int at = e.index;
     int last = --count;
     Entry moved = entries[last];
     entries[last] = null;
@@ -59,7 +56,7 @@ final class ExpiryOrder {
       setIndex(moved, at);
       if (heap) {
         siftDown(at);
-        siftUp(negative ? moved.negativeIndex : moved.allIndex);
+        siftUp(moved.index);
       }
     }
     // Give back the array's room when a flush emptied most of it.
@@ -105,11 +102,7 @@ final class ExpiryOrder {
     setIndex(e, i);
   }
 
-  private void setIndex(Entry e, int i) {
-    if (negative) {
-      e.negativeIndex = i;
-    } else {
-      e.allIndex = i;
-    }
+  private static void setIndex(Entry e, int i) {
+    e.index = i;
   }
 }

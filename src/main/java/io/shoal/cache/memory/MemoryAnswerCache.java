@@ -48,7 +48,11 @@ public final class MemoryAnswerCache implements AnswerCache {
 
   private final EntryTable table = new EntryTable();
   private long negatives;
-  /** {@code evict_one}: every entry, and the negative ones, as heaps by expiry; {@code sample}: every entry, unordered. */
+  /**
+   * {@code evict_one}: the positive entries and the negative ones, as two heaps by expiry (the
+   * soonest of all is the sooner of their tops); {@code sample}: every entry, unordered, in {@code
+   * all}, and no {@code negativeOrder}. An entry is in one of them, so it keeps one place.
+   */
   private final ExpiryOrder all;
   private final ExpiryOrder negativeOrder;
   private int seq;
@@ -59,8 +63,8 @@ public final class MemoryAnswerCache implements AnswerCache {
     this.maxNegatives = Math.max(1, (long) (maxEntries * NEGATIVE_SHARE));
     this.whenFull = whenFull;
     this.metrics = metrics;
-    this.all = new ExpiryOrder(false, whenFull == WhenFull.EVICT_ONE);
-    this.negativeOrder = whenFull == WhenFull.EVICT_ONE ? new ExpiryOrder(true, true) : null;
+    this.all = new ExpiryOrder(whenFull == WhenFull.EVICT_ONE);
+    this.negativeOrder = whenFull == WhenFull.EVICT_ONE ? new ExpiryOrder(true) : null;
     metrics.entries(0, 0);
   }
 
@@ -152,7 +156,7 @@ public final class MemoryAnswerCache implements AnswerCache {
       return false;
     }
     boolean negativeOnly = entry.negative() && negatives >= maxNegatives;
-    Entry victim = negativeOnly ? negativeOrder.first() : all.first();
+    Entry victim = soonest(negativeOnly);
     if (victim == null || !victim.answer.expiredAt(nowMillis)) {
       return false;
     }
@@ -168,7 +172,7 @@ public final class MemoryAnswerCache implements AnswerCache {
   private void evictOne(boolean negativeOnly) {
     Entry victim;
     if (whenFull == WhenFull.EVICT_ONE) {
-      victim = negativeOnly ? negativeOrder.first() : all.first();
+      victim = soonest(negativeOnly);
     } else {
       ThreadLocalRandom rnd = ThreadLocalRandom.current();
       victim = null;
@@ -194,24 +198,28 @@ public final class MemoryAnswerCache implements AnswerCache {
     return evicted.contains(key);
   }
 
+  /** {@code evict_one}: the entry that expires soonest, of the negative ones only when {@code negativeOnly}; null when none. */
+  private Entry soonest(boolean negativeOnly) {
+    Entry negative = negativeOrder.first();
+    if (negativeOnly) {
+      return negative;
+    }
+    Entry positive = all.first();
+    return positive == null || (negative != null && negative.before(positive)) ? negative : positive;
+  }
+
   private void link(Entry e) {
-    all.add(e);
     if (e.negative()) {
       negatives++;
-      if (negativeOrder != null) {
-        negativeOrder.add(e);
-      }
     }
+    (negativeOrder != null && e.negative() ? negativeOrder : all).add(e);
   }
 
   private void unlink(Entry e) {
-    all.remove(e);
     if (e.negative()) {
       negatives--;
-      if (negativeOrder != null) {
-        negativeOrder.remove(e);
-      }
     }
+    (negativeOrder != null && e.negative() ? negativeOrder : all).remove(e);
   }
 
   @Override
