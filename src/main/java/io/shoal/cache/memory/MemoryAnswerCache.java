@@ -15,14 +15,14 @@ import java.util.function.BiConsumer;
 
 /**
  * The in-memory answer cache. Reads go straight to an open-addressing table from any thread,
- * without a lock; writes take one lock and keep the structure that {@code when_full} needs: a
- * binary heap by expiry for {@code evict_one}, a dense array for random sampling in {@code
- * sample}.
+ * without a lock; writes take one lock and keep the structure that {@code when_full} needs: two
+ * binary heaps by expiry (positive answers, negative ones) for {@code evict_one}, a dense array for
+ * random sampling in {@code sample}.
  *
  * <p>Memory per answer is what this class is built around ({@link Entry}): one small object per
  * answer besides the answer itself, no map node, and no copy of the key when the answer's own
- * question is the key (all but always: the key is the question, lowercased), so a million cached
- * answers cost little more than their wire bytes. The answers stay objects of their own: a hit
+ * question is the key (all but always: the key is the question, lowercased): about 60 bytes per
+ * answer besides the answer's own object and wire bytes. The answers stay objects of their own: a hit
  * hands back the one stored, with no copy and no allocation, and the socket thread renders it.
  *
  * <p>Negative answers (NXDOMAIN, NODATA, remembered failures) hold at most {@link
