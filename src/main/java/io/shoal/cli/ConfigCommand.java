@@ -8,6 +8,7 @@ import io.shoal.loop.SelfUpstreamCheck;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /** {@code shoal config}: validate a configuration and print the effective {@code shoal} block. */
 @Command(
@@ -17,17 +18,27 @@ import picocli.CommandLine.Mixin;
     description = {
       "Check the configuration the way serve would, without binding anything,",
       "and print the effective shoal { } block (defaults, file and -D merged).",
-      "Exits 2 and names the key when a value is invalid."
+      "Exits 2 and names the key when a value is invalid.",
+      "With --java-heap, print only the -Xmx option the caches' max_entries need."
     })
 public final class ConfigCommand implements Callable<Integer> {
   @Mixin
   ConfigOptions options = new ConfigOptions();
 
+  @Option(names = "--java-heap",
+      description = "Print the heap option (-Xmx...) the configuration's cached answers need, nothing else.")
+  boolean javaHeap;
+
   @Override
   public Integer call() {
     try {
       Config raw = options.load();
-      SelfUpstreamCheck.refuse(ShoalConfig.from(raw));
+      ShoalConfig config = ShoalConfig.from(raw);
+      SelfUpstreamCheck.refuse(config);
+      if (javaHeap) {
+        System.out.println(io.shoal.cache.HeapBudget.javaHeapOption(config));
+        return 0;
+      }
       System.out.println(com.typesafe.config.ConfigFactory.empty().withValue("shoal", raw.getValue("shoal"))
           .root().render(ConfigRenderOptions.defaults().setOriginComments(false).setJson(false)));
       return 0;

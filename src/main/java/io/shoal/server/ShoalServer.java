@@ -11,6 +11,7 @@ import io.shoal.admin.AdminEndpoint;
 import io.shoal.admin.AdminToken;
 import io.shoal.admin.CacheTransfer;
 import io.shoal.cache.AnswerCache;
+import io.shoal.cache.HeapBudget;
 import io.shoal.cluster.ClusterNode;
 import io.shoal.cluster.NodeStatus;
 import io.shoal.cluster.OwnerDirectory;
@@ -108,6 +109,10 @@ public final class ShoalServer {
       Config raw, ShoalConfig config, LongSupplier clock, CacheShard.Opener lmdbStores, ConfigSource source) {
     ClusterSettings cluster = config.cluster();
     SelfUpstreamCheck.refuse(config);
+    String heapShort = HeapBudget.shortfall(config, Runtime.getRuntime().maxMemory());
+    if (heapShort != null) {
+      log.warn(heapShort);
+    }
     Config akkaConfig = OrderlyShutdown.phases(config)
         // Akka's scheduler thread wakes every tick whether or not a timer is due: at Akka's 10 ms
         // that was about 7 ms of CPU a second on an idle node here (a wake-up costs tens of

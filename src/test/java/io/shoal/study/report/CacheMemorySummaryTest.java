@@ -115,7 +115,7 @@ class CacheMemorySummaryTest {
     assertTrue(md.contains("jcmd PID GC.run"), md);
     assertTrue(md.contains("- sizes: 4,096, 100,000 names"), md);
     assertTrue(md.contains("- member unbound: unbound, 1 thread"), md);
-    assertTrue(md.contains("- shoal JVM options: -Xmx4g"), md);
+    assertTrue(md.contains("- shoal JVM options: -Xmx1331m -Xms64m -XX:MaxNewSize=64m"), md);
     assertTrue(!md.contains("Quick smoke run"), md);
   }
 
