@@ -130,10 +130,13 @@ public class UpstreamDnssecSpec extends JUnitSuite {
     relay = new StrippingRelay(new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])));
     dir = Files.createTempDirectory("shoal-stripped");
     logs = LogRecorder.start();
+    // A group of its own: shoal_dnssec_upstream_capable{upstream="default"} is also set by the
+    // nodes of other specs run earlier in the same JVM (one metrics registry per process).
     node = TestNode.start(relay.hostPort(),
         "shoal.dnssec.trust_anchors = [\"" + zone.writeAnchor(dir) + "\"]\nshoal.dnssec.validation = on\n"
             // One relay hop more than the other specs, on a host that may be busy.
-            + "shoal.upstreams.default.timeout = 2s");
+            + "shoal.upstreams.stripping { servers = [\"" + relay.hostPort() + "\"], timeout = 2s }\n"
+            + "shoal.profiles.default.upstreams = stripping");
   }
 
   @AfterClass
@@ -175,13 +178,13 @@ public class UpstreamDnssecSpec extends JUnitSuite {
     List<String> said = Await.value(Duration.ofSeconds(10), () -> logs.mentioning("cannot do DNSSEC"), l -> !l.isEmpty());
     assertEquals("said once: " + said, 1, said.size());
     String line = said.get(0);
-    assertTrue(line, line.contains("upstream group 'default'") && line.contains("strips RRSIG records"));
-    assertTrue(line, line.contains("dnssec.validation = off") && line.contains("upstreams.default.servers"));
+    assertTrue(line, line.contains("upstream group 'stripping'") && line.contains("strips RRSIG records"));
+    assertTrue(line, line.contains("dnssec.validation = off") && line.contains("upstreams.stripping.servers"));
     // The series must be there (an absent one would read 0 too) and say 0.
     java.util.Map<String, Double> scrape = Await.value(Duration.ofSeconds(10), () -> node.metrics().scrape(),
-        m -> m.keySet().stream().anyMatch(k -> k.startsWith("shoal_dnssec_upstream_capable{") && k.contains("upstream=\"default\""))
-            && io.shoal.testing.Metrics.value(m, "shoal_dnssec_upstream_capable", "upstream=\"default\"") == 0.0);
-    assertEquals(0.0, io.shoal.testing.Metrics.value(scrape, "shoal_dnssec_upstream_capable", "upstream=\"default\""), 0.0);
+        m -> m.keySet().stream().anyMatch(k -> k.startsWith("shoal_dnssec_upstream_capable{") && k.contains("upstream=\"stripping\""))
+            && io.shoal.testing.Metrics.value(m, "shoal_dnssec_upstream_capable", "upstream=\"stripping\"") == 0.0);
+    assertEquals(0.0, io.shoal.testing.Metrics.value(scrape, "shoal_dnssec_upstream_capable", "upstream=\"stripping\""), 0.0);
     // A third failing name does not say it again.
     ask("nope.stripped.test.");
     assertEquals(1, logs.mentioning("cannot do DNSSEC").size());
