@@ -79,6 +79,20 @@ public class SignatureProviderSpec extends JUnitSuite {
     return DnsClient.udp(new InetSocketAddress("127.0.0.1", to.udp().getPort()), q);
   }
 
+  /**
+   * The series of single nodes: the metrics registry is one per process, and cluster nodes started
+   * by other specs in the same JVM leave gauges of the same name behind, with a node label.
+   */
+  private static Map<String, Double> withoutNodeLabel(Map<String, Double> scrape) {
+    Map<String, Double> single = new java.util.HashMap<>();
+    scrape.forEach((series, v) -> {
+      if (!series.contains("node=\"")) {
+        single.put(series, v);
+      }
+    });
+    return single;
+  }
+
   private static void sameVerdicts(TestNode node, String provider) throws Exception {
     Metrics metrics = node.metrics();
     Map<String, Double> before = metrics.settled();
@@ -100,7 +114,7 @@ public class SignatureProviderSpec extends JUnitSuite {
     Map<String, Double> after = metrics.settled();
     String p = "provider=\"" + provider + "\"";
     assertEquals(provider + " checks P-256 signatures", 1.0,
-        Metrics.value(after, "shoal_dnssec_signature_provider", ALG, p), 0.0);
+        Metrics.value(withoutNodeLabel(after), "shoal_dnssec_signature_provider", ALG, p), 0.0);
     assertTrue(provider + " made the valid checks: " + after,
         Metrics.value(after, CHECKS, ALG, p, "result=\"valid\"") > Metrics.value(before, CHECKS, ALG, p, "result=\"valid\""));
     assertTrue(provider + " found the altered record's signature invalid",
