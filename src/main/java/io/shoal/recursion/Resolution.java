@@ -59,9 +59,29 @@ final class Resolution {
     this.budget = budget;
   }
 
+  /**
+   * Resolves {@code qname}/{@code qtype}, from the kept RRsets when they hold it: always for DS and
+   * DNSKEY (the validator's questions), for the address and NS lookups of the walk itself (depth
+   * above 0), never for a client's own A/AAAA/NS question, which the answer cache and its prefetch
+   * must see fetched afresh.
+   */
   CompletableFuture<Result> resolve(Name qname, int qtype, int depth) {
-    return r.startCut(qname, qtype == Type.DS).thenCompose(cut ->
+    boolean keep = RRsets.kept(qtype);
+    if (keep && (depth > 0 || qtype == Type.DS || qtype == Type.DNSKEY)) {
+      Result kept = r.rrsets.get(qname, qtype, System.nanoTime());
+      if (kept != null) {
+        return CompletableFuture.completedFuture(kept);
+      }
+    }
+    CompletableFuture<Result> walked = r.startCut(qname, qtype == Type.DS).thenCompose(cut ->
         walk(cut, qname, qtype, r.settings.qnameMinimisation(), cut.zone().labels() + 1, depth));
+    if (!keep) {
+      return walked;
+    }
+    return walked.thenApply(result -> {
+      r.rrsets.put(qname, qtype, result, System.nanoTime());
+      return result;
+    });
   }
 
   /** Asks the servers of the root hints for the root's NS set (RFC 8109): their reply, with AA. */
