@@ -51,6 +51,50 @@ final class RRsets {
     return type == Type.DS || type == Type.DNSKEY || type == Type.NS || type == Type.A || type == Type.AAAA;
   }
 
+  /** The type a name's NXDOMAIN is kept under: it denies every type (RFC 8020). */
+  private static final int NXDOMAIN = 0;
+
+  /**
+   * A kept NXDOMAIN for {@code name} itself, or for an ancestor when that one's denial came with
+   * NSEC/NSEC3 proofs (RFC 8020; the validator checks they cover the name, as Unbound's
+   * harden-below-nxdomain does), or null.
+   */
+  Resolution.Result nxdomain(Name name, long now) {
+    for (Name n = name; n.labels() > 1; n = ZoneCuts.parent(n)) {
+      Resolution.Result r = get(n, NXDOMAIN, now);
+      if (r != null && (n == name || r.authority().stream().anyMatch(rec -> !(rec instanceof SOARecord)))) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  /** Keeps an NXDOMAIN for {@code name}: one with no answer chain and the SOA that bounds its TTL. */
+  void putNxdomain(Name name, Resolution.Result result, long now) {
+    if (result.rcode() == Rcode.NXDOMAIN && result.answer().isEmpty()) {
+      keep(name, NXDOMAIN, result, now);
+    }
+  }
+
+  /** Whether a NODATA for {@code name}/{@code type} is kept (a name the walk found to be no zone cut). */
+  boolean nodata(Name name, int type, long now) {
+    Resolution.Result r = get(name, type, now);
+    return r != null && r.rcode() == Rcode.NOERROR && r.answer().isEmpty();
+  }
+
+  /**
+   * Keeps a CNAME link (with its RRSIGs) for its owner, unless a wildcard made it: that one is
+   * valid only with the denial proofs of its answer, which are not kept.
+   */
+  void putCname(Name name, List<Record> link, long now) {
+    for (Record rec : link) {
+      if (rec instanceof RRSIGRecord sig && sig.getLabels() < name.labels() - 1) {
+        return;
+      }
+    }
+    keep(name, Type.CNAME, new Resolution.Result(Rcode.NOERROR, link, List.of()), now);
+  }
+
   /** The kept result for {@code name}/{@code type} with the TTLs it has left, or null. */
   synchronized Resolution.Result get(Name name, int type, long now) {
     Key k = new Key(name, type);
@@ -74,9 +118,12 @@ final class RRsets {
    * SOA's minimum, RFC 2308); a TTL of 0 is not kept.
    */
   void put(Name name, int type, Resolution.Result result, long now) {
-    if (!kept(type)) {
-      return;
+    if (kept(type)) {
+      keep(name, type, result, now);
     }
+  }
+
+  private void keep(Name name, int type, Resolution.Result result, long now) {
     long ttl = MAX_TTL_SECONDS;
     if (!result.answer().isEmpty()) {
       if (result.rcode() != Rcode.NOERROR) {
@@ -90,7 +137,7 @@ final class RRsets {
         ttl = Math.min(ttl, r.getTTL());
       }
     } else {
-      if (type != Type.DS && type != Type.DNSKEY
+      if (type == Type.A || type == Type.AAAA
           || (result.rcode() != Rcode.NOERROR && result.rcode() != Rcode.NXDOMAIN)) {
         return;
       }
