@@ -14,9 +14,9 @@ import org.xbill.DNS.SOARecord;
 import org.xbill.DNS.Type;
 
 /**
- * The infrastructure answers the walk received (DS, DNSKEY, NS and name-server A/AAAA sets, with
- * their RRSIGs; for DS and DNSKEY also the signed denial of them), each until its TTL runs out,
- * bounded, least recently used out. The validator asks for a zone's DS and DNSKEY again whenever
+ * The answers the walk received for its own use (DS, DNSKEY, NS and name-server A/AAAA sets, with
+ * their RRSIGs, and denials of them; NXDOMAINs by name; CNAME links; names found to be no zone cut),
+ * each until its TTL runs out, bounded, least recently used out. The validator asks for a zone's DS and DNSKEY again whenever
  * its own key cache does not hold them (a key set it found bogus, an insecure delegation below a
  * name it never kept, every new question after its short reuse window); a resolver that forgot
  * them would ask the parent and the zone again each time, as Unbound and Knot Resolver, keeping

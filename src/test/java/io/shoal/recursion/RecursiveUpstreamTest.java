@@ -136,6 +136,17 @@ class RecursiveUpstreamTest {
   }
 
   @Test
+  void aCnameFollowedOnceIsNotAskedForAgainForAnotherType() throws Exception {
+    RecursiveUpstream r = resolver(64);
+    assertEquals(List.of("alias.test. CNAME www.example.net.", "www.example.net. A 192.0.2.2"),
+        answers(ask(r, "alias.test.", Type.A)));
+    int test = tree.server(2).queries.get();
+    Message txt = ask(r, "alias.test.", Type.TXT);
+    assertEquals(List.of("alias.test. CNAME www.example.net."), answers(txt));
+    assertEquals(test, tree.server(2).queries.get(), "the link's zone is not asked again, only its target's");
+  }
+
+  @Test
   void aStubZoneGoesToItsServersAndWhatLeavesItIsResolvedFromTheRoot() throws Exception {
     int root = tree.server(1).queries.get();
     java.net.InetSocketAddress stubServer = new java.net.InetSocketAddress(tree.ip(4), tree.port());
