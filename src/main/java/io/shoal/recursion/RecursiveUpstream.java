@@ -63,6 +63,7 @@ public final class RecursiveUpstream implements Upstream {
   final RecursionSettings settings;
   final UpstreamSelector sockets;
   final ZoneCuts cuts;
+  final RRsets rrsets;
   final AuthorityServers servers;
   final RecursionMetrics metrics;
   final Executor executor;
@@ -71,6 +72,7 @@ public final class RecursiveUpstream implements Upstream {
   private final List<ZoneCut> stubs;
   private final Gauge cutEntries;
   private final Gauge serverEntries;
+  private final Gauge rrsetEntries;
   private CompletableFuture<ZoneCut> priming;
 
   /**
@@ -93,9 +95,12 @@ public final class RecursiveUpstream implements Upstream {
     this.authorityPort = authorityPort;
     this.attemptMaxNanos = group.timeout().toNanos();
     this.cuts = new ZoneCuts(settings.zoneCuts());
+    // Bounded as the delegations are: a walk keeps about one DS, DNSKEY and address set per cut.
+    this.rrsets = new RRsets(settings.zoneCuts());
     this.servers = new AuthorityServers(settings.servers());
     this.cutEntries = metrics.entries(group.name(), "zone_cuts");
     this.serverEntries = metrics.entries(group.name(), "servers");
+    this.rrsetEntries = metrics.entries(group.name(), "rrsets");
     List<ZoneCut> stubCuts = new ArrayList<>();
     if (group.mode() == UpstreamGroupSettings.Mode.STUB) {
       for (Name zone : stubZones) {
@@ -112,9 +117,12 @@ public final class RecursiveUpstream implements Upstream {
     prime();
   }
 
-  /** Forgets the delegations and name-server addresses at or below {@code name}, and for the root every server's record. */
+  /**
+   * Forgets the delegations, name-server addresses and kept RRsets at or below {@code name}, and
+   * for the root every server's record.
+   */
   public int flush(Name name) {
-    int removed = cuts.flush(name);
+    int removed = cuts.flush(name) + rrsets.flush(name);
     if (name.equals(Name.root)) {
       removed += servers.size();
       servers.clear();
@@ -274,6 +282,7 @@ public final class RecursiveUpstream implements Upstream {
   private void updateGauges() {
     cutEntries.update(cuts.size());
     serverEntries.update(servers.size());
+    rrsetEntries.update(rrsets.size());
   }
 
   private Outcome outcome(DnsQuery query, Name name, Resolution.Result result, Throwable failure) {

@@ -59,9 +59,56 @@ final class Resolution {
     this.budget = budget;
   }
 
+  /**
+   * Resolves {@code qname}/{@code qtype}, from the kept RRsets when they hold it: always for DS and
+   * DNSKEY (the validator's questions), for the address and NS lookups of the walk itself (depth
+   * above 0), never for a client's own A/AAAA/NS question, which the answer cache and its prefetch
+   * must see fetched afresh.
+   */
   CompletableFuture<Result> resolve(Name qname, int qtype, int depth) {
-    return r.startCut(qname, qtype == Type.DS).thenCompose(cut ->
+    long now = System.nanoTime();
+    Result denied = r.rrsets.nxdomain(qname, now);
+    if (denied != null) {
+      return CompletableFuture.completedFuture(denied);
+    }
+    if (qtype != Type.CNAME) {
+      Result link = r.rrsets.get(qname, Type.CNAME, now);
+      if (link != null) {
+        // A link already followed for another type: only its target is asked about.
+        budget.link();
+        Name target = ((CNAMERecord) records(link.answer(), Type.CNAME).get(0)).getTarget();
+        return resolve(target, qtype, depth).thenApply(rest -> {
+          List<Record> answer = new ArrayList<>(link.answer());
+          answer.addAll(rest.answer());
+          return new Result(rest.rcode(), answer, rest.authority());
+        });
+      }
+    }
+    boolean keep = RRsets.kept(qtype);
+    if (keep && (depth > 0 || qtype == Type.DS || qtype == Type.DNSKEY)) {
+      Result kept = r.rrsets.get(qname, qtype, now);
+      if (kept != null) {
+        return CompletableFuture.completedFuture(kept);
+      }
+    }
+    CompletableFuture<Result> walked = r.startCut(qname, qtype == Type.DS).thenCompose(cut ->
         walk(cut, qname, qtype, r.settings.qnameMinimisation(), cut.zone().labels() + 1, depth));
+    return walked.thenApply(result -> {
+      long at = System.nanoTime();
+      r.rrsets.putNxdomain(qname, result, at);
+      r.rrsets.put(qname, qtype, result, at);
+      return result;
+    });
+  }
+
+  private static List<Record> records(List<Record> in, int type) {
+    List<Record> out = new ArrayList<>();
+    for (Record rec : in) {
+      if (rec.getType() == type) {
+        out.add(rec);
+      }
+    }
+    return out;
   }
 
   /** Asks the servers of the root hints for the root's NS set (RFC 8109): their reply, with AA. */
@@ -79,6 +126,10 @@ final class Resolution {
     if (minimise && labels < qname.labels()) {
       ask = new Name(qname, qname.labels() - labels);
       askType = Type.NS;
+      if (r.rrsets.nodata(ask, Type.NS, System.nanoTime())) {
+        // Learnt before from this zone's servers: no cut there, the next label is asked at once.
+        return walk(cut, qname, qtype, true, labels + 1, depth);
+      }
     }
     boolean minimised = ask != qname;
     Name asked = ask;
@@ -106,6 +157,10 @@ final class Resolution {
             return walk(child, qname, qtype, true, child.zone().labels() + 1, depth);
           }
           if (records(m, Section.ANSWER, asked, Type.CNAME).isEmpty()) {
+            if (m.getSection(Section.ANSWER).isEmpty()) {
+              r.rrsets.put(asked, Type.NS, new Result(Rcode.NOERROR, List.of(), proofs(m, cut.zone(), true)),
+                  System.nanoTime());
+            }
             return walk(cut, qname, qtype, true, labels + 1, depth); // an empty non-terminal, or a name with data
           }
         }
@@ -153,8 +208,11 @@ final class Resolution {
         List<Record> cname = records(m, Section.ANSWER, cur, Type.CNAME);
         if (!cname.isEmpty()) {
           budget.link();
-          chain.add(cname.get(0));
-          chain.addAll(signatures(m, Section.ANSWER, cur, Type.CNAME));
+          List<Record> link = new ArrayList<>();
+          link.add(cname.get(0));
+          link.addAll(signatures(m, Section.ANSWER, cur, Type.CNAME));
+          r.rrsets.putCname(cur, link, System.nanoTime());
+          chain.addAll(link);
           cur = ((CNAMERecord) cname.get(0)).getTarget();
           if (!cur.subdomain(cut.zone())) {
             break;

@@ -65,7 +65,8 @@ class RecursiveUpstreamTest {
         + "example 300 NS ns.example\nns.example 300 A " + tree.ip(4) + "\n"
         + "ns.other 300 A " + tree.ip(5) + "\nns.lame 300 A " + tree.ip(6) + "\n");
     tree.server(4).zone("example.net.", "@ 300" + soa + "@ 300 NS ns\nns 300 A " + tree.ip(4) + "\n"
-        + "www 300 A 192.0.2.2\nout 300 CNAME www.test.\n");
+        + "www 300 A 192.0.2.2\nout 300 CNAME www.test.\n"
+        + "@ 300 DNSKEY 257 3 13 AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+Pw==\n");
     tree.server(5).zone("sub.test.", "@ 300" + soa + "@ 300 NS ns.other.net.\nhost 300 A 192.0.2.3\n");
     tree.server(6).behaviour = FakeAuthorities.Behaviour.UPWARD;
     sockets = new UpstreamSelector(256, new ServerMetrics());
@@ -114,6 +115,35 @@ class RecursiveUpstreamTest {
     assertTrue(r.flush(name("test.")) > 0);
     ask(r, "www.test.", Type.MX);
     assertTrue(tree.server(1).queries.get() > root, "after the flush the root is asked for test. again");
+  }
+
+  @Test
+  void aKeySetAskedAgainComesFromWhatTheRecursionKeptUntilAFlush() throws Exception {
+    RecursiveUpstream r = resolver(64);
+    Message first = ask(r, "example.net.", Type.DNSKEY);
+    assertEquals(1, first.getSection(Section.ANSWER).size(), "the zone's key set");
+    int zone = tree.server(4).queries.get();
+    int all = tree.totalQueries();
+    // The validator asks for a zone's keys with every question its key cache cannot answer.
+    Message again = ask(r, "example.net.", Type.DNSKEY);
+    assertEquals(answers(first), answers(again));
+    assertTrue(again.getSection(Section.ANSWER).get(0).getTTL() <= 300, "never a longer TTL than the zone's");
+    assertEquals(zone, tree.server(4).queries.get(), "the key set's zone is not asked again");
+    assertEquals(all, tree.totalQueries(), "no authority is asked again");
+    assertTrue(r.flush(name("example.net.")) > 0);
+    ask(r, "example.net.", Type.DNSKEY);
+    assertTrue(tree.server(4).queries.get() > zone, "after the flush the zone is asked for its keys again");
+  }
+
+  @Test
+  void aCnameFollowedOnceIsNotAskedForAgainForAnotherType() throws Exception {
+    RecursiveUpstream r = resolver(64);
+    assertEquals(List.of("alias.test. CNAME www.example.net.", "www.example.net. A 192.0.2.2"),
+        answers(ask(r, "alias.test.", Type.A)));
+    int test = tree.server(2).queries.get();
+    Message txt = ask(r, "alias.test.", Type.TXT);
+    assertEquals(List.of("alias.test. CNAME www.example.net."), answers(txt));
+    assertEquals(test, tree.server(2).queries.get(), "the link's zone is not asked again, only its target's");
   }
 
   @Test
