@@ -273,7 +273,8 @@ final class TcpSiege extends AttackThread {
     double seconds = Math.max(1e-3, (System.nanoTime() - startNanos) / 1e9);
     long drips = slots.stream().filter(s -> s.kind == Kind.DRIP).count();
     long empties = slots.stream().filter(s -> s.kind == Kind.EMPTY).count();
-    String kinds = empties == 0 ? drips + " drip + " + (slots.size() - drips) + " idle"
+    String kinds = empties == 0 && drips == 0 ? slots.size() + " silent"
+        : empties == 0 ? drips + " drip + " + (slots.size() - drips) + " idle"
         : empties + " zero-length + " + (slots.size() - empties - drips) + " idle";
     PhaseRow.Held held = new PhaseRow.Held(connects, closedByServer, medianSeconds(closeMillis));
     return new Report(connects, connects / seconds, String.format(Locale.ROOT,

@@ -49,6 +49,7 @@ class TcpSiegeTest {
       assertTrue(held.opened() >= held.closedByServer(), report.detail());
       // from the connect: at least the server's 300 ms deadline
       assertTrue(held.closeMedianSeconds() >= 0.3, report.detail());
+      assertTrue(report.detail().startsWith("2 silent TCP connections: "), report.detail());
       assertTrue(report.detail().contains("closed by the server (median "), report.detail());
     }
   }
