@@ -200,8 +200,7 @@ public final class StudyCommand implements Callable<Integer> {
     try (StartedProcesses processes = new StartedProcesses()) {
       Prerequisites.Tools tools;
       try {
-        tools = Prerequisites.ensure(Prerequisites.binariesFor(toRun, mustIsolate && root,
-            scenario.recipe().signed()), root, System.out,
+        tools = Prerequisites.ensure(Prerequisites.binariesFor(scenario, toRun, mustIsolate && root), root, System.out,
             processes, runDir.resolve("setup"));
       } catch (Prerequisites.MissingTools e) {
         System.err.println(e.advice());

@@ -9,8 +9,14 @@ interface Attack extends AutoCloseable {
    * @param sent packets sent, or connections opened for a TCP attack
    * @param perSecond {@code sent} over the time it ran
    * @param detail the rest, in words, for robustness.csv and the summary
+   * @param held what became of the connections of a TCP attack; null for the others
    */
-  record Report(long sent, double perSecond, String detail) {}
+  record Report(long sent, double perSecond, String detail, PhaseRow.Held held) {
+
+    Report(long sent, double perSecond, String detail) {
+      this(sent, perSecond, detail, null);
+    }
+  }
 
   /** Stops the attack (waits, bounded, for its threads) and says what it did. Idempotent. */
   Report stop();

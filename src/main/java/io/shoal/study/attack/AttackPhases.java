@@ -3,6 +3,7 @@ package io.shoal.study.attack;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueFactory;
+import io.shoal.study.host.LoopbackPort;
 import io.shoal.study.host.Pause;
 import io.shoal.study.host.Prerequisites;
 import io.shoal.study.host.StartedProcesses;
@@ -15,9 +16,11 @@ import io.shoal.study.scenario.LoadSettings;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.MemberKind;
 import io.shoal.study.scenario.Scenario;
+import io.shoal.study.scenario.Transport;
 import io.shoal.study.server.KnotUpstream;
 import io.shoal.study.server.ServerUnderTest;
 import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.server.StudyCertificate;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -62,6 +65,9 @@ public final class AttackPhases {
   /** Names the zone clients of the phases so far asked: the next one starts after them, so none is cached. */
   private long zoneClientNames;
   private String setupNote = "";
+  /** The member's DoT and DoH ports while it runs; -1 when the plan has no DoT and DoH phases. */
+  private int dotPort = -1;
+  private int dohPort = -1;
 
   public AttackPhases(Scenario scenario, LoadSettings load, Path queries, Path dir, Dnsperf dnsperf, PrintStream out) {
     this.scenario = scenario;
@@ -74,9 +80,54 @@ public final class AttackPhases {
   }
 
   /** How long the phases take beyond starting one member: warm-up, then every phase. */
-  public static Duration estimate(LoadSettings load) {
-    Duration phase = LEAD.plus(load.duration()).plus(SETTLE).plus(Duration.ofSeconds(2));
-    return load.warmup().plus(phase.multipliedBy(AttackPlan.Phase.values().length));
+  public static Duration estimate(LoadSettings load, AttackPlan plan) {
+    Duration total = load.warmup();
+    for (AttackPlan.Phase phase : plan.phases()) {
+      total = total.plus(LEAD).plus(duration(phase, plan, load)).plus(SETTLE).plus(Duration.ofSeconds(2));
+    }
+    return total;
+  }
+
+  /**
+   * How long dnsperf measures in {@code phase}: the recipe's duration, or for the DoT and DoH
+   * phases the plan's encrypted_holders.duration when shorter (four phases more per member).
+   */
+  static Duration duration(AttackPlan.Phase phase, AttackPlan plan, LoadSettings load) {
+    Transport t = phase.transport();
+    if (t == null || !t.encrypted() || plan.encryptedDuration() == null) {
+      return load.duration();
+    }
+    return plan.encryptedDuration().compareTo(load.duration()) < 0 ? plan.encryptedDuration() : load.duration();
+  }
+
+  /**
+   * A shoal member's configuration deltas with a DoT listener on {@code dotPort} and a DoH one on
+   * {@code dohPort}, both presenting {@code certificate}; its UDP and TCP listeners stay. Each has
+   * the connection cap and deadlines of the member's other stream listeners.
+   */
+  public static Config withEncryptedListeners(Config memberDeltas, int dotPort, int dohPort,
+      StudyCertificate certificate) {
+    return memberDeltas
+        .withValue("listen.tls", ConfigValueFactory.fromAnyRef("127.0.0.1:" + dotPort))
+        .withValue("listen.https", ConfigValueFactory.fromAnyRef("127.0.0.1:" + dohPort))
+        .withValue("tls.certificate", ConfigValueFactory.fromAnyRef(certificate.certificate().toString()))
+        .withValue("tls.private_key", ConfigValueFactory.fromAnyRef(certificate.privateKey().toString()));
+  }
+
+  /**
+   * An unbound member's configuration with DoT on {@code dotPort} and DoH (HTTP/2 at /dns-query,
+   * its default endpoint) on {@code dohPort}, both presenting {@code certificate}: two interface
+   * lines that tls-port and https-port mark as TLS, added to the member's extra lines.
+   */
+  public static Config withEncryptedInterfaces(Config memberConfig, int dotPort, int dohPort,
+      StudyCertificate certificate) {
+    List<String> extra = new ArrayList<>(memberConfig.hasPath("extra") ? memberConfig.getStringList("extra")
+        : List.of());
+    extra.addAll(List.of("interface: 127.0.0.1@" + dotPort, "interface: 127.0.0.1@" + dohPort,
+        "tls-port: " + dotPort, "https-port: " + dohPort,
+        "tls-service-key: \"" + certificate.privateKey() + "\"",
+        "tls-service-pem: \"" + certificate.certificate() + "\""));
+    return memberConfig.withValue("extra", ConfigValueFactory.fromIterable(extra));
   }
 
   /**
@@ -118,10 +169,19 @@ public final class AttackPhases {
     List<PhaseRow> rows = new ArrayList<>();
     try (HostileUpstream hostile = HostileUpstream.start(SEED)) {
       boolean shoal = member.kind() == MemberKind.SHOAL;
-      Member m = new Member(member.name(), member.kind(), shoal
+      Config config = shoal
           ? withHostileProfile(member.config(), plan, hostile.address())
-          : withHostileForward(member.config(), plan, hostile.address()));
+          : withHostileForward(member.config(), plan, hostile.address());
       Files.createDirectories(dir);
+      boolean encrypted = plan.encryptedHolders() > 0;
+      if (encrypted) {
+        StudyCertificate certificate = StudyCertificate.make(dir.resolve("tls"), processes, tools);
+        dotPort = LoopbackPort.pick();
+        dohPort = LoopbackPort.pick();
+        config = shoal ? withEncryptedListeners(config, dotPort, dohPort, certificate)
+            : withEncryptedInterfaces(config, dotPort, dohPort, certificate);
+      }
+      Member m = new Member(member.name(), member.kind(), config);
       processes.note("# in-process: hostile upstream on " + hostile.address().getAddress().getHostAddress() + ":"
           + hostile.address().getPort() + " for " + plan.hostileZone() + " (member " + m.name() + ")");
       try (ServerUnderTest server = shoal
@@ -131,7 +191,8 @@ public final class AttackPhases {
             ? "; profile '" + HOSTILE + "' (" + plan.hostileZone() + ") forwards to the study's hostile upstream, "
                 + "timeout " + plan.hostileTimeout().toMillis() + " ms"
             : "; a forward-zone for " + plan.hostileZone() + " to the study's hostile upstream (unbound's own "
-                + "timeouts)");
+                + "timeouts)") + (encrypted ? "; DoT on port " + dotPort + " and DoH on port " + dohPort
+                + " beside UDP and TCP, with a throw-away self-signed certificate" : "");
         server.start();
         if (!load.warmup().isZero()) {
           out.println("study: warming up " + m.name() + " for " + load.warmup().toSeconds() + " s");
@@ -139,10 +200,10 @@ public final class AttackPhases {
           // for the baseline to miss (and a miss budget to answer SERVFAIL)
           dnsperf.run(server.port(), queries, load, load.warmup(), dir.resolve("dnsperf-warmup.txt"));
         }
-        AttackPlan.Phase[] phases = AttackPlan.Phase.values();
-        for (int i = 0; i < phases.length; i++) {
-          AttackPlan.Phase phase = phases[i];
-          out.println("study: " + m.name() + " phase " + (i + 1) + " of " + phases.length + ": "
+        List<AttackPlan.Phase> phases = plan.phases();
+        for (int i = 0; i < phases.size(); i++) {
+          AttackPlan.Phase phase = phases.get(i);
+          out.println("study: " + m.name() + " phase " + (i + 1) + " of " + phases.size() + ": "
               + phase.configName() + " (" + phase.what() + ")");
           Double baselineQps = rows.isEmpty() ? null : rows.get(0).honestQps();
           Double againstQps = rows.stream().filter(r -> r.phase().equals(phase.baseline().configName()))
@@ -161,6 +222,9 @@ public final class AttackPhases {
               row.droppedTotal() == 0 ? "nothing" : row.droppedWords()));
           if (row.zoneClient() != null) {
             out.println("study:   zone client " + row.zoneClient().words());
+          }
+          if (row.held() != null) {
+            out.println("study:   " + row.attackDetail());
           }
         }
         int status = server.stop();
@@ -211,7 +275,8 @@ public final class AttackPhases {
     Files.createDirectories(pd);
     Map<String, Long> before = refusals(server, pd.resolve("metrics-before.txt"));
     Map<HostileUpstream.Misbehaviour, Long> hostileBefore = hostile.counts();
-    Duration limit = LEAD.plus(load.duration()).plus(SLACK);
+    Duration measured = duration(phase, plan, load);
+    Duration limit = LEAD.plus(measured).plus(SLACK);
     Attack.Report report;
     Attack.Report zoneReport = null;
     PhaseRow.ZoneClientCounts zone = null;
@@ -219,13 +284,13 @@ public final class AttackPhases {
     Double rss;
     Long fds;
     try (ProcessFootprint footprint = ProcessFootprint.watch(server.pid());
-        Attack attack = start(phase, server.address(), limit, baselineQps, processes);
+        Attack attack = start(phase, server, limit, baselineQps, processes);
         ZoneClient zoneClient = zoneClient(phase, server.address(), limit, processes)) {
       Pause.sleep(LEAD);
-      List<String> flags = phase.overTcp() ? List.of("-v", "-m", "tcp") : List.of("-v");
-      List<StartedProcesses.Running> running = dnsperf.launchAtOnce(List.of(server.port()), List.of(queries),
-          honestLoad(phase), load.duration(), flags, List.of(pd.resolve("dnsperf.txt")));
-      output = dnsperf.awaitAll(running, load.duration()).get(0);
+      List<String> flags = phase.overTcp() ? List.of("-v", "-m", phase.transport().configName()) : List.of("-v");
+      List<StartedProcesses.Running> running = dnsperf.launchAtOnce(List.of(port(phase, server)), List.of(queries),
+          honestLoad(phase), measured, flags, List.of(pd.resolve("dnsperf.txt")));
+      output = dnsperf.awaitAll(running, measured).get(0);
       report = attack.stop();
       if (zoneClient != null) {
         zoneReport = zoneClient.stop();
@@ -254,8 +319,8 @@ public final class AttackPhases {
     double against = phase.baseline() == phase ? qps : againstQps == null ? 0 : againstQps;
     return new PhaseRow(member, phase.configName(), report.sent(), report.perSecond(), qps,
         against > 0 ? qps / against : null, dnsperfReport.avgLatencyMillis(), honest.p99LatencyMs(),
-        offered(phase, load.duration()), dnsperfReport.completed(), honest.servfail(), dnsperfReport.lost(), rss, fds,
-        delta(before, after), detail, zone);
+        offered(phase, measured), dnsperfReport.completed(), honest.servfail(), dnsperfReport.lost(), rss, fds,
+        delta(before, after), detail, zone, report.held());
   }
 
   /**
@@ -279,12 +344,20 @@ public final class AttackPhases {
     return ZoneClient.start(zone, target, plan.zoneClientQps(), limit, SEED, zoneClientNames);
   }
 
-  /** The phase's attack, started; the baseline's does nothing. */
-  private Attack start(AttackPlan.Phase phase, InetSocketAddress target, Duration limit, Double baselineQps,
+  /** The port the honest clients and the attack of {@code phase} go to: DoT's, DoH's, or the DNS port. */
+  private int port(AttackPlan.Phase phase, ServerUnderTest server) {
+    Transport t = phase.transport();
+    return t == Transport.DOT ? dotPort : t == Transport.DOH ? dohPort : server.port();
+  }
+
+  /** The phase's attack, started; the baselines' do nothing. */
+  private Attack start(AttackPlan.Phase phase, ServerUnderTest server, Duration limit, Double baselineQps,
       StartedProcesses processes) throws IOException {
     String zone = KnotUpstream.apex(scenario.recipe());
+    InetSocketAddress target = new InetSocketAddress(server.address().getAddress(), port(phase, server));
     Attack attack = switch (phase) {
-      case BASELINE, TCP_BASELINE -> () -> new Attack.Report(0, 0, "no attack");
+      case BASELINE, TCP_BASELINE, DOT_BASELINE, DOH_BASELINE -> () -> new Attack.Report(0, 0, "no attack");
+      case DOT_HOLDERS, DOH_HOLDERS -> TcpSiege.silent(target, plan.encryptedHolders(), limit);
       case MALFORMED_UDP -> UdpFlood.start("malformed UDP", target, plan.malformedPerSecond(), limit,
           () -> packets.malformed(zone));
       case TCP_DRIP_IDLE -> TcpSiege.start(target, plan.dripConnections(), plan.idleConnections(), limit,

@@ -26,6 +26,11 @@ abstract class AttackThread implements Attack {
     thread.start();
   }
 
+  /** True until the attack's thread ended, by its own limits or by {@link #stop}. */
+  final boolean running() {
+    return thread.isAlive();
+  }
+
   @Override
   public final synchronized Report stop() {
     if (report == null) {

@@ -30,12 +30,14 @@ import java.util.stream.Collectors;
  *     counters for unbound
  * @param zoneClient what the {@link ZoneClient} asking new names of the flooded zone got; null when
  *     it did not run (the TCP phases, unpaced honest clients, or zone_client_qps = 0)
+ * @param held the connections a TCP attack held and what the server did with them; null for a
+ *     phase without one
  */
 public record PhaseRow(String member, String phase, long attackSent, double attackPerSecond, double honestQps,
     Double qpsVsBaseline, double avgLatencyMs, Double p99LatencyMs, Long honestOffered, long honestCompleted,
     long honestServfail, long honestLost,
     Double rssMaxMib, Long fdsMax, Map<String, Long> droppedByReason, String attackDetail,
-    ZoneClientCounts zoneClient) {
+    ZoneClientCounts zoneClient, Held held) {
 
   /** The header of robustness.csv, in order. */
   public static final List<String> COLUMNS = List.of(
@@ -43,11 +45,34 @@ public record PhaseRow(String member, String phase, long attackSent, double atta
       "p99_latency_ms", "honest_offered", "honest_completed", "answered_of_offered", "honest_servfail", "honest_lost",
       "rss_max_mib", "fds_max", "dropped_total", "dropped_by_reason", "attack_detail",
       // appended, so that readers of the columns before them by position keep working
-      "zone_client_asked", "zone_client_answered", "zone_client_servfail", "zone_client_no_reply", "zone_client_other");
+      "zone_client_asked", "zone_client_answered", "zone_client_servfail", "zone_client_no_reply", "zone_client_other",
+      "held_opened", "held_closed_by_server", "held_close_median_s");
 
   public PhaseRow {
     droppedByReason = Map.copyOf(new TreeMap<>(droppedByReason));
   }
+
+  /** A row without held connections, as every phase but the TCP attacks has. */
+  public PhaseRow(String member, String phase, long attackSent, double attackPerSecond, double honestQps,
+      Double qpsVsBaseline, double avgLatencyMs, Double p99LatencyMs, Long honestOffered, long honestCompleted,
+      long honestServfail, long honestLost, Double rssMaxMib, Long fdsMax, Map<String, Long> droppedByReason,
+      String attackDetail, ZoneClientCounts zoneClient) {
+    this(member, phase, attackSent, attackPerSecond, honestQps, qpsVsBaseline, avgLatencyMs, p99LatencyMs,
+        honestOffered, honestCompleted, honestServfail, honestLost, rssMaxMib, fdsMax, droppedByReason, attackDetail,
+        zoneClient, null);
+  }
+
+  /**
+   * The connections a TCP attack (drip, idle, zero-length or silent holders) opened and what the
+   * server did with them.
+   *
+   * @param opened connects made, reopening included
+   * @param closedByServer connections the server closed (the attacker read their end, or a reset)
+   * @param closeMedianSeconds the median time from a connect to the server's close of it, as the
+   *     attacker saw it (it looks every 200 ms for silent holders, every second otherwise); null if
+   *     the server closed none
+   */
+  public record Held(long opened, long closedByServer, Double closeMedianSeconds) {}
 
   /**
    * The part of the offered honest queries that were answered (completed over offered); null for
@@ -84,6 +109,12 @@ public record PhaseRow(String member, String phase, long attackSent, double atta
           Long.toString(zoneClient.servfail()), Long.toString(zoneClient.noReply()),
           Long.toString(zoneClient.other())));
     }
+    if (held == null) {
+      cells.addAll(List.of("", "", ""));
+    } else {
+      cells.addAll(List.of(Long.toString(held.opened()), Long.toString(held.closedByServer()),
+          optional(held.closeMedianSeconds(), "%.3f")));
+    }
     return cells;
   }
 
@@ -105,7 +136,8 @@ public record PhaseRow(String member, String phase, long attackSent, double atta
         Long.parseLong(c.get(12)), decimal(c.get(13)), c.get(14).isEmpty() ? null : Long.valueOf(c.get(14)), dropped,
         c.get(17), c.get(18).isEmpty() ? null : new ZoneClientCounts(Long.parseLong(c.get(18)),
             Long.parseLong(c.get(19)), Long.parseLong(c.get(20)), Long.parseLong(c.get(22)),
-            Long.parseLong(c.get(21))));
+            Long.parseLong(c.get(21))),
+        c.get(23).isEmpty() ? null : new Held(Long.parseLong(c.get(23)), Long.parseLong(c.get(24)), decimal(c.get(25))));
   }
 
   /**

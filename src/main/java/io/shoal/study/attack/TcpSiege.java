@@ -18,6 +18,11 @@ import java.util.Locale;
  */
 final class TcpSiege extends AttackThread {
   private static final Duration DRIP_EVERY = Duration.ofSeconds(1);
+  /**
+   * How often silent holders look whether the server closed them: the resolution of the time to
+   * close they report (a read on each connection a round, nothing sent).
+   */
+  private static final Duration SILENT_EVERY = Duration.ofMillis(200);
   private static final int CONNECTS_PER_SLOT = 4;
   private static final byte[] EMPTY_MESSAGE = {0, 0};
 
@@ -32,6 +37,8 @@ final class TcpSiege extends AttackThread {
     final Kind kind;
     SocketChannel channel;
     int position;
+    /** When the connect was started (System.nanoTime): the time to close is counted from it. */
+    long openedNanos;
 
     Slot(Kind kind) {
       this.kind = kind;
@@ -42,6 +49,9 @@ final class TcpSiege extends AttackThread {
   private final byte[] framedQuery;
   private final List<Slot> slots = new ArrayList<>();
   private final Duration limit;
+  private final Duration every;
+  /** Milliseconds from connect to the server's close, one per connection the server closed. */
+  private final List<Long> closeMillis = new ArrayList<>();
   private final int connectBudget;
   private volatile long startNanos;
   private long connects;
@@ -52,7 +62,7 @@ final class TcpSiege extends AttackThread {
   private String firstFailure;
 
   private TcpSiege(InetSocketAddress target, int drip, int idle, int empty, int connectsPerSlot, Duration limit,
-      byte[] query) {
+      Duration every, byte[] query) {
     super("study-tcp-siege");
     if (!target.getAddress().isLoopbackAddress()) {
       throw new IllegalArgumentException("a siege goes to loopback only, not " + target);
@@ -74,11 +84,12 @@ final class TcpSiege extends AttackThread {
     }
     this.connectBudget = connectsPerSlot * slots.size();
     this.limit = limit;
+    this.every = every;
   }
 
   /** Opens the connections and keeps them up for at most {@code limit}. */
   static TcpSiege start(InetSocketAddress target, int drip, int idle, Duration limit, byte[] query) {
-    TcpSiege s = new TcpSiege(target, drip, idle, 0, CONNECTS_PER_SLOT, limit, query);
+    TcpSiege s = new TcpSiege(target, drip, idle, 0, CONNECTS_PER_SLOT, limit, DRIP_EVERY, query);
     s.begin();
     return s;
   }
@@ -90,7 +101,20 @@ final class TcpSiege extends AttackThread {
    */
   static TcpSiege hold(InetSocketAddress target, int empty, int idle, Duration limit) {
     int rounds = (int) Math.max(1, limit.toSeconds() + 1);
-    TcpSiege s = new TcpSiege(target, 0, idle, empty, rounds, limit, new byte[0]);
+    TcpSiege s = new TcpSiege(target, 0, idle, empty, rounds, limit, DRIP_EVERY, new byte[0]);
+    s.begin();
+    return s;
+  }
+
+  /**
+   * Holds {@code connections} silent connections, as a client that connects to a DoT or DoH port
+   * and never starts its TLS handshake does: each opened again as soon as the server closes it,
+   * up to once per second of {@code limit}, looked at every 200 ms so that the time the server
+   * took to close each (from the connect) is known to that.
+   */
+  static TcpSiege silent(InetSocketAddress target, int connections, Duration limit) {
+    int connects = (int) Math.max(1, limit.toSeconds() + 1);
+    TcpSiege s = new TcpSiege(target, 0, connections, 0, connects, limit, SILENT_EVERY, new byte[0]);
     s.begin();
     return s;
   }
@@ -121,11 +145,12 @@ final class TcpSiege extends AttackThread {
             held++;
           } else {
             closedByServer++;
+            closeMillis.add((System.nanoTime() - s.openedNanos) / 1_000_000L);
             closeQuietly(s);
           }
         }
         heldMost = Math.max(heldMost, held);
-        long rest = DRIP_EVERY.toNanos() - (System.nanoTime() - roundStart);
+        long rest = every.toNanos() - (System.nanoTime() - roundStart);
         if (rest > 0) {
           Thread.sleep(rest / 1_000_000L);
         }
@@ -156,6 +181,7 @@ final class TcpSiege extends AttackThread {
       }
       s.channel = c;
       s.position = 0;
+      s.openedNanos = System.nanoTime();
       connects++;
       return true;
     } catch (IOException e) {
@@ -247,12 +273,26 @@ final class TcpSiege extends AttackThread {
     double seconds = Math.max(1e-3, (System.nanoTime() - startNanos) / 1e9);
     long drips = slots.stream().filter(s -> s.kind == Kind.DRIP).count();
     long empties = slots.stream().filter(s -> s.kind == Kind.EMPTY).count();
-    String kinds = empties == 0 ? drips + " drip + " + (slots.size() - drips) + " idle"
+    String kinds = empties == 0 && drips == 0 ? slots.size() + " silent"
+        : empties == 0 ? drips + " drip + " + (slots.size() - drips) + " idle"
         : empties + " zero-length + " + (slots.size() - empties - drips) + " idle";
+    PhaseRow.Held held = new PhaseRow.Held(connects, closedByServer, medianSeconds(closeMillis));
     return new Report(connects, connects / seconds, String.format(Locale.ROOT,
         "%s TCP connections: %d connects (%d failed%s), at most %d open at once, %d closed by "
-            + "the server, %d bytes sent",
+            + "the server%s, %d bytes sent",
         kinds, connects, connectFailures, firstFailure == null ? "" : ", first: " + firstFailure,
-        heldMost, closedByServer, bytesDripped));
+        heldMost, closedByServer, held.closeMedianSeconds() == null ? "" : String.format(Locale.ROOT,
+            " (median %.1f s after the connect)", held.closeMedianSeconds()), bytesDripped), held);
+  }
+
+  /** The median of {@code millis} in seconds; null when there is none. */
+  static Double medianSeconds(List<Long> millis) {
+    if (millis.isEmpty()) {
+      return null;
+    }
+    long[] sorted = millis.stream().mapToLong(Long::longValue).sorted().toArray();
+    int n = sorted.length;
+    double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+    return median / 1000.0;
   }
 }

@@ -2,6 +2,7 @@ package io.shoal.study.host;
 
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.MemberKind;
+import io.shoal.study.scenario.Scenario;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -85,6 +86,20 @@ public final class Prerequisites {
     }
     // the end of every run packs its raw logs into raw.tar.xz (tar -J runs xz)
     names.addAll(List.of("tar", "xz"));
+    return List.copyOf(names);
+  }
+
+  /**
+   * The programs a run of {@code members} of {@code scenario} calls: those of
+   * {@link #binariesFor(List, boolean, boolean)}, and openssl for a robustness scenario whose
+   * members listen for DoT and DoH (the DoT and DoH holders phases make their certificate).
+   */
+  public static List<String> binariesFor(Scenario scenario, List<Member> members, boolean isolate) {
+    List<String> names = new ArrayList<>(binariesFor(members, isolate, scenario.recipe().signed()));
+    if (scenario.attacks() != null && scenario.attacks().encryptedHolders() > 0 && !names.contains("openssl")) {
+      // before tar and xz, which stay last
+      names.add(names.size() - 2, "openssl");
+    }
     return List.copyOf(names);
   }
 

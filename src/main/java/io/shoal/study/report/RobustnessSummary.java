@@ -61,9 +61,11 @@ public final class RobustnessSummary {
       }
       if (r.attackSent() > 0) {
         line.append("; the attack sent ").append(r.attackSent())
-            .append(phase == AttackPlan.Phase.TCP_DRIP_IDLE || phase == AttackPlan.Phase.TCP_HOLDERS
-                ? " connections" : " packets")
+            .append(r.held() != null ? " connections" : " packets")
             .append(" (~").append(StudySummary.approx(r.attackPerSecond())).append("/s)");
+        if (r.held() != null) {
+          line.append(", ").append(heldWords(r.held()));
+        }
       }
       line.append("; the server held at most ").append(r.rssMaxMib() == null ? "?" : String.format(Locale.ROOT,
           "%.0f", r.rssMaxMib())).append(" MiB RSS and ").append(r.fdsMax() == null ? "?" : r.fdsMax())
@@ -71,6 +73,46 @@ public final class RobustnessSummary {
       out.add(line.toString());
     }
     return out;
+  }
+
+  /** What the server did with an attack's connections, e.g. {@code 1300 closed by the server, median 5.2 s after the connect}. */
+  static String heldWords(PhaseRow.Held h) {
+    return h.closedByServer() + " closed by the server" + (h.closeMedianSeconds() == null ? ""
+        : String.format(Locale.ROOT, ", median %.1f s after the connect", h.closeMedianSeconds()));
+  }
+
+  /**
+   * The DoT and DoH holders, one line per member and holders phase: the honest clients' rate under
+   * them and without them, its ratio, what the holders opened and the server closed and how fast,
+   * and what the server held and dropped meanwhile. Empty when no such phase ran.
+   */
+  static String holdersTable(List<PhaseRow> rows) {
+    Map<String, PhaseRow> byKey = new LinkedHashMap<>();
+    rows.forEach(r -> byKey.put(r.member() + " " + r.phase(), r));
+    StringBuilder md = new StringBuilder();
+    for (PhaseRow r : rows) {
+      AttackPlan.Phase phase = AttackPlan.Phase.named(r.phase());
+      if (phase != AttackPlan.Phase.DOT_HOLDERS && phase != AttackPlan.Phase.DOH_HOLDERS) {
+        continue;
+      }
+      PhaseRow base = byKey.get(r.member() + " " + phase.baseline().configName());
+      PhaseRow.Held h = r.held();
+      md.append("| ").append(r.member()).append(" | ").append(r.phase()).append(" | ")
+          .append(base == null ? "" : String.format(Locale.ROOT, "%.0f", base.honestQps())).append(" | ")
+          .append(String.format(Locale.ROOT, "%.0f", r.honestQps())).append(" | ")
+          .append(r.qpsVsBaseline() == null ? "" : String.format(Locale.ROOT, "%.3f", r.qpsVsBaseline())).append(" | ")
+          .append(h == null ? "" : h.opened()).append(" | ").append(h == null ? "" : h.closedByServer()).append(" | ")
+          .append(h == null || h.closeMedianSeconds() == null ? "" : String.format(Locale.ROOT, "%.1f",
+              h.closeMedianSeconds())).append(" | ")
+          .append(r.rssMaxMib() == null ? "" : String.format(Locale.ROOT, "%.1f", r.rssMaxMib())).append(" | ")
+          .append(r.fdsMax() == null ? "" : r.fdsMax()).append(" | ").append(r.droppedWords()).append(" |\n");
+    }
+    if (md.length() == 0) {
+      return "";
+    }
+    return "| member | phase | honest qps, baseline | honest qps, holders | vs baseline | holders opened | closed by "
+        + "server | median s to close | RSS max MiB | fds max | dropped |\n"
+        + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n" + md;
   }
 
   /** The members of the rows, in the order they ran. */
@@ -111,7 +153,7 @@ public final class RobustnessSummary {
         continue;
       }
       md.append("| ").append(phase.configName()).append(phase.baseline() != phase && phase.overTcp()
-          ? " (vs tcp_baseline)" : "").append(" |");
+          ? " (vs " + phase.baseline().configName() + ")" : "").append(" |");
       for (String m : members) {
         PhaseRow r = row.get(m);
         if (r == null) {
@@ -156,8 +198,8 @@ public final class RobustnessSummary {
           .append("leaves 1.0 of the offered answered and the rate at 1.0x the baseline. A lost query holds one of ")
           .append("dnsperf's ").append(p.honestOutstanding() == null ? c.load().outstanding() : p.honestOutstanding())
           .append(" outstanding slots (-q) until its 5 s timeout: once more than a fifth of that is lost a second, ")
-          .append("dnsperf sends less than offered, and the share answered counts those as not answered. The TCP ")
-          .append("phases (tcp_baseline, tcp_holders) run as fast as answers come, as before.\n\n");
+          .append("dnsperf sends less than offered, and the share answered counts those as not answered. The TCP, ")
+          .append("DoT and DoH phases (tcp_*, dot_*, doh_*) run as fast as answers come, as before.\n\n");
       if (p.zoneClientQps() > 0) {
         md.append("Beside them in the same phases, the **zone client**, a downstream resolver asking the attacked ")
             .append("zone now and then, asks ").append(p.zoneClientQps()).append(" new names a second under `")
@@ -176,6 +218,20 @@ public final class RobustnessSummary {
     if (members.size() > 1) {
       md.append("## Side by side\n\nEach member ran every phase in turn against the same knotd; each ratio is to ")
           .append("that member's own baseline in this run.\n\n").append(sideBySide(rows)).append('\n');
+    }
+    String holders = holdersTable(rows);
+    if (!holders.isEmpty()) {
+      md.append("## Silent DoT and DoH holders\n\n")
+          .append("In dot_holders and doh_holders, ").append(p.encryptedHolders()).append(" plain TCP connections ")
+          .append("to the member's DoT (resp. DoH) port say nothing, not even a TLS ClientHello, each opened again ")
+          .append("as soon as the server closes it, while the honest clients ask over DoT (dnsperf -m dot) or DoH ")
+          .append("(-m doh, HTTP/2); each is compared with dot_baseline (doh_baseline): the same clients without ")
+          .append("the holders. The aim: honest clients keep at least 0.9x of their rate, RSS and descriptors stay ")
+          .append("bounded, and the server closes the holders within its deadlines (shoal: ")
+          .append("listen.tls_handshake_timeout, 5 s by default). **median s to close** is the median time from a ")
+          .append("holder's connect to the server's close of it, as the holder saw it (it looks every 200 ms); it ")
+          .append("includes any time the connection waited in the listen queue before the server accepted it.\n\n")
+          .append(holders).append('\n');
     }
     md.append("## At a glance\n\n");
     atAGlance(rows).forEach(l -> md.append("- ").append(l).append('\n'));
@@ -200,7 +256,8 @@ public final class RobustnessSummary {
           .append(r.fdsMax() == null ? "" : r.fdsMax()).append(" | ").append(r.droppedWords()).append(" |\n");
     }
     md.append("\nHonest clients are dnsperf replaying the recipe's query file in every phase with the same flags "
-        + "(over TCP in tcp_baseline and tcp_holders, over UDP in the others");
+        + "(over TCP in tcp_baseline and tcp_holders, DoT in dot_baseline and dot_holders, DoH in doh_baseline and "
+        + "doh_holders, over UDP in the others");
     if (p.paced()) {
       md.append(", held to -Q ").append(p.honestQps()).append(" over UDP");
     }
@@ -227,6 +284,14 @@ public final class RobustnessSummary {
         .append("member's connection cap, each opened again as soon as the server closes it; honest clients ")
         .append("ask over TCP (dnsperf -m tcp), compared with tcp_baseline, the same clients over TCP without ")
         .append("an attack\n");
+    if (p.encryptedHolders() > 0) {
+      md.append("- dot_holders, doh_holders: ").append(p.encryptedHolders()).append(" plain TCP connections to the ")
+          .append("DoT (resp. DoH) port, more than the member's connection cap, sending nothing, each opened again ")
+          .append("as soon as the server closes it (at most once per second of the phase); honest clients ask over ")
+          .append("DoT (dnsperf -m dot) or DoH (-m doh), compared with dot_baseline (doh_baseline); these four ")
+          .append("phases last ").append(p.encryptedDuration().toSeconds()).append(" s (at most the recipe's ")
+          .append("duration)\n");
+    }
     md.append("- miss_flood: queries for unique names under the zone at ").append(p.missTimesBaseline());
     if (p.paced()) {
       md.append(" times the honest clients' ").append(p.honestQps()).append(" queries/s (")

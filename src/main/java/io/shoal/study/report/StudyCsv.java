@@ -120,12 +120,21 @@ public final class StudyCsv<R> {
     } catch (IOException | UncheckedIOException e) {
       throw new IllegalArgumentException("not a readable " + file + ": " + e.getMessage(), e);
     }
-    if (records.isEmpty() || !records.get(0).equals(columns)) {
+    // columns are only ever appended: a file written before the last ones were has a header that
+    // is a prefix of today's, and its rows are read with those cells empty
+    List<String> header = records.isEmpty() ? List.of() : records.get(0);
+    if (header.isEmpty() || header.size() > columns.size() || !columns.subList(0, header.size()).equals(header)) {
       throw new IllegalArgumentException("not a " + file + ": the header must be " + String.join(",", columns));
     }
     List<R> rows = new ArrayList<>();
     for (List<String> record : records.subList(1, records.size())) {
-      rows.add(row.apply(record));
+      List<String> cells = new ArrayList<>(record);
+      if (record.size() == header.size()) {
+        while (cells.size() < columns.size()) {
+          cells.add("");
+        }
+      }
+      rows.add(row.apply(cells));
     }
     return rows;
   }

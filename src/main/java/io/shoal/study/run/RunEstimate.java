@@ -29,7 +29,7 @@ final class RunEstimate {
     }
     Duration measured = run.load().warmup().plus(run.load().duration()).plus(MemberMeasurement.SETTLE.multipliedBy(2));
     if (scenario.attacks() != null) {
-      return MEMBER_OVERHEAD.plus(AttackPhases.estimate(run.load())).multipliedBy(run.members().size());
+      return MEMBER_OVERHEAD.plus(AttackPhases.estimate(run.load(), scenario.attacks())).multipliedBy(run.members().size());
     }
     if (!m.isNodeGroup()) {
       return MEMBER_OVERHEAD.plus(measured);

@@ -2,6 +2,8 @@ package io.shoal.study.scenario;
 
 import com.typesafe.config.Config;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -29,11 +31,33 @@ import java.util.Set;
  * @param honestOutstanding dnsperf's -q in the paced phases ({@code recipe.dnsperf.honest_outstanding}):
  *     a lost query holds its slot for dnsperf's timeout (5 s), so the window must hold what is lost
  *     meanwhile or the offered rate is not sent; null: the recipe's outstanding
+ * @param encryptedHolders silent plain TCP connections to the member's DoT (resp. DoH) port in the
+ *     dot_holders (doh_holders) phase, reopened whenever the server closes them
+ *     ({@code attacks.encrypted_holders.connections}); 0 when the block is left out: the four DoT
+ *     and DoH phases are not run
+ * @param encryptedDuration how long dnsperf measures in each DoT and DoH phase, at most the
+ *     recipe's duration ({@code attacks.encrypted_holders.duration}); null when not run
  */
 public record AttackPlan(int malformedPerSecond, int dripConnections, int idleConnections,
     int holderEmptyConnections, int holderIdleConnections, double missTimesBaseline,
     int missMaxPerSecond, int zoneClientQps, String hostileZone, int hostilePerSecond, Duration hostileTimeout,
-    Integer honestQps, Integer honestOutstanding) {
+    Integer honestQps, Integer honestOutstanding, int encryptedHolders, Duration encryptedDuration) {
+
+  /** The plan without DoT and DoH phases, as scenarios written before them read. */
+  public AttackPlan(int malformedPerSecond, int dripConnections, int idleConnections,
+      int holderEmptyConnections, int holderIdleConnections, double missTimesBaseline,
+      int missMaxPerSecond, int zoneClientQps, String hostileZone, int hostilePerSecond, Duration hostileTimeout,
+      Integer honestQps, Integer honestOutstanding) {
+    this(malformedPerSecond, dripConnections, idleConnections, holderEmptyConnections, holderIdleConnections,
+        missTimesBaseline, missMaxPerSecond, zoneClientQps, hostileZone, hostilePerSecond, hostileTimeout, honestQps,
+        honestOutstanding, 0, null);
+  }
+
+  /** The phases this plan runs, in order: every one, less the DoT and DoH ones when it has no encrypted holders. */
+  public List<Phase> phases() {
+    return Arrays.stream(Phase.values()).filter(p -> encryptedHolders > 0 || p.transport() == null
+        || !p.transport().encrypted()).toList();
+  }
 
   /** True if the honest clients of the UDP phases ask at a fixed rate rather than as fast as answers come. */
   public boolean paced() {
@@ -47,6 +71,14 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     TCP_BASELINE("tcp_baseline", "no attack, honest clients over TCP"),
     TCP_HOLDERS("tcp_holders", "zero-length and idle TCP connections beyond tcp_max_connections, honest clients "
         + "over TCP"),
+    /** Honest clients over DoT, no attack: what dot_holders is compared with. */
+    DOT_BASELINE("dot_baseline", "no attack, honest clients over DoT"),
+    DOT_HOLDERS("dot_holders", "silent TCP connections to the DoT port beyond its connection cap, honest clients "
+        + "over DoT"),
+    /** Honest clients over DoH, no attack: what doh_holders is compared with. */
+    DOH_BASELINE("doh_baseline", "no attack, honest clients over DoH"),
+    DOH_HOLDERS("doh_holders", "silent TCP connections to the DoH port beyond its connection cap, honest clients "
+        + "over DoH"),
     MALFORMED_UDP("malformed_udp", "random and mutated UDP packets"),
     TCP_DRIP_IDLE("tcp_drip_idle", "drip TCP (one byte a second) and idle TCP connections"),
     MISS_FLOOD("miss_flood", "unique names under the zone, every one a cache miss"),
@@ -63,14 +95,32 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
       this.what = what;
     }
 
-    /** Whether the honest clients of the phase ask over TCP (dnsperf -m tcp) rather than UDP. */
+    /**
+     * Whether the honest clients of the phase ask over a stream (dnsperf -m tcp, dot or doh) rather
+     * than UDP: those phases run as fast as answers come, with no zone client.
+     */
     public boolean overTcp() {
-      return this == TCP_BASELINE || this == TCP_HOLDERS;
+      return transport() != null;
     }
 
-    /** The phase this one is compared with: its own baseline for TCP, the UDP baseline otherwise. */
+    /** The stream the honest clients of the phase ask over; null for the UDP phases. */
+    public Transport transport() {
+      return switch (this) {
+        case TCP_BASELINE, TCP_HOLDERS -> Transport.TCP;
+        case DOT_BASELINE, DOT_HOLDERS -> Transport.DOT;
+        case DOH_BASELINE, DOH_HOLDERS -> Transport.DOH;
+        default -> null;
+      };
+    }
+
+    /** The phase this one is compared with: its own baseline for TCP, DoT and DoH, the UDP baseline otherwise. */
     public Phase baseline() {
-      return overTcp() ? TCP_BASELINE : BASELINE;
+      return switch (this) {
+        case TCP_BASELINE, TCP_HOLDERS -> TCP_BASELINE;
+        case DOT_BASELINE, DOT_HOLDERS -> DOT_BASELINE;
+        case DOH_BASELINE, DOH_HOLDERS -> DOH_BASELINE;
+        default -> BASELINE;
+      };
     }
 
     /** The phase's name in robustness.csv and in the run directory. */
@@ -111,7 +161,8 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
    */
   public static final int MAX_ZONE_CLIENT_QPS = 10_000;
 
-  private static final Set<String> KEYS = Set.of("malformed_udp", "tcp", "tcp_holders", "miss_flood", "hostile_upstream");
+  private static final Set<String> KEYS = Set.of("malformed_udp", "tcp", "tcp_holders", "encrypted_holders",
+      "miss_flood", "hostile_upstream");
 
   /**
    * Reads and checks the {@code attacks} block; errors name the key (prefix {@code attacks.}).
@@ -163,12 +214,25 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     if (timeout.compareTo(Duration.ofMillis(50)) < 0 || timeout.compareTo(Duration.ofSeconds(5)) > 0) {
       throw new IllegalArgumentException("attacks.hostile_upstream.timeout: from 50ms to 5s, is " + timeout);
     }
+    int encrypted = 0;
+    Duration encryptedDuration = null;
+    if (a.hasPath("encrypted_holders")) {
+      Config e = a.getConfig("encrypted_holders");
+      Scenario.allowOnly(e, "attacks.encrypted_holders.", Set.of("connections", "duration"));
+      encrypted = between(e, "attacks.encrypted_holders.", "connections", 1, MAX_CONNECTIONS);
+      encryptedDuration = e.getDuration("duration");
+      if (encryptedDuration.compareTo(Duration.ofSeconds(1)) < 0
+          || encryptedDuration.compareTo(Duration.ofSeconds(120)) > 0) {
+        throw new IllegalArgumentException("attacks.encrypted_holders.duration: from 1s to 120s, is "
+            + encryptedDuration);
+      }
+    }
     return new AttackPlan(
         between(malformed, "attacks.malformed_udp.", "packets_per_second", 1, MAX_RATE), drip, idle, empty,
         holderIdle, times,
         between(miss, "attacks.miss_flood.", "max_packets_per_second", 1, MAX_RATE), zoneClient, zone,
         between(hostile, "attacks.hostile_upstream.", "queries_per_second", 1, MAX_RATE), timeout, honestQps,
-        honestOutstanding);
+        honestOutstanding, encrypted, encryptedDuration);
   }
 
   private static int between(Config c, String prefix, String key, int min, int max) {

@@ -9,11 +9,15 @@ import com.typesafe.config.ConfigFactory;
 import io.shoal.study.scenario.AttackPlan;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.Scenario;
+import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.server.StudyCertificate;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The honest load of each phase, what it offers, where the zone client asks, the miss flood's rate,
@@ -61,6 +65,64 @@ class AttackPhasesTest {
     assertEquals(200_000L, p.offered(AttackPlan.Phase.MISS_FLOOD, Duration.ofSeconds(20)));
     assertEquals(30_000L, p.offered(AttackPlan.Phase.BASELINE, Duration.ofSeconds(3)));
     assertNull(p.offered(AttackPlan.Phase.TCP_HOLDERS, Duration.ofSeconds(20)));
+  }
+
+  @Test
+  void theDotAndDohPhasesAreUnpacedAndMeasureForTheirOwnShorterDuration() {
+    AttackPhases p = phases(CATALOG);
+    AttackPlan plan = CATALOG.attacks();
+    var load = CATALOG.recipe().load();
+    for (AttackPlan.Phase phase : List.of(AttackPlan.Phase.DOT_BASELINE, AttackPlan.Phase.DOT_HOLDERS,
+        AttackPlan.Phase.DOH_BASELINE, AttackPlan.Phase.DOH_HOLDERS)) {
+      assertNull(p.honestLoad(phase).maxQps(), phase.configName());
+      assertFalse(p.zoneClientIn(phase), phase.configName());
+      assertNull(p.offered(phase, Duration.ofSeconds(10)), phase.configName());
+      assertEquals(Duration.ofSeconds(10), AttackPhases.duration(phase, plan, load), phase.configName());
+      // --quick: the recipe's 3 s is shorter, and wins
+      assertEquals(Duration.ofSeconds(3), AttackPhases.duration(phase, plan, CATALOG.recipe().quick()),
+          phase.configName());
+    }
+    assertEquals(Duration.ofSeconds(20), AttackPhases.duration(AttackPlan.Phase.TCP_HOLDERS, plan, load));
+    assertEquals(Duration.ofSeconds(20), AttackPhases.duration(AttackPlan.Phase.MISS_FLOOD, plan, load));
+    // warm-up, then per phase 1 s lead, its duration, 2 s settle and 2 s of reads: 8 x 25 + 4 x 15
+    assertEquals(Duration.ofSeconds(10 + 8 * 25 + 4 * 15), AttackPhases.estimate(load, plan));
+  }
+
+  @Test
+  void aShoalMemberListensForDotAndDohBesideUdpAndTcpWithTheCertificate(@TempDir Path tmp) throws Exception {
+    Member m = CATALOG.members().get(0);
+    // a real certificate, made as the study makes it: shoal's validation reads both files
+    Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+        "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", tmp.resolve("key.pem").toString(), "-out",
+        tmp.resolve("cert.pem").toString(), "-days", "2", "-subj", "/CN=localhost").redirectErrorStream(true)
+        .redirectOutput(tmp.resolve("openssl.txt").toFile()).start();
+    assertTrue(openssl.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) && openssl.exitValue() == 0,
+        "openssl made the test certificate");
+    StudyCertificate cert = new StudyCertificate(tmp.resolve("cert.pem"), tmp.resolve("key.pem"));
+    Member listening = new Member(m.name(), m.kind(), AttackPhases.withEncryptedListeners(m.config(), 5853, 5443,
+        cert));
+    String rendered = ShoalUnderTest.render(ShoalUnderTest.memberConfig(CATALOG.recipe(), listening, 5351, 9101,
+        8561, new InetSocketAddress("127.0.0.1", 5300), Path.of("data"), null));
+    // what shoal serve will check: both listeners, the certificate, the member's cap kept
+    ShoalUnderTest.validate(listening, rendered);
+    var c = ConfigFactory.parseString(rendered).getConfig("shoal");
+    assertEquals("127.0.0.1:5853", c.getString("listen.tls"));
+    assertEquals("127.0.0.1:5443", c.getString("listen.https"));
+    assertEquals("127.0.0.1:5351", c.getString("listen.tcp"));
+    assertEquals(tmp.resolve("cert.pem").toString(), c.getString("tls.certificate"));
+    assertEquals(tmp.resolve("key.pem").toString(), c.getString("tls.private_key"));
+    assertEquals(1024, c.getInt("listen.tcp_max_connections"));
+  }
+
+  @Test
+  void anUnboundMemberGetsTlsAndHttpsInterfacesAfterItsOwnExtraLines() {
+    Member u = CATALOG.members().get(1);
+    StudyCertificate cert = new StudyCertificate(Path.of("/tmp/tls/cert.pem"), Path.of("/tmp/tls/key.pem"));
+    var config = AttackPhases.withEncryptedInterfaces(u.config(), 5853, 5443, cert);
+    assertEquals(List.of("ratelimit: 3000", "incoming-num-tcp: 1024", "interface: 127.0.0.1@5853",
+        "interface: 127.0.0.1@5443", "tls-port: 5853", "https-port: 5443", "tls-service-key: \"/tmp/tls/key.pem\"",
+        "tls-service-pem: \"/tmp/tls/cert.pem\""), config.getStringList("extra"));
+    assertEquals(1, config.getInt("threads"));
   }
 
   @Test

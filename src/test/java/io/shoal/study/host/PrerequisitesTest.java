@@ -49,4 +49,17 @@ class PrerequisitesTest {
         Prerequisites.binariesFor(List.of(dot), false));
     assertEquals("openssl", Prerequisites.packageOf("openssl"));
   }
+
+  @Test
+  void aRobustnessRunWithDotAndDohHoldersBringsOpensslForItsMembersCertificate() {
+    io.shoal.study.scenario.Scenario robustness = io.shoal.study.scenario.Scenario.load(
+        java.nio.file.Path.of("bench", "scenarios", "robustness.conf"));
+    assertEquals(List.of("dnsperf", "knotd", "knotc", "unbound", "unbound-control", "openssl", "tar", "xz"),
+        Prerequisites.binariesFor(robustness, List.of(robustness.members().get(1)), false));
+    // a scenario without them: as before
+    io.shoal.study.scenario.Scenario plain = io.shoal.study.scenario.Scenario.load(
+        java.nio.file.Path.of("bench", "scenarios", "query_path.conf"));
+    assertEquals(Prerequisites.binariesFor(plain.members(), false, false),
+        Prerequisites.binariesFor(plain, plain.members(), false));
+  }
 }

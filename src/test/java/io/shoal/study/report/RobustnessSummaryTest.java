@@ -136,4 +136,59 @@ class RobustnessSummaryTest {
     assertEquals(4995.0, data.getValue("unbound", "miss_flood").doubleValue(), 1e-9);
     assertEquals(null, data.getValue("unbound", "miss_flood_spread"));
   }
+
+  /** Both members through the DoT and DoH pairs: shoal closes its holders, unbound (here) keeps them. */
+  private static List<PhaseRow> encryptedRows() {
+    List<PhaseRow> rows = new ArrayList<>();
+    rows.add(held("shoal-memory", "dot_baseline", 4000, 1.0, null));
+    rows.add(held("shoal-memory", "dot_holders", 3800, 0.95, new PhaseRow.Held(2600, 1300, 5.2)));
+    rows.add(held("shoal-memory", "doh_baseline", 3000, 1.0, null));
+    rows.add(held("shoal-memory", "doh_holders", 2400, 0.8, new PhaseRow.Held(2600, 1300, 5.4)));
+    rows.add(held("unbound", "dot_baseline", 5000, 1.0, null));
+    rows.add(held("unbound", "dot_holders", 2500, 0.5, new PhaseRow.Held(1300, 0, null)));
+    return rows;
+  }
+
+  private static PhaseRow held(String member, String phase, double qps, double vs, PhaseRow.Held h) {
+    return new PhaseRow(member, phase, h == null ? 0 : h.opened(), h == null ? 0 : h.opened() / 14.0, qps, vs, 1.0,
+        3.0, null, (long) qps * 10, 0, 0, 250.0, h == null ? 40L : 1100L,
+        h != null && h.closedByServer() > 0 ? Map.of("tls_handshake_timeout", h.closedByServer()) : Map.of(),
+        h == null ? "no attack" : "0 zero-length + 1300 idle TCP connections", null, h);
+  }
+
+  @Test
+  void theHoldersTableShowsTheRateAgainstItsOwnStreamsBaselineAndWhatTheServerClosedHowFast() {
+    List<String> lines = RobustnessSummary.holdersTable(encryptedRows()).lines().toList();
+    assertEquals("| member | phase | honest qps, baseline | honest qps, holders | vs baseline | holders opened | closed by "
+        + "server | median s to close | RSS max MiB | fds max | dropped |", lines.get(0));
+    assertEquals("| shoal-memory | dot_holders | 4000 | 3800 | 0.950 | 2600 | 1300 | 5.2 | 250.0 | 1100 | "
+        + "tls_handshake_timeout=1300 |", lines.get(2));
+    assertEquals("| shoal-memory | doh_holders | 3000 | 2400 | 0.800 | 2600 | 1300 | 5.4 | 250.0 | 1100 | "
+        + "tls_handshake_timeout=1300 |", lines.get(3));
+    // none closed: no median, not a zero
+    assertEquals("| unbound | dot_holders | 5000 | 2500 | 0.500 | 1300 | 0 |  | 250.0 | 1100 |  |", lines.get(4));
+    assertEquals(5, lines.size());
+    // no DoT or DoH phase: no table
+    assertEquals("", RobustnessSummary.holdersTable(rows()));
+  }
+
+  @Test
+  void theSummaryComparesEachHoldersPhaseWithItsOwnBaselineAndSaysWhatTheHoldersDid() {
+    String side = RobustnessSummary.sideBySide(encryptedRows());
+    assertTrue(side.contains("| dot_holders (vs dot_baseline) | 0.950 | unpaced | 0 | 0.500 | unpaced | 0 |"), side);
+    assertTrue(side.contains("| doh_holders (vs doh_baseline) | 0.800 | unpaced | 0 | not run | | |"), side);
+    List<String> glance = RobustnessSummary.atAGlance(encryptedRows());
+    assertTrue(glance.get(1).startsWith("shoal-memory dot_holders: honest clients ~3,800 qps (0.95x dot_baseline)"),
+        glance.get(1));
+    assertTrue(glance.get(1).contains("; the attack sent 2600 connections (~186/s), 1300 closed by the server, "
+        + "median 5.2 s after the connect;"), glance.get(1));
+    assertTrue(glance.get(5).contains("1300 connections (~93/s), 0 closed by the server;"), glance.get(5));
+    String md = render(encryptedRows());
+    assertTrue(md.contains("## Silent DoT and DoH holders"), md);
+    assertTrue(md.contains("In dot_holders and doh_holders, 1300 plain TCP connections"), md);
+    assertTrue(md.contains("| shoal-memory | dot_holders | 4000 | 3800 | 0.950 | 2600 | 1300 | 5.2 |"), md);
+    assertTrue(md.contains("- dot_holders, doh_holders: 1300 plain TCP connections"), md);
+    assertTrue(md.contains("these four phases last 10 s"), md);
+    assertFalse(render(rows()).contains("## Silent DoT and DoH holders"));
+  }
 }

@@ -2,6 +2,7 @@ package io.shoal.study.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.shoal.study.attack.PhaseRow;
 import io.shoal.study.measure.ProcessCpu;
@@ -72,6 +73,21 @@ class StudyCsvTest {
   }
 
   @Test
+  void heldConnectionsSurviveARoundTrip() {
+    PhaseRow holders = new PhaseRow("shoal-memory", "dot_holders", 2600, 236.4, 4100.0, 0.97, 1.9, 8.5, null, 41000,
+        0, 0, 301.0, 1090L, java.util.Map.of("tls_handshake_timeout", 1300L), "1300 idle TCP connections", null,
+        new PhaseRow.Held(2600, 1300, 5.2));
+    String text = StudyCsv.ROBUSTNESS.render(List.of(holders));
+    assertTrue(text.lines().toList().get(1).endsWith(",2600,1300,5.200"), text);
+    assertEquals(List.of(holders), StudyCsv.ROBUSTNESS.parse(text));
+    // none closed: no median, an empty cell
+    PhaseRow none = new PhaseRow("unbound", "doh_holders", 1300, 118.0, 900.0, 0.5, 1.9, 8.5, null, 9000, 0, 0,
+        30.0, 1400L, java.util.Map.of(), "1300 idle TCP connections", null, new PhaseRow.Held(1300, 0, null));
+    assertTrue(StudyCsv.ROBUSTNESS.render(List.of(none)).lines().toList().get(1).endsWith(",1300,0,"));
+    assertEquals(List.of(none), StudyCsv.ROBUSTNESS.parse(StudyCsv.ROBUSTNESS.render(List.of(none))));
+  }
+
+  @Test
   void aFileWithAnotherHeaderIsRejected() {
     assertThrows(IllegalArgumentException.class, () -> StudyCsv.RESULTS.parse("member,qps\nx,1\n"));
   }
@@ -86,21 +102,27 @@ class StudyCsvTest {
     String text = StudyCsv.ROBUSTNESS.render(List.of(unread, malformed));
     assertEquals(String.join(",", PhaseRow.COLUMNS), text.lines().findFirst().orElseThrow());
     assertEquals("shoal-memory,malformed_udp,80000,19999.5,9500.0,0.950,2.500,12.250,40000,38000,0.9500,0,3,312.5,"
-        + "150,50,malformed=40 response=10,\"malformed UDP: 80000 packets, in 4 s\",400,380,15,4,1",
+        + "150,50,malformed=40 response=10,\"malformed UDP: 80000 packets, in 4 s\",400,380,15,4,1,,,",
         text.lines().toList().get(2));
     // an unpaced phase has nothing offered as such, and no zone client: empty cells, not zeros
-    assertEquals("unbound,tcp_baseline,0,0.0,20000.0,1.000,2.000,,,60000,,0,0,,,0,,no attack,,,,,",
+    assertEquals("unbound,tcp_baseline,0,0.0,20000.0,1.000,2.000,,,60000,,0,0,,,0,,no attack,,,,,,,,",
         text.lines().toList().get(1));
     // the zone client's columns come after the ones readers of earlier files know, in the same order
     assertEquals("attack_detail", PhaseRow.COLUMNS.get(17));
     assertEquals(List.of("zone_client_asked", "zone_client_answered", "zone_client_servfail", "zone_client_no_reply",
-        "zone_client_other"), PhaseRow.COLUMNS.subList(18, PhaseRow.COLUMNS.size()));
+        "zone_client_other"), PhaseRow.COLUMNS.subList(18, 23));
+    assertEquals(List.of("held_opened", "held_closed_by_server", "held_close_median_s"),
+        PhaseRow.COLUMNS.subList(23, PhaseRow.COLUMNS.size()));
     List<PhaseRow> back = StudyCsv.ROBUSTNESS.parse(text);
     assertEquals(List.of(unread, malformed), back);
     assertEquals(50, back.get(1).droppedTotal());
     assertEquals(0.95, back.get(1).answeredOfOffered(), 1e-12);
     assertEquals(null, back.get(0).answeredOfOffered());
     assertEquals(0.95, back.get(1).zoneClient().answeredOfAsked(), 1e-12);
+    // a file written before the held_* columns were appended is read with them empty
+    String older = String.join(",", PhaseRow.COLUMNS.subList(0, 23)) + "\n"
+        + "unbound,tcp_baseline,0,0.0,20000.0,1.000,2.000,,,60000,,0,0,,,0,,no attack,,,,,\n";
+    assertEquals(List.of(unread), StudyCsv.ROBUSTNESS.parse(older));
     // counts that do not add up to what was asked are not a row
     assertThrows(IllegalArgumentException.class, () -> new PhaseRow.ZoneClientCounts(10, 5, 5, 0, 1));
   }

@@ -439,6 +439,58 @@ class ScenarioTest {
   }
 
   @Test
+  void robustnessHoldsTheDotAndDohPortsWithMoreSilentConnectionsThanTheCapInShortPhases() {
+    Scenario s = Scenario.load(CATALOG.resolve("robustness.conf"));
+    AttackPlan plan = s.attacks();
+    int cap = s.members().get(0).config().getInt("listen.tcp_max_connections");
+    assertEquals(1300, plan.encryptedHolders());
+    assertTrue(plan.encryptedHolders() > cap);
+    assertEquals(java.time.Duration.ofSeconds(10), plan.encryptedDuration());
+    // each stream after its baseline, the UDP phases as before
+    assertEquals(List.of("baseline", "tcp_baseline", "tcp_holders", "dot_baseline", "dot_holders", "doh_baseline",
+        "doh_holders", "malformed_udp", "tcp_drip_idle", "miss_flood", "miss_flood_spread", "hostile_upstream"),
+        plan.phases().stream().map(AttackPlan.Phase::configName).toList());
+    assertEquals(AttackPlan.Phase.DOT_BASELINE, AttackPlan.Phase.DOT_HOLDERS.baseline());
+    assertEquals(AttackPlan.Phase.DOH_BASELINE, AttackPlan.Phase.DOH_HOLDERS.baseline());
+    assertEquals(Transport.DOH, AttackPlan.Phase.DOH_HOLDERS.transport());
+    assertEquals(null, AttackPlan.Phase.MISS_FLOOD.transport());
+  }
+
+  @Test
+  void withoutEncryptedHoldersTheDotAndDohPhasesDoNotRunAndABadBlockNamesItsKey() {
+    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
+        + " quick { duration = 1s, warmup = 0s } }\n"
+        + "members = [{ name = a, kind = shoal }]\n";
+    String attacks = "attacks { malformed_udp { packets_per_second = 10 }, tcp { drip_connections = 1, "
+        + "idle_connections = 1 }, tcp_holders { zero_length_connections = 1, idle_connections = 1 }, "
+        + "miss_flood { times_baseline = 3, max_packets_per_second = 10 }, "
+        + "hostile_upstream { zone = \"hostile.test.\", queries_per_second = 10, timeout = 500ms }";
+    AttackPlan without = Scenario.from("t", ConfigFactory.parseString(recipe + attacks + " }")).attacks();
+    assertEquals(0, without.encryptedHolders());
+    assertEquals(8, without.phases().size());
+    assertTrue(without.phases().stream().noneMatch(p -> p.configName().startsWith("do")), without.phases().toString());
+    AttackPlan with = Scenario.from("t", ConfigFactory.parseString(recipe + attacks
+        + ", encrypted_holders { connections = 5, duration = 2s } }")).attacks();
+    assertEquals(5, with.encryptedHolders());
+    assertEquals(12, with.phases().size());
+    List<String[]> bad = List.of(
+        new String[] {"encrypted_holders { connections = 0, duration = 2s }",
+            "attacks.encrypted_holders.connections: from 1 to 8000, is 0"},
+        new String[] {"encrypted_holders { connections = 5, duration = 500ms }",
+            "attacks.encrypted_holders.duration: from 1s to 120s"},
+        new String[] {"encrypted_holders { connections = 5, duration = 2s, handshake = yes }",
+            "attacks.encrypted_holders.handshake"});
+    for (String[] b : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(recipe + attacks + ", " + b[0] + " }")), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
   void robustnessPacesTheHonestClientsAndRunsUnboundWithItsZoneBudgetBesideShoal() {
     Scenario s = Scenario.load(CATALOG.resolve("robustness.conf"));
     AttackPlan plan = s.attacks();
