@@ -72,6 +72,17 @@ public final class StreamConnection {
   }
 
   /**
+   * The connection is ending by itself for {@code reason} (its stream failed): counted in
+   * shoal_dropped_total unless it was already being closed (each connection is counted for one
+   * reason at most). Its stream's end closes the socket.
+   */
+  public void ending(String reason) {
+    if (closed.compareAndSet(false, true)) {
+      listener.dropped(reason);
+    }
+  }
+
+  /**
    * Closes the socket now, counting {@code reason} in shoal_dropped_total unless it is null or the
    * connection was already being closed (each connection is counted for one reason at most).
    */

@@ -22,7 +22,6 @@ import io.shoal.transport.StreamConnection;
 import io.shoal.transport.StreamConnections;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,42 +56,27 @@ public final class DotTransport {
   /**
    * {@code plain} behind TLS, with an engine made now from the certificate in use. TLS is put
    * together here for each connection (Tcp.bindWithTls would do the same with one engine supplier
-   * for all) so that the connection knows whether its own handshake finished: one that received
-   * bytes and ended before it did is counted as a failed handshake; a client that connects and
-   * leaves without a word (a TCP health check) is not, nor one closed by the handshake deadline
-   * (counted as such). The finished handshake starts the connection's first-query deadline.
+   * for all) so that the engine can tell its own connection what happened: a handshake that
+   * fails (the engine sees it, see {@link CountedHandshakeEngine}) is counted as tls_handshake
+   * unless the connection was already being closed for a counted reason (its handshake
+   * deadline), and a finished handshake starts the connection's first-query deadline. The count
+   * is taken where the failure is seen, not when the streams end, so no close that follows it
+   * (the stream's linger, the socket's end) can come first and hide it.
    */
   private static Flow<ByteString, ByteString, NotUsed> encrypted(StreamConnection connection,
       Flow<ByteString, ByteString, NotUsed> plain, ServerCertificate certificate, ServerMetrics metrics) {
-    AtomicBoolean handshook = new AtomicBoolean();
-    AtomicBoolean received = new AtomicBoolean();
     BidiFlow<ByteString, SslTlsOutbound, SslTlsInbound, ByteString, NotUsed> bytes = BidiFlow.fromFlows(
         Flow.<ByteString>create().map(SendBytes::new),
         Flow.<SslTlsInbound>create()
             .filter(in -> in instanceof SessionBytes)
             .map(in -> ((SessionBytes) in).bytes()));
     BidiFlow<ByteString, ByteString, ByteString, ByteString, NotUsed> tls = bytes.atop(
-        TLS.create(() -> new CountedHandshakeEngine(certificate.serverEngine(ALPN), () -> { },
+        TLS.create(() -> new CountedHandshakeEngine(certificate.serverEngine(ALPN),
+                () -> connection.ending(ServerMetrics.TLS_HANDSHAKE),
                 () -> metrics.dropped(ServerMetrics.TLS_RENEGOTIATION)),
-            session -> {
-              handshook.set(true);
-              connection.handshook();
-            },
+            session -> connection.handshook(),
             TLSClosing.eagerClose()));
-    return Flow.<ByteString>create()
-        .map(b -> {
-          received.lazySet(true);
-          return b;
-        })
-        .via(tls.reversed().join(plain))
-        .watchTermination((mat, done) -> {
-          done.whenComplete((d, failure) -> {
-            if (received.get() && !handshook.get() && !connection.closing()) {
-              metrics.dropped(ServerMetrics.TLS_HANDSHAKE);
-            }
-          });
-          return mat;
-        });
+    return tls.reversed().join(plain);
   }
 
   public InetSocketAddress localAddress() {
