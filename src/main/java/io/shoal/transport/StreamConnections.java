@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,8 +37,9 @@ import scala.concurrent.ExecutionContext;
  * with queries answered concurrently and out of order. One accounting for every listener: a
  * connection holds a slot against the cap from accept to the socket's close, TLS handshake
  * included, and meets the same deadlines (handshake, first query, idle), each closing the socket
- * itself rather than one layer of it. A new connection over the cap takes the place of the open
- * one idle the longest (no query in flight), as Unbound and Knot do under TCP pressure, so
+ * itself rather than one layer of it. A new connection over the cap takes the place of the oldest
+ * open one that never asked a query, else of the one idle the longest (no query in flight), as
+ * Unbound and Knot do under TCP pressure, so
  * reconnecting in a loop or holding silent connections cannot keep honest clients out; a deadline
  * for each whole query (not each byte, so a client that trickles bytes is closed too); a cap on
  * queries per connection; a message shorter than a DNS header closes the connection at once.
@@ -67,6 +69,15 @@ public final class StreamConnections {
   private final boolean idleByRequests;
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentMap<InetSocketAddress, StreamConnection> connections = new ConcurrentHashMap<>();
+  /**
+   * Connections in the order they were accepted, until they ask their first query: who eviction
+   * turns to first (a client that never asked, its handshake unfinished or silent after it, is
+   * the cheapest to lose and the likeliest holder), oldest first, without looking at every open
+   * connection. Entries that asked or closed are dropped as eviction meets them, or swept when
+   * the queue grows past twice the cap.
+   */
+  private final ConcurrentLinkedQueue<StreamConnection> unasked = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger unaskedSize = new AtomicInteger();
 
   /** The connections of a DNS stream listener (TCP or DoT). */
   public StreamConnections(ActorSystem<?> system, Protocol protocol, TcpSettings limits, int cap, Ingress ingress,
@@ -148,6 +159,7 @@ public final class StreamConnections {
     metrics.streamConnections(protocol.label(), open.get());
     StreamConnection connection = new StreamConnection(this, client, tls);
     connections.put(client, connection);
+    queueUnasked(connection);
     if (tls) {
       schedule(connection, limits.handshakeTimeout(), () -> {
         if (!connection.handshook) {
@@ -293,11 +305,34 @@ public final class StreamConnections {
     return open.get();
   }
 
+  private void queueUnasked(StreamConnection connection) {
+    unasked.add(connection);
+    if (unaskedSize.incrementAndGet() > 2 * cap + 64) {
+      // Connections that asked and stayed open pile up behind ones that did not: sweep them out.
+      unasked.removeIf(c -> c.asked || c.closed.get());
+      unaskedSize.set(unasked.size());
+    }
+  }
+
   /**
-   * Closes the connection that has been idle the longest, if any is; true when one was. Runs only
-   * when the cap is reached, so the scan costs nothing while there is room.
+   * Makes room for a newcomer: closes the oldest connection that never asked a query, else the
+   * one idle the longest (no query in flight); true when one was closed. Runs only when the cap
+   * is reached, so it costs nothing while there is room; the first choice takes no scan, so a
+   * flood of silent connections costs each newcomer a queue poll, not a look at every open one.
    */
   private boolean evictIdle() {
+    // The queue holds at most 2 x cap + 64 entries (see queueUnasked): each is looked at once.
+    for (int polls = 0, most = unaskedSize.get() + 1; polls < most; polls++) {
+      StreamConnection first = unasked.poll();
+      if (first == null) {
+        break;
+      }
+      unaskedSize.decrementAndGet();
+      if (!first.asked && first.idle() && first.evicting.compareAndSet(false, true)) {
+        first.close(ServerMetrics.TCP_IDLE_EVICTED);
+        return true;
+      }
+    }
     StreamConnection oldest = null;
     for (StreamConnection c : connections.values()) {
       if (c.idle() && (oldest == null || c.lastActive - oldest.lastActive < 0)) {

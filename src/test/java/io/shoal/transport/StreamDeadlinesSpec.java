@@ -213,6 +213,37 @@ public class StreamDeadlinesSpec extends JUnitSuite {
   }
 
   @Test
+  public void silentNewcomersOverTheCapTakeTheSlotsOfSilentHoldersNotOfAClientThatAsked() throws Exception {
+    Metrics metrics = node.metrics();
+    awaitNoConnections(metrics, "shoal_dot_connections");
+    double evicted = dropped(metrics, "tcp_idle_evicted");
+    try (SSLSocket honest = handshake(dot(), "TLSv1.3", "dot")) {
+      int id = 100;
+      assertEquals(Rcode.NOERROR, ask(honest, id++).getRcode());
+      // The honest connection is now the oldest idle one; the cap fills with silent holders, and
+      // half as many again arrive, each over the cap: every one of them must evict a holder.
+      List<Socket> held = silent(dot(), CAP + CAP / 2);
+      try {
+        double target = evicted + CAP / 2 + 1;
+        for (int i = 0; i < 200 && dropped(metrics, "tcp_idle_evicted") < target; i++) {
+          // asking keeps the honest connection inside its idle deadline while the listener accepts
+          assertEquals(Rcode.NOERROR, ask(honest, id++).getRcode());
+        }
+        assertTrue("newcomers evicted holders", awaitDropped(metrics, "tcp_idle_evicted", target) >= target);
+        assertEquals("the client that asked still has its connection", Rcode.NOERROR, ask(honest, id).getRcode());
+      } finally {
+        closeAll(held);
+      }
+    }
+  }
+
+  private static Message ask(SSLSocket s, int id) throws Exception {
+    Message reply = new Message(DnsClient.exchange(s, DnsClient.query(id, "ok.example.test.", Type.A, null).toWire()));
+    assertEquals(id, reply.getHeader().getID());
+    return reply;
+  }
+
+  @Test
   public void silentTcpConnectionsAreClosedAtTheFirstQueryDeadlineAndCounted() throws Exception {
     Metrics metrics = node.metrics();
     awaitNoConnections(metrics, "shoal_tcp_connections");

@@ -61,7 +61,8 @@ public final class DotTransport {
    * unless the connection was already being closed for a counted reason (its handshake
    * deadline), and a finished handshake starts the connection's first-query deadline. The count
    * is taken where the failure is seen, not when the streams end, so no close that follows it
-   * (the stream's linger, the socket's end) can come first and hide it.
+   * (the stream's linger, the socket's end) can come first and hide it. The engine and the TLS
+   * stage are made when the client's first bytes arrive.
    */
   private static Flow<ByteString, ByteString, NotUsed> encrypted(StreamConnection connection,
       Flow<ByteString, ByteString, NotUsed> plain, ServerCertificate certificate, ServerMetrics metrics) {
@@ -76,7 +77,10 @@ public final class DotTransport {
                 () -> metrics.dropped(ServerMetrics.TLS_RENEGOTIATION)),
             session -> connection.handshook(),
             TLSClosing.eagerClose()));
-    return tls.reversed().join(plain);
+    // Made when the client's first bytes arrive: a connection that never says anything (a
+    // health check, a holder) costs no engine, no TLS stage and no buffers.
+    Flow<ByteString, ByteString, NotUsed> encrypted = tls.reversed().join(plain);
+    return Flow.lazyFlow(() -> encrypted).mapMaterializedValue(m -> NotUsed.getInstance());
   }
 
   public InetSocketAddress localAddress() {
