@@ -2,9 +2,6 @@ package io.shoal.config;
 
 import io.shoal.access.AccessRule;
 import io.shoal.cache.CacheSettings;
-import io.shoal.cache.WhenFull;
-import io.shoal.cache.lmdb.LmdbSettings;
-import io.shoal.cache.lmdb.SyncMode;
 import io.shoal.files.FileLimits;
 import io.shoal.ingress.FillMode;
 import io.shoal.local.LocalSettings;
@@ -15,7 +12,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -26,6 +22,9 @@ import org.xbill.DNS.TextParseException;
 /**
  * The validated {@code shoal} configuration. Every value is checked here, before anything binds a
  * socket; a bad one raises {@link InvalidConfigException} naming the key and what is allowed.
+ * The larger sections are read where their settings are: the upstream groups by
+ * {@link UpstreamGroupSettings}, the caches by {@link CachesSection}, the profiles by
+ * {@link ProfileSettings}, others by their own settings' {@code from}.
  */
 public record ShoalConfig(
     InetSocketAddress udpListen,
@@ -59,7 +58,6 @@ public record ShoalConfig(
     QueryLogSettings queryLog,
     boolean reloadWatch) {
 
-  private static final Duration DAY = Duration.ofDays(1);
   private static final Duration WEEK = Duration.ofDays(7);
 
   /** Reads and validates {@code shoal} from a resolved Typesafe config. */
@@ -155,59 +153,15 @@ public record ShoalConfig(
     Map<String, UpstreamGroupSettings> upstreams = new LinkedHashMap<>();
     Section ups = shoal.section("upstreams");
     for (String name : ups.children()) {
-      upstreams.put(name, upstreamGroup(ups.section(name), name, resolvConf));
+      upstreams.put(name, UpstreamGroupSettings.from(ups.section(name), name, resolvConf));
     }
     if (upstreams.isEmpty()) {
       throw new InvalidConfigException("shoal.upstreams", "at least one upstream group is needed");
     }
 
-    Map<String, CacheSettings> caches = new LinkedHashMap<>();
-    Section cs = shoal.section("caches");
-    for (String name : cs.children()) {
-      caches.put(name, cache(cs.section(name), name));
-    }
-    if (caches.isEmpty()) {
-      throw new InvalidConfigException("shoal.caches", "at least one cache is needed");
-    }
-    checkDistinctLmdbPaths(caches);
-    checkLmdbMapsFit(caches, addressSpaceLeft);
+    Map<String, CacheSettings> caches = CachesSection.read(shoal.section("caches"), addressSpaceLeft);
 
-    List<ProfileSettings> profiles = new ArrayList<>();
-    Map<String, String> suffixOwner = new HashMap<>();
-    Section ps = shoal.section("profiles");
-    for (String name : ps.children()) {
-      Section p = ps.section(name);
-      p.allowOnly("match", "cache", "upstreams");
-      List<String> match = new ArrayList<>();
-      for (String suffix : p.strings("match")) {
-        String canonical = canonicalSuffix(suffix, p.key("match"));
-        String other = suffixOwner.putIfAbsent(canonical, name);
-        if (other != null) {
-          throw new InvalidConfigException(
-              p.key("match"), "'" + canonical + "' is already matched by profile '" + other + "'");
-        }
-        match.add(canonical);
-      }
-      if (match.isEmpty()) {
-        throw new InvalidConfigException(p.key("match"), "list at least one name suffix, e.g. [\".\"]");
-      }
-      String cache = p.string("cache");
-      if (!caches.containsKey(cache)) {
-        throw new InvalidConfigException(
-            p.key("cache"), "no cache named '" + cache + "'; defined caches: " + String.join(", ", caches.keySet()));
-      }
-      String group = p.string("upstreams");
-      if (!upstreams.containsKey(group)) {
-        throw new InvalidConfigException(
-            p.key("upstreams"),
-            "no upstream group named '" + group + "'; defined groups: " + String.join(", ", upstreams.keySet()));
-      }
-      profiles.add(new ProfileSettings(name, List.copyOf(match), cache, group));
-    }
-    if (!suffixOwner.containsKey(".")) {
-      throw new InvalidConfigException(
-          "shoal.profiles", "no profile matches \".\": every name needs a profile (add match = [\".\"] to one)");
-    }
+    List<ProfileSettings> profiles = ProfileSettings.readAll(shoal.section("profiles"), caches.keySet(), upstreams.keySet());
 
     Section metrics = shoal.section("metrics");
     metrics.allowOnly("enabled", "prometheus");
@@ -287,166 +241,6 @@ public record ShoalConfig(
           "at most " + ReplyPolicy.MAX_TEXT + " bytes (one TXT string), got " + text.length() + " characters");
     }
     return text;
-  }
-
-  private static UpstreamGroupSettings upstreamGroup(Section s, String name, Path resolvConf) {
-    s.allowOnly("servers", "timeout", "max_fails", "backoff", "max_backoff", "tls_ca_file", "tls_spki_pins",
-        "mode", "root_hints", "query_loopback", "qname_minimisation", "max_queries", "max_ns_names",
-        "max_referrals", "max_cname_links", "max_glueless_depth", "zone_cuts", "servers_tracked", "deadline");
-    UpstreamGroupSettings.Mode mode = s.has("mode")
-        ? s.choice("mode", UpstreamGroupSettings.Mode.class, UpstreamGroupSettings.Mode::configName)
-        : UpstreamGroupSettings.Mode.FORWARD;
-    if (mode == UpstreamGroupSettings.Mode.FORWARD) {
-      for (String key : List.of("root_hints", "query_loopback", "qname_minimisation", "max_queries", "max_ns_names",
-          "max_referrals", "max_cname_links", "max_glueless_depth", "zone_cuts", "servers_tracked", "deadline")) {
-        if (s.has(key)) {
-          throw new InvalidConfigException(s.key(key), "only read with mode = recursive or stub (this group forwards)");
-        }
-      }
-    } else {
-      return resolvingGroup(s, name, mode);
-    }
-    List<InetSocketAddress> servers = new ArrayList<>();
-    Map<InetSocketAddress, DotServerSettings> dot = new LinkedHashMap<>();
-    DotServers dotServers = new DotServers(s);
-    for (String server : s.strings("servers")) {
-      if (server.equals("resolv.conf")) {
-        servers.addAll(Addresses.fromResolvConf(resolvConf, s.key("servers")));
-      } else if (DotServers.isDot(server)) {
-        DotServerSettings d = dotServers.entry(server);
-        servers.add(d.address());
-        dot.put(d.address(), d);
-      } else {
-        servers.add(Addresses.parse(server, 53, s.key("servers")));
-      }
-    }
-    dotServers.check(servers, dot);
-    if (servers.isEmpty()) {
-      throw new InvalidConfigException(s.key("servers"), "list at least one server, e.g. [\"192.0.2.1:53\"] or [\"resolv.conf\"]");
-    }
-    for (InetSocketAddress a : servers) {
-      if (a.getPort() == 0) {
-        throw new InvalidConfigException(s.key("servers"), "port 0 is not a server port: " + a);
-      }
-    }
-    Duration timeout = s.duration("timeout", Duration.ofMillis(10), Duration.ofSeconds(30));
-    // Optional in a group, so a group an operator adds needs only servers and timeout.
-    UpstreamGroupSettings health = new UpstreamGroupSettings(name, List.copyOf(servers), timeout);
-    int maxFails = s.has("max_fails") ? (int) s.integer("max_fails", 0, 1000) : health.maxFails();
-    Duration backoff = s.has("backoff")
-        ? s.duration("backoff", Duration.ofMillis(10), Duration.ofHours(1)) : health.backoff();
-    Duration maxBackoff = s.has("max_backoff")
-        ? s.duration("max_backoff", Duration.ofMillis(10), Duration.ofHours(1)) : health.maxBackoff();
-    if (maxBackoff.compareTo(backoff) < 0) {
-      throw new InvalidConfigException(s.key("max_backoff"), "must be at least backoff (" + backoff + ")");
-    }
-    return new UpstreamGroupSettings(name, List.copyOf(servers), timeout, maxFails, backoff, maxBackoff, Map.copyOf(dot));
-  }
-
-  /**
-   * A group that resolves itself: {@code recursive} reads no {@code servers} (the defaults' may
-   * still be there); {@code stub} lists its authorities, port 53 unless given.
-   */
-  private static UpstreamGroupSettings resolvingGroup(Section s, String name, UpstreamGroupSettings.Mode mode) {
-    RecursionSettings recursion = RecursionSettings.read(s);
-    List<InetSocketAddress> servers = new ArrayList<>();
-    if (mode == UpstreamGroupSettings.Mode.STUB) {
-      for (String server : s.strings("servers")) {
-        if (server.equals("resolv.conf") || DotServers.isDot(server)) {
-          throw new InvalidConfigException(s.key("servers"),
-              "a stub group lists the authoritative servers of its zones as ADDRESS[:PORT], got '" + server + "'");
-        }
-        InetSocketAddress a = Addresses.parse(server, 53, s.key("servers"));
-        if (a.getPort() == 0) {
-          throw new InvalidConfigException(s.key("servers"), "port 0 is not a server port: " + a);
-        }
-        servers.add(a);
-      }
-      if (servers.isEmpty()) {
-        throw new InvalidConfigException(s.key("servers"), "a stub group lists at least one authoritative server");
-      }
-    }
-    // Per authority attempt, the longest an address's smoothed round-trip time may stretch it to.
-    Duration timeout = s.has("timeout") ? s.duration("timeout", Duration.ofMillis(50), Duration.ofSeconds(30))
-        : Duration.ofSeconds(2);
-    UpstreamGroupSettings health = new UpstreamGroupSettings(name, List.copyOf(servers), timeout);
-    return new UpstreamGroupSettings(name, List.copyOf(servers), timeout, health.maxFails(), health.backoff(),
-        health.maxBackoff(), Map.of(), mode, recursion);
-  }
-
-  private static CacheSettings cache(Section s, String name) {
-    s.allowOnly("backend", "max_entries", "when_full", "min_ttl", "max_ttl", "negative_ttl", "servfail_ttl", "lmdb");
-    CacheSettings.Backend backend = s.choice("backend", CacheSettings.Backend.class, CacheSettings.Backend::configName);
-    long maxEntries = s.integer("max_entries", 1, 1L << 31);
-    WhenFull whenFull = s.choice("when_full", WhenFull.class, WhenFull::configName);
-    Duration minTtl = s.duration("min_ttl", Duration.ZERO, DAY);
-    Duration maxTtl = s.duration("max_ttl", Duration.ofSeconds(1), WEEK);
-    if (minTtl.compareTo(maxTtl) > 0) {
-      throw new InvalidConfigException(
-          s.key("min_ttl"), "must not exceed max_ttl (" + Section.show(maxTtl) + "), got " + Section.show(minTtl));
-    }
-    Duration negativeTtl = s.duration("negative_ttl", Duration.ZERO, DAY);
-    Duration servfailTtl = s.duration("servfail_ttl", Duration.ZERO, Duration.ofSeconds(30));
-    Section l = s.section("lmdb");
-    l.allowOnly("path", "shard_count", "sync", "sync_interval", "map_size", "commit_window", "hot_entries");
-    LmdbSettings lmdb = new LmdbSettings(
-        Path.of(l.string("path")),
-        (int) l.integer("shard_count", 1, 256),
-        l.choice("sync", SyncMode.class, SyncMode::configName),
-        l.duration("sync_interval", Duration.ofMillis(10), Duration.ofMinutes(10)),
-        l.bytes("map_size", 1L << 20, 1L << 40),
-        l.duration("commit_window", Duration.ZERO, Duration.ofSeconds(1)),
-        l.integer("hot_entries", 0, 100_000_000));
-    return new CacheSettings(name, backend, maxEntries, whenFull, minTtl, maxTtl, negativeTtl, servfailTtl, lmdb);
-  }
-
-  private static void checkDistinctLmdbPaths(Map<String, CacheSettings> caches) {
-    Map<Path, String> owners = new HashMap<>();
-    for (CacheSettings c : caches.values()) {
-      if (c.backend() != CacheSettings.Backend.LMDB) {
-        continue;
-      }
-      String other = owners.putIfAbsent(c.lmdb().path().toAbsolutePath().normalize(), c.name());
-      if (other != null) {
-        throw new InvalidConfigException(
-            "shoal.caches." + c.name() + ".lmdb.path", "same path as cache '" + other + "'; each LMDB cache needs its own directory");
-      }
-    }
-  }
-
-  /**
-   * Every LMDB shard maps {@code map_size} of address space when it opens; maps that do not fit
-   * fail one shard after another with ENOMEM while the node runs on without them. Refuse at
-   * start instead, leaving half the space for the maps to grow into (a full map grows) and for
-   * the JVM.
-   */
-  private static void checkLmdbMapsFit(Map<String, CacheSettings> caches, long addressSpaceLeft) {
-    long total = 0;
-    List<String> terms = new ArrayList<>();
-    String firstKey = null;
-    for (CacheSettings c : caches.values()) {
-      if (c.backend() != CacheSettings.Backend.LMDB) {
-        continue;
-      }
-      String key = "shoal.caches." + c.name() + ".lmdb";
-      firstKey = firstKey == null ? key + ".map_size" : firstKey;
-      long maps = Math.multiplyHigh(c.lmdb().mapSize(), c.lmdb().shardCount()) != 0
-          ? Long.MAX_VALUE : c.lmdb().mapSize() * c.lmdb().shardCount();
-      total = maps > Long.MAX_VALUE - total ? Long.MAX_VALUE : total + maps;
-      terms.add(key + ".map_size (" + gib(c.lmdb().mapSize()) + ") x " + key + ".shard_count ("
-          + c.lmdb().shardCount() + ")");
-    }
-    long budget = addressSpaceLeft / 2;
-    if (firstKey != null && total > budget) {
-      throw new InvalidConfigException(firstKey, String.join(" + ", terms) + " = " + gib(total)
-          + " of address space, but this process has " + gib(addressSpaceLeft)
-          + " left (ulimit -v or the CPU's user address space) and LMDB maps may take at most half of it ("
-          + gib(budget) + "); lower map_size or shard_count");
-    }
-  }
-
-  private static String gib(long bytes) {
-    return bytes == Long.MAX_VALUE ? "more than 8 EiB" : String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
   }
 
   /** Lower-cased, absolute (trailing dot), validated by dnsjava. */

@@ -1,7 +1,7 @@
 package io.shoal.local;
 
 import io.shoal.files.FileLimits;
-import io.shoal.files.ZoneFile;
+import io.shoal.files.ParserMessages;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -69,7 +69,7 @@ public record LocalSettings(List<Record> records, List<Path> hostsFiles, List<Zo
         if (e instanceof IllegalArgumentException iae && iae.getMessage().startsWith("line ")) {
           throw iae;
         }
-        throw new IllegalArgumentException(where(i, line) + ZoneFile.describe(e));
+        throw new IllegalArgumentException(where(i, line) + ParserMessages.describe(e));
       }
       if (r == null) {
         throw new IllegalArgumentException(where(i, line) + "no record");

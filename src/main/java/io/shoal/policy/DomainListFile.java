@@ -3,6 +3,7 @@ package io.shoal.policy;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.files.FileBytes;
 import io.shoal.files.FileLimits;
+import io.shoal.files.TextLines;
 import io.shoal.local.NameIndex;
 import java.nio.file.Path;
 import java.util.Set;
@@ -36,14 +37,11 @@ final class DomainListFile {
     }
     byte[] wire = new byte[256];
     int count = 0;
-    int line = 0;
-    int pos = 0;
-    while (pos < text.length) {
-      line++;
-      int eol = pos;
-      while (eol < text.length && text[eol] != '\n') {
-        eol++;
-      }
+    TextLines lines = new TextLines(text);
+    while (lines.next()) {
+      int line = lines.number();
+      int pos = lines.start();
+      int eol = lines.end();
       int end = eol;
       for (int k = pos; k < eol; k++) {
         if (text[k] == '#') {
@@ -81,7 +79,6 @@ final class DomainListFile {
         }
         w = wEnd;
       }
-      pos = eol + 1;
     }
     return count;
   }

@@ -1,26 +1,22 @@
 package io.shoal.recursion;
 
-import io.shoal.upstream.UpstreamException;
+import static io.shoal.recursion.ReplyRecords.dname;
+import static io.shoal.recursion.ReplyRecords.proofs;
+import static io.shoal.recursion.ReplyRecords.records;
+import static io.shoal.recursion.ReplyRecords.signatures;
+import static io.shoal.recursion.ReplyRecords.soaAbove;
+
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
-import org.xbill.DNS.AAAARecord;
-import org.xbill.DNS.ARecord;
 import org.xbill.DNS.CNAMERecord;
 import org.xbill.DNS.DNAMERecord;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
-import org.xbill.DNS.NSRecord;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.NameTooLongException;
-import org.xbill.DNS.RRSIGRecord;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
@@ -37,26 +33,23 @@ import org.xbill.DNS.Type;
  * <p>Bailiwick: from a server asked as an authority of zone Z only records at or below Z are used
  * or kept; a referral must lead strictly below Z (an upward or sideways one marks the server lame);
  * glue is taken only for NS names inside Z.
+ *
+ * <p>The questions to one zone's servers are {@link Attempts}; what a reply holds is read by
+ * {@link ReplyRecords}; the delegations and addresses learnt are made by {@link Delegations}.
  */
 final class Resolution {
-  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Resolution.class);
 
   /** The records a resolution found: rcode, the answer chain (with RRSIGs), and proofs and SOA. */
   record Result(int rcode, List<Record> answer, List<Record> authority) {}
 
-  /** Longest a learnt delegation or address is kept, whatever its TTL. */
-  private static final long MAX_TTL_SECONDS = 86_400;
-  /** Shortest: a TTL of 0 would make every question walk again from the root. */
-  private static final long MIN_TTL_SECONDS = 5;
-  /** Rounds over a zone's addresses when they time out: the first, and two more. */
-  private static final int MAX_ROUNDS = 3;
-
   private final RecursiveUpstream r;
   private final Budget budget;
+  private final Delegations delegations;
 
   Resolution(RecursiveUpstream r, Budget budget) {
     this.r = r;
     this.budget = budget;
+    this.delegations = new Delegations(r);
   }
 
   /**
@@ -101,16 +94,6 @@ final class Resolution {
     });
   }
 
-  private static List<Record> records(List<Record> in, int type) {
-    List<Record> out = new ArrayList<>();
-    for (Record rec : in) {
-      if (rec.getType() == type) {
-        out.add(rec);
-      }
-    }
-    return out;
-  }
-
   /** Asks the servers of the root hints for the root's NS set (RFC 8109): their reply, with AA. */
   CompletableFuture<Message> prime(ZoneCut hints) {
     return ask(hints, Name.root, Type.NS, 0);
@@ -135,7 +118,7 @@ final class Resolution {
     Name asked = ask;
     return ask(cut, asked, askType, depth).thenCompose(reply -> {
       Message m = reply;
-      ZoneCut referral = referral(m, cut, asked);
+      ZoneCut referral = delegations.referral(m, cut, asked);
       if (referral != null) {
         if (qtype == Type.DS && referral.zone().equals(qname)) {
           // The DS is the parent's: a parent server handing us to the child cannot answer it.
@@ -151,7 +134,7 @@ final class Resolution {
           List<Record> ns = records(m, Section.ANSWER, asked, Type.NS);
           if (!ns.isEmpty() && asked.subdomain(cut.zone())) {
             // A child zone served by the same servers: a cut all the same.
-            ZoneCut child = cut(m, cut, asked.canonicalize(), ns, Section.ANSWER);
+            ZoneCut child = delegations.cut(m, cut, asked.canonicalize(), ns, Section.ANSWER);
             budget.referral();
             r.cuts.put(child);
             return walk(child, qname, qtype, true, child.zone().labels() + 1, depth);
@@ -261,262 +244,12 @@ final class Resolution {
     });
   }
 
-  private static boolean soaAbove(Message m, Name name, Name zone) {
-    for (Record soa : records(m, Section.AUTHORITY, null, Type.SOA)) {
-      if (name.subdomain(soa.getName()) && soa.getName().subdomain(zone)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static DNAMERecord dname(Message m, Name zone, Name name) {
-    for (Record rec : m.getSection(Section.ANSWER)) {
-      if (rec instanceof DNAMERecord d && name.subdomain(d.getName()) && !name.equals(d.getName())
-          && d.getName().subdomain(zone)) {
-        return d;
-      }
-    }
-    return null;
-  }
-
-  /**
-   * The records of {@code section} owned by {@code owner} (any owner when null) of {@code type}
-   * ({@link Type#ANY}: every type but RRSIG).
-   */
-  static List<Record> records(Message m, int section, Name owner, int type) {
-    List<Record> out = new ArrayList<>();
-    for (Record rec : m.getSection(section)) {
-      boolean typeMatches = type == Type.ANY ? rec.getType() != Type.RRSIG : rec.getType() == type;
-      if (typeMatches && (owner == null || rec.getName().equals(owner))) {
-        out.add(rec);
-      }
-    }
-    return out;
-  }
-
-  private static List<Record> signatures(Message m, int section, Name owner, int covered) {
-    List<Record> out = new ArrayList<>();
-    for (Record rec : m.getSection(section)) {
-      if (rec instanceof RRSIGRecord sig && sig.getName().equals(owner)
-          && (covered == Type.ANY || sig.getTypeCovered() == covered)) {
-        out.add(rec);
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The authority records a validator needs, inside {@code zone}: NSEC, NSEC3 and their RRSIGs
-   * (wildcard and denial proofs), and with {@code soa} the SOA and its RRSIGs.
-   */
-  private static List<Record> proofs(Message m, Name zone, boolean soa) {
-    List<Record> out = new ArrayList<>();
-    for (Record rec : m.getSection(Section.AUTHORITY)) {
-      if (!rec.getName().subdomain(zone)) {
-        continue;
-      }
-      int t = rec instanceof RRSIGRecord sig ? sig.getTypeCovered() : rec.getType();
-      if (t == Type.NSEC || t == Type.NSEC3 || (soa && t == Type.SOA)) {
-        out.add(rec);
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The delegation in {@code m}, when it is a referral downward from {@code cut} towards {@code
-   * name}; null when it is none (an answer or a denial). An upward or sideways one never gets
-   * here: {@link #lameReason} turned it away.
-   */
-  private ZoneCut referral(Message m, ZoneCut cut, Name name) {
-    if (m.getRcode() != Rcode.NOERROR || !m.getSection(Section.ANSWER).isEmpty()
-        || !records(m, Section.AUTHORITY, null, Type.SOA).isEmpty()) {
-      return null;
-    }
-    List<Record> ns = records(m, Section.AUTHORITY, null, Type.NS);
-    if (ns.isEmpty()) {
-      return null;
-    }
-    // Lower case: the owner often points at our 0x20-mixed question name.
-    Name zone = ns.get(0).getName().canonicalize();
-    if (!isBelow(zone, cut.zone()) || !name.subdomain(zone)) {
-      return null;
-    }
-    return cut(m, cut, zone, records(m, Section.AUTHORITY, zone, Type.NS), Section.AUTHORITY);
-  }
-
-  private static boolean isBelow(Name child, Name zone) {
-    return child.subdomain(zone) && !child.equals(zone);
-  }
-
-  /** The delegation of {@code zone} named by {@code ns}, with the glue {@code from}'s zone may give. */
-  private ZoneCut cut(Message m, ZoneCut from, Name zone, List<Record> ns, int nsSection) {
-    List<Name> names = new ArrayList<>();
-    long ttl = MAX_TTL_SECONDS;
-    for (Record rec : ns) {
-      Name target = ((NSRecord) rec).getTarget().canonicalize();
-      if (!names.contains(target)) {
-        names.add(target);
-      }
-      ttl = Math.min(ttl, rec.getTTL());
-    }
-    Map<Name, List<InetSocketAddress>> glue = new LinkedHashMap<>();
-    for (Record rec : m.getSection(Section.ADDITIONAL)) {
-      if ((rec instanceof ARecord || rec instanceof AAAARecord) && names.contains(rec.getName().canonicalize())
-          && rec.getName().subdomain(from.zone())) {
-        InetSocketAddress a = r.authority(rec instanceof ARecord ar ? ar.getAddress() : ((AAAARecord) rec).getAddress());
-        if (a != null) {
-          glue.computeIfAbsent(rec.getName().canonicalize(), k -> new ArrayList<>()).add(a);
-        }
-      }
-    }
-    boolean signed = !records(m, nsSection, zone, Type.DS).isEmpty();
-    long now = System.nanoTime();
-    return new ZoneCut(zone, List.copyOf(names), Map.copyOf(glue), signed,
-        now + TimeUnit.SECONDS.toNanos(Math.max(MIN_TTL_SECONDS, ttl)), false);
-  }
-
-  /**
-   * Why {@code m} from an authority of {@code cut} for {@code name} shows a lame or broken server,
-   * or null when it is usable: an answer or denial with AA, or a referral downward.
-   */
-  static String lameReason(Message m, ZoneCut cut, Name name) {
-    int rcode = m.getRcode();
-    if (rcode == Rcode.REFUSED) {
-      return "refused";
-    }
-    if (rcode == Rcode.SERVFAIL) {
-      return "servfail";
-    }
-    if (rcode != Rcode.NOERROR && rcode != Rcode.NXDOMAIN) {
-      return "rcode";
-    }
-    if (m.getHeader().getFlag(Flags.AA)) {
-      return null;
-    }
-    List<Record> ns = records(m, Section.AUTHORITY, null, Type.NS);
-    if (rcode == Rcode.NOERROR && m.getSection(Section.ANSWER).isEmpty() && !ns.isEmpty()) {
-      Name zone = ns.get(0).getName();
-      return isBelow(zone, cut.zone()) && name.subdomain(zone) ? null : "upward_referral";
-    }
-    return "not_authoritative";
-  }
-
   /** Asks {@code cut}'s servers, one address after another, until one gives a usable reply. */
   private CompletableFuture<Message> ask(ZoneCut cut, Name name, int type, int depth) {
     try {
-      return new Attempts(cut, name, type, depth).next();
+      return new Attempts(r, budget, this, cut, name, type, depth).next();
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  /** The addresses tried so far for one question to one zone, and the NS names looked up for it. */
-  private final class Attempts {
-    final ZoneCut cut;
-    final Name name;
-    final int type;
-    final int depth;
-    final Set<InetSocketAddress> tried = new HashSet<>();
-    final Set<Name> lookedUp = new HashSet<>();
-    /** Addresses that timed out: asked once more, with a longer wait, before the zone is given up. */
-    final Set<InetSocketAddress> timedOut = new HashSet<>();
-    int rounds;
-    String lastFailure = "no address";
-
-    Attempts(ZoneCut cut, Name name, int type, int depth) {
-      this.cut = cut;
-      this.name = name;
-      this.type = type;
-      this.depth = depth;
-    }
-
-    CompletableFuture<Message> next() {
-      long now = System.nanoTime();
-      List<InetSocketAddress> candidates = new ArrayList<>();
-      for (Name ns : cut.nsNames()) {
-        for (InetSocketAddress a : addresses(ns, now)) {
-          if (!tried.contains(a) && !candidates.contains(a)) {
-            candidates.add(a);
-          }
-        }
-      }
-      if (!candidates.isEmpty()) {
-        InetSocketAddress a = r.servers.choose(candidates, cut.zone().toString(), now);
-        tried.add(a);
-        return send(a);
-      }
-      for (Name ns : cut.nsNames()) {
-        if (lookedUp.contains(ns) || cut.glue().containsKey(ns) || r.cuts.host(ns, now) != null) {
-          continue;
-        }
-        if (ns.subdomain(cut.zone())) {
-          continue; // inside the zone, without glue: only the zone's own servers could say
-        }
-        lookedUp.add(ns);
-        if (!budget.nsName(cut.zone())) {
-          throw RecursionLimit.hit(Budget.NS_NAMES, "more than " + r.settings.maxNsNames()
-              + " name servers of " + cut.zone() + " to look up");
-        }
-        budget.depth(depth + 1);
-        if (!budget.startLookup(ns)) {
-          continue; // already being looked up further up this resolution: a dependency loop
-        }
-        return lookUp(ns, depth + 1).thenCompose(found -> next());
-      }
-      if (!timedOut.isEmpty() && ++rounds < MAX_ROUNDS) {
-        // A lost datagram is not a dead server: the time-outs are asked again (each waits twice
-        // as long now, see AuthorityServers#timeoutNanos), within the budget and deadline.
-        tried.removeAll(timedOut);
-        timedOut.clear();
-        return next();
-      }
-      throw RecursionLimit.unreachable("no authority of " + cut.zone() + " answered (" + lastFailure + ")");
-    }
-
-    private List<InetSocketAddress> addresses(Name ns, long now) {
-      List<InetSocketAddress> glue = cut.glue().get(ns);
-      if (glue != null) {
-        return glue;
-      }
-      ZoneCuts.Host h = r.cuts.host(ns, now);
-      return h == null ? List.of() : h.addresses();
-    }
-
-    private CompletableFuture<Message> send(InetSocketAddress a) {
-      budget.send();
-      if (log.isDebugEnabled()) {
-        log.debug("asking {} {} {} (zone {})", a.getAddress().getHostAddress(), name, Type.string(type), cut.zone());
-      }
-      long now = System.nanoTime();
-      long deadline = Math.min(now + r.servers.timeoutNanos(a, r.attemptMaxNanos), budget.deadlineNanos);
-      return AuthorityQuery.ask(r.sockets, a, name, type, deadline)
-          .handleAsync((reply, failure) -> {
-            if (failure != null) {
-              Throwable cause = unwrap(failure);
-              String outcome = cause instanceof UpstreamException ue ? ue.outcome() : "error";
-              r.metrics.query(outcome);
-              if (outcome.equals("timeout")) {
-                r.servers.timedOut(a, System.nanoTime());
-                timedOut.add(a);
-              }
-              lastFailure = outcome + " from " + a.getAddress().getHostAddress();
-              return next();
-            }
-            r.servers.answered(a, reply.rttNanos());
-            String lame = lameReason(reply.message(), cut, name);
-            if (lame != null) {
-              r.metrics.query("lame");
-              r.metrics.lame(lame);
-              r.servers.lame(a, cut.zone().toString(), System.nanoTime());
-              lastFailure = lame + " from " + a.getAddress().getHostAddress();
-              return next();
-            }
-            r.metrics.query("ok");
-            return CompletableFuture.completedFuture(reply.message());
-          }, r.executor)
-          .thenCompose(f -> f);
     }
   }
 
@@ -524,13 +257,13 @@ final class Resolution {
    * The addresses of name server {@code host} (A, or AAAA when it has no A), resolved with this
    * resolution's budget and kept in the zone-cut cache; an empty list when it has none reachable.
    */
-  private CompletableFuture<List<InetSocketAddress>> lookUp(Name host, int depth) {
+  CompletableFuture<List<InetSocketAddress>> lookUp(Name host, int depth) {
     return resolve(host, Type.A, depth).thenCompose(a -> {
-      List<InetSocketAddress> found = addresses(a, host);
+      List<InetSocketAddress> found = delegations.hostAddresses(a, host);
       if (!found.isEmpty() || a.rcode() != Rcode.NOERROR) {
         return CompletableFuture.completedFuture(found); // NXDOMAIN: no AAAA either
       }
-      return resolve(host, Type.AAAA, depth).thenApply(aaaa -> addresses(aaaa, host));
+      return resolve(host, Type.AAAA, depth).thenApply(aaaa -> delegations.hostAddresses(aaaa, host));
     }).exceptionallyCompose(failure -> {
       Throwable cause = unwrap(failure);
       if (cause instanceof RecursionLimit rl && rl.limit != null) {
@@ -538,29 +271,5 @@ final class Resolution {
       }
       return CompletableFuture.completedFuture(List.of());
     }).whenComplete((found, failure) -> budget.endLookup(host));
-  }
-
-  private List<InetSocketAddress> addresses(Result result, Name host) {
-    List<InetSocketAddress> out = new ArrayList<>();
-    long ttl = MAX_TTL_SECONDS;
-    for (Record rec : result.answer()) {
-      InetSocketAddress a = null;
-      if (rec instanceof ARecord ar) {
-        a = r.authority(ar.getAddress());
-      } else if (rec instanceof AAAARecord ar) {
-        a = r.authority(ar.getAddress());
-      } else {
-        continue;
-      }
-      ttl = Math.min(ttl, rec.getTTL());
-      if (a != null && !out.contains(a)) {
-        out.add(a);
-      }
-    }
-    if (!out.isEmpty()) {
-      r.cuts.putHost(host, new ZoneCuts.Host(List.copyOf(out),
-          System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(MIN_TTL_SECONDS, ttl))));
-    }
-    return out;
   }
 }
