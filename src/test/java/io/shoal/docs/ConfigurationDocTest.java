@@ -184,6 +184,18 @@ class ConfigurationDocTest {
   }
 
   @Test
+  void theDefaultsCheckedAreTheOnesTheJarEmbeds() throws IOException {
+    // The defaults a node runs with are the class path's application.conf (ConfigLoader); the build
+    // copies conf/application.conf there. Were they to come from elsewhere, this page would be
+    // checked against the wrong file.
+    try (var in = ConfigurationDocTest.class.getClassLoader().getResourceAsStream("application.conf")) {
+      assertTrue(in != null, "no application.conf on the class path");
+      assertEquals(Files.readString(DEFAULTS, StandardCharsets.UTF_8), new String(in.readAllBytes(), StandardCharsets.UTF_8),
+          "the class path's application.conf is not " + DEFAULTS);
+    }
+  }
+
+  @Test
   void theReferenceMatchesTheEmbeddedDefaults() throws IOException {
     assertTrue(Files.isRegularFile(DOC), "run from the repository root");
     List<String> problems = problems(Files.readString(DOC, StandardCharsets.UTF_8), defaults());
