@@ -241,10 +241,13 @@ public final class NearCache implements AnswerCache {
     return best;
   }
 
-  /** Takes {@code copy} out of the map and the slots, leaving its count in the sketch; under the lock. */
-  private void unslot(Copy copy) {
+  /**
+   * Takes {@code copy} out of the map and the slots, leaving its count in the sketch; under the
+   * lock. False when it was no longer held.
+   */
+  private boolean unslot(Copy copy) {
     if (!map.remove(copy.key, copy)) {
-      return;
+      return false;
     }
     sketch.raise(copy.key.hashCode(), copy.uses);
     Copy last = slots[--count];
@@ -252,19 +255,22 @@ public final class NearCache implements AnswerCache {
     last.slot = copy.slot;
     slots[count] = null;
     weight -= copy.weight;
+    return true;
   }
 
-  /** Removes {@code copy} if it is still held. */
-  private void remove(Copy copy, boolean countEntries) {
+  /** Removes {@code copy} if it is still held; whether it was. */
+  private boolean remove(Copy copy, boolean countEntries) {
+    boolean removed;
     lock.lock();
     try {
-      unslot(copy);
+      removed = unslot(copy);
     } finally {
       lock.unlock();
     }
     if (countEntries) {
       metrics.entries(0, map.size());
     }
+    return removed;
   }
 
   @Override
@@ -277,8 +283,7 @@ public final class NearCache implements AnswerCache {
     CacheKey target = CacheKey.of(flushed, 1, 1, 0);
     int removed = 0;
     for (Copy c : map.values()) {
-      if (c.answer.storedAtMillis() < storedBeforeMillis && named(c.key, target, qtype) && map.get(c.key) == c) {
-        remove(c, false);
+      if (c.answer.storedAtMillis() < storedBeforeMillis && named(c.key, target, qtype) && remove(c, false)) {
         removed++;
       }
     }
@@ -300,10 +305,7 @@ public final class NearCache implements AnswerCache {
     lock.lock();
     try {
       Copy held = map.get(key);
-      removed = held != null && held.answer.storedAtMillis() <= storedAtMillis;
-      if (removed) {
-        unslot(held);
-      }
+      removed = held != null && held.answer.storedAtMillis() <= storedAtMillis && unslot(held);
     } finally {
       lock.unlock();
     }
