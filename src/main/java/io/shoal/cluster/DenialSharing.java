@@ -13,7 +13,7 @@ import io.shoal.dnssec.DenialProofs;
  * Shares the DNSSEC denial proofs this node validates with every other node (RFC 8198 across the
  * cluster): each new NSEC/NSEC3 range is published once on a cluster topic, and every node keeps
  * the ranges the others publish, so a miss any node gets is denied where it arrived, with no hop.
- * See docs/cluster.md, "Shared denial proofs", for why proofs go to every node rather than to the
+ * See docs/cluster-internals.md, "Shared denial proofs", for why proofs go to every node rather than to the
  * owner of their zone.
  */
 public final class DenialSharing {

@@ -76,7 +76,7 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       CacheMetrics nearMetrics = null;
       if (nearEntries > 0) {
         nearMetrics = new CacheMetrics(NEAR_CACHE, "memory", node);
-        near = new NearCache(NEAR_CACHE, nearEntries, config.cluster().nearCacheMaxBytes(), nearMetrics);
+        near = new NearCache(NEAR_CACHE, nearEntries, config.cluster().nearCacheMaxBytes(), nearMetrics, clock);
         // Listed with the caches so flushes reach it; not in the map, where profiles pick caches by name.
         cacheList.add(near);
       }

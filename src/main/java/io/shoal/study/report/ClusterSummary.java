@@ -45,7 +45,7 @@ final class ClusterSummary {
     return out;
   }
 
-  /** Goals of the capacity study (docs/cluster.md): QPS of three quota-bound nodes against one. */
+  /** Goals of the capacity study (docs/cluster-internals.md): QPS of three quota-bound nodes against one. */
   static final double CAPACITY_QPS_GOAL = 2.4;
   /** ... and the CPU a cluster node spends per answered query against a single node's. */
   static final double CAPACITY_CPU_GOAL = 1.1;
@@ -108,12 +108,25 @@ final class ClusterSummary {
         line.append("; p99 latency ").append(StudySummary.ms(r.p99LatencyMs()));
       }
       if (r.loadCpuSeconds() != null && r.completed() > 0 && r.achievedQps() > 0) {
-        line.append(String.format(Locale.ROOT, "; its dnsperf processes used %.2f CPU",
-            r.loadCpuSeconds() / (r.completed() / r.achievedQps())));
+        line.append(loadCpu(r));
       }
       out.add(line.append('.').toString());
     }
     return out;
+  }
+
+  /**
+   * What the load generators took beside the nodes: one dnsperf per node, each with the same
+   * flags, so the same queries outstanding per node whatever the member; their CPU over the run,
+   * per node and per answered query, so a member whose generators ran short of CPU shows.
+   */
+  static String loadCpu(ClusterRow r) {
+    double cpus = r.loadCpuSeconds() / (r.completed() / r.achievedQps());
+    double perQuery = r.loadCpuSeconds() * 1e6 / r.completed();
+    return r.nodes() == 1
+        ? String.format(Locale.ROOT, "; its dnsperf process used %.2f CPU, %.1f us per answered query", cpus, perQuery)
+        : String.format(Locale.ROOT, "; its %d dnsperf processes (one per node) used %.2f CPU, %.2f per node, "
+            + "%.1f us per answered query", r.nodes(), cpus, cpus / r.nodes(), perQuery);
   }
 
   /** What a paced row's QPS is: the load it was offered, not what it could serve. */

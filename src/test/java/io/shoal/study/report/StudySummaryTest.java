@@ -118,10 +118,11 @@ class StudySummaryTest {
         capacityRow("churn-cluster-3", "churn", 3, true, 11000, 30000, 22.5, 3.3, 60.0)));
     assertEquals(List.of(
         "hit: hit-1 (1 node, 0.25 CPU each): ~10,000 qps at 25.0 us of CPU per answered query; the nodes used 100% "
-            + "of their quota; p99 latency 20.000 ms; its dnsperf processes used 0.10 CPU.",
+            + "of their quota; p99 latency 20.000 ms; its dnsperf process used 0.10 CPU, 10.0 us per answered query.",
         "hit: hit-cluster-3 (3 nodes, cluster, 0.25 CPU each): 2.50x the QPS of hit-1 (goal 2.4x: met); 1.12x the "
             + "CPU per answered query (28.0 vs 25.0 us) (goal at most 1.1x: not met); the nodes used 93% of their "
-            + "quota; p99 latency 40.000 ms; its dnsperf processes used 0.30 CPU.",
+            + "quota; p99 latency 40.000 ms; its 3 dnsperf processes (one per node) used 0.30 CPU, 0.10 per node, 12.0 "
+            + "us per answered query.",
         "churn-cluster-3 sent 90.9 upstream queries per 1,000 answered vs 500.0 for churn-independent-3: 5.5x fewer "
             + "(goal: about 3x fewer, the node count); 30000 vs 225000 upstream queries in all, hit rate 90.9% vs "
             + "50.0%."),
@@ -157,8 +158,8 @@ class StudySummaryTest {
     // no capacity verdict for the paced member: its QPS is what it was offered
     assertEquals("churn: churn-cluster-3-paced (3 nodes, cluster, 0.25 CPU each): 1.76x the QPS of churn-1 (paced "
         + "at 2933 qps per node: the load it was offered, not a capacity figure); 1.36x the CPU per answered query "
-        + "(68.2 vs 50.0 us); the nodes used 80% of their quota; p99 latency 5.000 ms; its dnsperf processes used "
-        + "0.09 CPU.", lines.get(3));
+        + "(68.2 vs 50.0 us); the nodes used 80% of their quota; p99 latency 5.000 ms; its 3 dnsperf processes "
+        + "(one per node) used 0.09 CPU, 0.03 per node, 10.2 us per answered query.", lines.get(3));
     assertEquals(4, lines.size(), lines.toString());
     List<String> slow = StudySummary.clusterAtAGlance(List.of(pacedRow("p", 8800, 2.0, 5.0, 2933)));
     assertTrue(slow.get(0).endsWith("at most 5.000 ms at p90 (bucket bounds of shoal_cluster_remote_lookup_seconds, "

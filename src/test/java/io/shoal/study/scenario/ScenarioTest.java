@@ -254,6 +254,7 @@ class ScenarioTest {
     assertEquals(0.25, s.recipe().cpuQuota());
     assertTrue(s.recipe().latencyPercentiles());
     assertTrue(s.recipe().cpuQuotaAfterWarmup(), "the nodes are measured warm");
+    assertEquals(3, s.recipe().rounds(), "the goals are judged on the medians of three rounds");
     assertEquals(List.of("hit", "hit", "hit", "churn", "churn", "churn", "churn"),
         s.members().stream().map(Member::group).toList());
     for (String group : List.of("hit", "churn")) {
