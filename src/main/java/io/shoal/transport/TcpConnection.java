@@ -2,7 +2,9 @@ package io.shoal.transport;
 
 import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
+import io.shoal.transport.tls.TlsChannel;
 import io.shoal.wire.AnswerRenderer;
+import io.shoal.wire.Padding;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -14,11 +16,11 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One DNS-over-TCP connection of a {@link TcpTransport}, touched by its selector thread only:
- * RFC 7766 framing, queries answered concurrently and written in the order they complete. What a
- * connection may hold is bounded: one message being read (at most 64 KiB) and, in flight or
- * waiting to be written, at most {@link #PIPELINE} replies; past that it stops reading until the
- * client has taken its answers.
+ * One DNS-over-TCP or DNS-over-TLS connection of a {@link TcpTransport}, touched by its selector
+ * thread only: RFC 7766 framing, queries answered concurrently and written in the order they
+ * complete; over TLS the same behind a {@link TlsChannel}. What a connection may hold is bounded:
+ * one message being read (at most 64 KiB) and, in flight or waiting to be written, at most
+ * {@link #PIPELINE} replies; past that it stops reading until the client has taken its answers.
  */
 final class TcpConnection {
   /** Queries of one connection in flight or waiting to be written at once. */
@@ -32,11 +34,19 @@ final class TcpConnection {
    * away answers the client has not read yet.
    */
   private static final long LINGER_NANOS = 1_000_000_000L;
+  /** Replies waiting together are encrypted as one TLS record of at most this many bytes. */
+  private static final int RECORD = 16384;
+  /** Decrypted bytes taken per event, at most this many times, so one client cannot hold the thread. */
+  private static final int TAKES_PER_EVENT = 64;
 
   private final TcpTransport listener;
   private final SocketChannel channel;
   private final InetSocketAddress client;
   private final int maxQueries;
+  /** Null for DNS over TCP. */
+  private final TlsChannel tls;
+  /** When it was accepted: the TLS handshake's deadline runs from here. */
+  private final long accepted;
   private SelectionKey key;
   private ByteBuffer in = ByteBuffer.allocate(FIRST_BUFFER);
   private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
@@ -67,6 +77,22 @@ final class TcpConnection {
     this.lastMessage = now;
     this.lastActive = now;
     this.lastWrite = now;
+    this.accepted = now;
+    this.tls = listener.engines() == null ? null : new TlsChannel(channel, listener.engines(), this::handshook);
+  }
+
+  /** The handshake finished: the first query's deadline runs from now. */
+  private void handshook() {
+    lastMessage = System.nanoTime();
+  }
+
+  long accepted() {
+    return accepted;
+  }
+
+  /** True once it sent a whole query: eviction turns to connections that have not first. */
+  boolean asked() {
+    return queries > 0;
   }
 
   void register(Selector selector) throws IOException {
@@ -79,7 +105,11 @@ final class TcpConnection {
 
   /** No query in flight and nothing to write: eviction may take it. */
   boolean idle() {
-    return !closed && inFlight == 0 && out.isEmpty();
+    return !closed && inFlight == 0 && out.isEmpty() && (tls == null || !tls.pendingOutput());
+  }
+
+  boolean closed() {
+    return closed;
   }
 
   void ready(SelectionKey k) {
@@ -105,13 +135,23 @@ final class TcpConnection {
   }
 
   private void read() throws IOException {
-    int n = channel.read(in);
+    int n = tls == null ? channel.read(in) : tls.read(in);
     if (n < 0) {
       eof = true;
     } else {
       received += n;
     }
     frame();
+    takeDecrypted();
+  }
+
+  /** Frames what the TLS layer decrypted and holds, while the pipeline has room. */
+  private void takeDecrypted() {
+    for (int i = 0; i < TAKES_PER_EVENT && tls != null && tls.buffered() && !stopped
+        && inFlight + out.size() < PIPELINE && in.hasRemaining(); i++) {
+      received += tls.take(in);
+      frame();
+    }
   }
 
   /** Takes the whole messages out of the buffer while the pipeline has room. */
@@ -157,17 +197,23 @@ final class TcpConnection {
   }
 
   private void ask(byte[] packet) {
+    Protocol protocol = listener.protocol();
     CompletableFuture<Optional<byte[]>> reply =
-        listener.ingress().ask(packet, client, Protocol.TCP).toCompletableFuture();
+        listener.ingress().ask(packet, client, protocol).toCompletableFuture();
     if (reply.isDone()) {
       // a hit, local data or a refusal: answered on this thread, no hand-off
-      answered(reply.getNow(Optional.empty()));
+      answered(padded(protocol, packet, reply.getNow(Optional.empty())));
       return;
     }
     reply.whenComplete((r, e) -> listener.execute(() -> {
-      answered(e == null ? r : Optional.empty());
+      answered(e == null ? padded(protocol, packet, r) : Optional.empty());
       settle();
     }));
+  }
+
+  /** Over TLS a reply is padded when its query asked for it (RFC 8467). */
+  private static Optional<byte[]> padded(Protocol protocol, byte[] query, Optional<byte[]> reply) {
+    return protocol == Protocol.DOT ? Padding.forQuery(query, reply) : reply;
   }
 
   private void answered(Optional<byte[]> reply) {
@@ -177,16 +223,22 @@ final class TcpConnection {
       return;
     }
     byte[] wire = StreamConnections.untruncated(reply.get());
-    listener.metrics().answered("tcp", AnswerRenderer.rcode(wire));
+    listener.metrics().answered(listener.protocol().label(), AnswerRenderer.rcode(wire));
     ByteBuffer framedReply = ByteBuffer.allocate(2 + wire.length);
     framedReply.putShort((short) wire.length).put(wire).flip();
     out.add(framedReply);
   }
 
   private void write() throws IOException {
+    if (tls != null) {
+      if (!tls.flush()) {
+        return;
+      }
+      coalesce();
+    }
     while (!out.isEmpty()) {
       ByteBuffer head = out.peek();
-      int n = channel.write(head);
+      int n = tls == null ? channel.write(head) : tls.write(head);
       if (n > 0) {
         lastWrite = System.nanoTime();
       }
@@ -195,6 +247,30 @@ final class TcpConnection {
       }
       out.poll();
     }
+  }
+
+  /** Over TLS, replies waiting together go out as one record: one encryption and one write for all. */
+  private void coalesce() {
+    if (out.size() < 2) {
+      return;
+    }
+    int total = 0;
+    int n = 0;
+    for (ByteBuffer b : out) {
+      if (total + b.remaining() > RECORD && n > 0) {
+        break;
+      }
+      total += b.remaining();
+      n++;
+    }
+    if (n < 2) {
+      return;
+    }
+    ByteBuffer joined = ByteBuffer.allocate(total);
+    for (int i = 0; i < n; i++) {
+      joined.put(out.poll());
+    }
+    out.addFirst(joined.flip());
   }
 
   /**
@@ -209,19 +285,21 @@ final class TcpConnection {
       if (!stopped && in.position() >= 2) {
         frame();
       }
+      takeDecrypted();
       write();
     } catch (IOException e) {
       close();
       return;
     }
-    if ((stopped || eof) && inFlight == 0 && out.isEmpty()) {
+    boolean unsent = !out.isEmpty() || (tls != null && tls.pendingOutput());
+    if ((stopped || eof) && inFlight == 0 && !unsent) {
       // With the pipeline empty every whole message left has been taken: what remains, if
       // anything, was cut short by the client.
       finish();
       return;
     }
     int ops = (!stopped && !eof && inFlight + out.size() < PIPELINE ? SelectionKey.OP_READ : 0)
-        | (out.isEmpty() ? 0 : SelectionKey.OP_WRITE);
+        | (unsent ? SelectionKey.OP_WRITE : 0);
     if (key.isValid() && key.interestOps() != ops) {
       key.interestOps(ops);
     }
@@ -232,8 +310,15 @@ final class TcpConnection {
    * whose next whole message did not within {@code idleNanos} (its queries already received are
    * still answered), and closes one whose client has not taken a reply for as long.
    */
-  void checkDeadline(long now, long firstQueryNanos, long idleNanos) {
+  void checkDeadline(long now, long handshakeNanos, long firstQueryNanos, long idleNanos) {
     if (closed) {
+      return;
+    }
+    if (tls != null && !tls.handshook() && lingeringSince == 0) {
+      if (now - accepted > handshakeNanos) {
+        listener.metrics().dropped(ServerMetrics.TLS_HANDSHAKE_TIMEOUT);
+        close();
+      }
       return;
     }
     if (lingeringSince != 0) {
@@ -255,6 +340,9 @@ final class TcpConnection {
 
   /** Closes a connection that said all it had to: at once after the client's FIN, else lingering. */
   private void finish() {
+    if (tls != null) {
+      tls.closeOutbound();
+    }
     if (eof) {
       close();
       return;

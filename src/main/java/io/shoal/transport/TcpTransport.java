@@ -4,6 +4,7 @@ import akka.Done;
 import akka.actor.typed.ActorSystem;
 import io.shoal.config.TcpSettings;
 import io.shoal.ingress.Ingress;
+import io.shoal.ingress.Protocol;
 import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -23,18 +25,22 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import javax.net.ssl.SSLEngine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * DNS over TCP (RFC 7766) on one selector thread of its own: it accepts, frames, looks queries up
- * and writes their replies itself, so a query on a new connection costs what a UDP query costs
- * plus the handshake, with no actor or stream materialised per connection. Misses complete on
- * the ingress workers' threads and come back through a task queue. The limits keep a hostile
- * client from holding a slot: a cap on open connections, where a newcomer over the cap takes the
- * place of the connection idle the longest (as Unbound and Knot do under TCP pressure); a deadline
- * from one whole query to the next (not per byte, so a client that trickles bytes is closed too);
- * a cap on queries per connection; a message shorter than a DNS header closes the connection.
+ * DNS over TCP (RFC 7766), or over TLS (RFC 7858), on one selector thread of its own: it accepts,
+ * frames, looks queries up and writes their replies itself, so a query on a new connection costs
+ * what a UDP query costs plus the handshakes, with no actor or stream materialised per connection.
+ * Misses complete on the ingress workers' threads and come back through a task queue. The limits
+ * keep a hostile client from holding a slot: a cap on open connections, where a newcomer over the
+ * cap takes the place of the oldest connection that has not asked a query yet, else of the one
+ * idle the longest (as Unbound and Knot do under TCP pressure); over TLS a deadline for the
+ * handshake; a deadline for the first query and from one whole query to the next (not per byte,
+ * so a client that trickles bytes is closed too); a cap on queries per connection; a message
+ * shorter than a DNS header closes the connection.
  */
 public final class TcpTransport {
   private static final Logger log = LoggerFactory.getLogger(TcpTransport.class);
@@ -44,6 +50,13 @@ public final class TcpTransport {
   private static final long ACCEPT_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   /** Connections accepted per wake-up, so a connect flood cannot starve open connections. */
   private static final int ACCEPTS_PER_WAKEUP = 64;
+  /**
+   * How long a connection that has not asked a query is safe from newcomers at the cap: long
+   * enough for a TLS handshake and a first query over a slow path, short enough that holders
+   * turn over while honest newcomers wait at most about this long (Unbound shortens its TCP
+   * timeout to 200 ms under the same pressure).
+   */
+  private static final long EVICTABLE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
   private final ServerSocketChannel server;
   private final InetSocketAddress localAddress;
@@ -51,7 +64,11 @@ public final class TcpTransport {
   private final SelectionKey acceptKey;
   private final Thread thread;
   private final TcpSettings limits;
+  private final Protocol protocol;
+  /** Makes each TLS connection's engine; null for DNS over TCP. */
+  private final Supplier<SSLEngine> engines;
   private final int cap;
+  private final long handshakeNanos;
   private final long idleNanos;
   private final long firstQueryNanos;
   private final Ingress ingress;
@@ -61,30 +78,56 @@ public final class TcpTransport {
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   /** Touched by the selector thread only. */
   private final Set<TcpConnection> connections = new HashSet<>();
+  /**
+   * Connections in the order they were accepted, until they ask a query: where eviction looks
+   * first (a client that never asked is the cheapest to lose and the likeliest holder), oldest
+   * first, without a look at every open connection. Entries that asked or closed leave as eviction
+   * meets them, or in a sweep when the queue grows past twice the cap.
+   */
+  private final ArrayDeque<TcpConnection> unasked = new ArrayDeque<>();
   private final CompletableFuture<Done> unbound = new CompletableFuture<>();
   private volatile boolean running = true;
   private long acceptPausedUntil;
+  /** A connection accepted while the listener was full and none could give way yet; null: none. */
+  private SocketChannel waiting;
   private boolean acceptPaused;
 
-  private TcpTransport(ServerSocketChannel server, Selector selector, TcpSettings limits, int cap, Ingress ingress,
-      ServerMetrics metrics) throws IOException {
+  private TcpTransport(ServerSocketChannel server, Selector selector, TcpSettings limits, Protocol protocol,
+      Supplier<SSLEngine> engines, int cap, Ingress ingress, ServerMetrics metrics) throws IOException {
     this.server = server;
     this.localAddress = (InetSocketAddress) server.getLocalAddress();
     this.selector = selector;
     this.acceptKey = server.register(selector, SelectionKey.OP_ACCEPT);
     this.limits = limits;
+    this.protocol = protocol;
+    this.engines = engines;
     this.cap = cap;
+    this.handshakeNanos = limits.handshakeTimeout().toNanos();
     this.idleNanos = limits.idleTimeout().toNanos();
     this.firstQueryNanos = Math.min(idleNanos, limits.firstQueryTimeout().toNanos());
     this.ingress = ingress;
     this.metrics = metrics;
-    this.thread = new Thread(this::run, "shoal-tcp");
+    this.thread = new Thread(this::run, "shoal-" + protocol.label());
     thread.setDaemon(true);
   }
 
-  /** Binds {@code address}; the stage fails with the bind error (e.g. address in use). */
+  /** Binds DNS over TCP on {@code address}; the stage fails with the bind error (e.g. address in use). */
   public static CompletionStage<TcpTransport> bind(
       ActorSystem<?> system, InetSocketAddress address, TcpSettings limits, Ingress ingress, ServerMetrics metrics) {
+    return bind(system, address, limits, Protocol.TCP, null, ingress, metrics);
+  }
+
+  /**
+   * Binds DNS over TLS on {@code address}, each connection with an engine from {@code engines}
+   * (made when its first bytes arrive); the stage fails with the bind error.
+   */
+  public static CompletionStage<TcpTransport> bindTls(ActorSystem<?> system, InetSocketAddress address,
+      TcpSettings limits, Supplier<SSLEngine> engines, Ingress ingress, ServerMetrics metrics) {
+    return bind(system, address, limits, Protocol.DOT, engines, ingress, metrics);
+  }
+
+  private static CompletionStage<TcpTransport> bind(ActorSystem<?> system, InetSocketAddress address,
+      TcpSettings limits, Protocol protocol, Supplier<SSLEngine> engines, Ingress ingress, ServerMetrics metrics) {
     long fileLimit = OpenFiles.limit();
     int cap = limits.connectionCap(fileLimit, Runtime.getRuntime().maxMemory());
     ServerSocketChannel server = null;
@@ -96,11 +139,13 @@ public final class TcpTransport {
       server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
       server.bind(address, limits.backlog());
       server.configureBlocking(false);
-      TcpTransport tcp = new TcpTransport(server, Selector.open(), limits, cap, ingress, metrics);
-      log.info("TCP: at most {} connections open ({}; open-file limit {}, heap {} MB), a first query must arrive "
+      TcpTransport tcp = new TcpTransport(server, Selector.open(), limits, protocol, engines, cap, ingress, metrics);
+      log.info("{}: at most {} connections open ({}; open-file limit {}, heap {} MB),{} a first query must arrive "
               + "within {} ms, each query within {} ms, {} queries per connection, backlog {}",
-          cap, limits.maxConnections() == TcpSettings.AUTO ? "auto" : "configured", fileLimit,
-          Runtime.getRuntime().maxMemory() >> 20, limits.firstQueryTimeout().toMillis(),
+          protocol == Protocol.DOT ? "DoT" : "TCP", cap, limits.maxConnections() == TcpSettings.AUTO ? "auto" : "configured", fileLimit,
+          Runtime.getRuntime().maxMemory() >> 20,
+          engines == null ? "" : " a TLS handshake must finish within " + limits.handshakeTimeout().toMillis() + " ms,",
+          limits.firstQueryTimeout().toMillis(),
           limits.idleTimeout().toMillis(), limits.maxQueries() == 0 ? "unlimited" : limits.maxQueries(),
           limits.backlog());
       tcp.thread.start();
@@ -149,6 +194,14 @@ public final class TcpTransport {
     return ingress;
   }
 
+  Protocol protocol() {
+    return protocol;
+  }
+
+  Supplier<SSLEngine> engines() {
+    return engines;
+  }
+
   ServerMetrics metrics() {
     return metrics;
   }
@@ -165,7 +218,7 @@ public final class TcpTransport {
 
   void closed(TcpConnection connection) {
     if (connections.remove(connection)) {
-      metrics.streamConnections("tcp", connections.size());
+      metrics.streamConnections(protocol.label(), connections.size());
     }
   }
 
@@ -208,6 +261,9 @@ public final class TcpTransport {
     for (TcpConnection c : new ArrayList<>(connections)) {
       c.close();
     }
+    if (waiting != null) {
+      closeQuietly(waiting);
+    }
     try {
       selector.close();
       server.close();
@@ -217,6 +273,10 @@ public final class TcpTransport {
   }
 
   private void acceptAll() {
+    long now = System.nanoTime();
+    if (waiting != null && !placeWaiting(now)) {
+      return;
+    }
     for (int i = 0; i < ACCEPTS_PER_WAKEUP; i++) {
       SocketChannel channel;
       try {
@@ -224,49 +284,127 @@ public final class TcpTransport {
       } catch (IOException e) {
         // Out of descriptors: the pending connection stays in the backlog; retrying at once would
         // spin on the same error.
-        acceptFailures.warn("TCP accept failed", e);
-        acceptKey.interestOps(0);
-        acceptPaused = true;
-        acceptPausedUntil = System.nanoTime() + ACCEPT_PAUSE_NANOS;
+        acceptFailures.warn(protocol.label() + " accept failed", e);
+        pauseAccepting(now);
         return;
       }
       if (channel == null) {
         return;
       }
-      admit(channel);
+      admit(channel, now);
+      if (waiting != null) {
+        return;
+      }
     }
   }
 
-  private void admit(SocketChannel channel) {
+  private void pauseAccepting(long now) {
+    acceptKey.interestOps(0);
+    acceptPaused = true;
+    acceptPausedUntil = now + ACCEPT_PAUSE_NANOS;
+  }
+
+  private void admit(SocketChannel channel, long now) {
     try {
       InetSocketAddress client = (InetSocketAddress) channel.getRemoteAddress();
       if (!ingress.admitsConnection(client.getAddress())) {
         channel.close();
         return;
       }
-      if (connections.size() >= cap && !evictIdle()) {
-        metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);
-        channel.close();
-        return;
+      if (connections.size() >= cap) {
+        Room room = makeRoom(now);
+        if (room == Room.LATER) {
+          // Every connection that could give way is younger than EVICTABLE_AFTER: this one waits,
+          // unregistered, and the listener takes no more until the next look (what comes next
+          // waits in the kernel's backlog, at no cost here).
+          waiting = channel;
+          pauseAccepting(now);
+          return;
+        }
+        if (room == Room.NONE) {
+          metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);
+          channel.close();
+          return;
+        }
       }
-      channel.configureBlocking(false);
-      channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-      TcpConnection connection = new TcpConnection(this, channel, client, System.nanoTime());
-      connection.register(selector);
-      connections.add(connection);
-      metrics.streamConnections("tcp", connections.size());
+      open(channel, client, now);
     } catch (IOException e) {
-      // the client left while it was being accepted
-      try {
-        channel.close();
-      } catch (IOException ignored) {
-        // nothing more to do for it
-      }
+      closeQuietly(channel);
     }
   }
 
-  /** Closes the connection idle the longest, if one is; true when one was. Runs only at the cap. */
-  private boolean evictIdle() {
+  /** Places the connection accepted while the listener was full, if there is room now; true when placed or gone. */
+  private boolean placeWaiting(long now) {
+    SocketChannel channel = waiting;
+    if (connections.size() >= cap) {
+      Room room = makeRoom(now);
+      if (room == Room.LATER) {
+        return false;
+      }
+      waiting = null;
+      if (room == Room.NONE) {
+        metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);
+        closeQuietly(channel);
+        return true;
+      }
+    }
+    waiting = null;
+    try {
+      open(channel, (InetSocketAddress) channel.getRemoteAddress(), now);
+    } catch (IOException e) {
+      closeQuietly(channel);
+    }
+    return true;
+  }
+
+  private void open(SocketChannel channel, InetSocketAddress client, long now) throws IOException {
+    channel.configureBlocking(false);
+    channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    TcpConnection connection = new TcpConnection(this, channel, client, now);
+    connection.register(selector);
+    connections.add(connection);
+    queueUnasked(connection);
+    metrics.streamConnections(protocol.label(), connections.size());
+  }
+
+  private static void closeQuietly(SocketChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // the client left while it was being accepted
+    }
+  }
+
+  private void queueUnasked(TcpConnection connection) {
+    unasked.add(connection);
+    if (unasked.size() > 2 * cap + 64) {
+      // connections that asked and stayed open pile up behind ones that did not: sweep them out
+      unasked.removeIf(c -> c.asked() || c.closed());
+    }
+  }
+
+  /** What a newcomer at the cap finds: a slot made for it, a slot later, or none. */
+  private enum Room { MADE, LATER, NONE }
+
+  /**
+   * Makes room for a newcomer at the cap: closes the oldest connection that has not asked a query
+   * yet, once it has been open EVICTABLE_AFTER (LATER until then), else the one idle the longest,
+   * if one is (NONE when every connection has queries in flight). The first choice takes no scan,
+   * so a flood of silent connections costs each newcomer a queue look, not a look at every open
+   * one, and reconnecting in a loop turns each slot over at most every EVICTABLE_AFTER.
+   */
+  private Room makeRoom(long now) {
+    for (TcpConnection head; (head = unasked.peek()) != null; unasked.poll()) {
+      if (!head.asked() && head.idle()) {
+        if (now - head.accepted() < EVICTABLE_AFTER_NANOS) {
+          return Room.LATER;
+        }
+        unasked.poll();
+        metrics.dropped(ServerMetrics.TCP_IDLE_EVICTED);
+        head.close();
+        return Room.MADE;
+      }
+    }
     TcpConnection oldest = null;
     for (TcpConnection c : connections) {
       if (c.idle() && (oldest == null || c.lastActive() - oldest.lastActive() < 0)) {
@@ -274,20 +412,24 @@ public final class TcpTransport {
       }
     }
     if (oldest == null) {
-      return false;
+      return Room.NONE;
     }
     metrics.dropped(ServerMetrics.TCP_IDLE_EVICTED);
     oldest.close();
-    return true;
+    return Room.MADE;
   }
 
   private void scan(long now) {
     if (acceptPaused && now - acceptPausedUntil >= 0 && acceptKey.isValid()) {
-      acceptPaused = false;
-      acceptKey.interestOps(SelectionKey.OP_ACCEPT);
+      if (waiting != null && !placeWaiting(now)) {
+        acceptPausedUntil = now + ACCEPT_PAUSE_NANOS;
+      } else {
+        acceptPaused = false;
+        acceptKey.interestOps(SelectionKey.OP_ACCEPT);
+      }
     }
     for (TcpConnection c : new ArrayList<>(connections)) {
-      c.checkDeadline(now, firstQueryNanos, idleNanos);
+      c.checkDeadline(now, handshakeNanos, firstQueryNanos, idleNanos);
     }
   }
 }
