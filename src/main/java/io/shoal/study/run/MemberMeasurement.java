@@ -25,6 +25,7 @@ import io.shoal.study.scenario.Scenario;
 import io.shoal.study.server.DnssecAnswerCheck;
 import io.shoal.study.server.KnotUpstream;
 import io.shoal.study.server.ServerUnderTest;
+import io.shoal.study.server.PolicyListCheck;
 import io.shoal.study.server.ShoalUnderTest;
 import io.shoal.study.server.StudyCertificate;
 import io.shoal.study.timeline.KillTimeline;
@@ -102,7 +103,7 @@ final class MemberMeasurement {
    */
   private void confirmPolicyList(Member m, ServerUnderTest server) throws StudyException, IOException {
     if (m.policyList() != null && server instanceof ShoalUnderTest shoal) {
-      shoal.confirmPolicyList(listedNames, m.policyList(), shoal.directory().resolve("policy-check.txt"));
+      PolicyListCheck.confirm(shoal, listedNames, m.policyList(), shoal.directory().resolve("policy-check.txt"));
       out.println("study: " + shoal.label() + " answers the domain list's names by it (" + m.policyList() + ")");
     }
   }

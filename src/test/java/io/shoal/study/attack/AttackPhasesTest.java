@@ -9,7 +9,7 @@ import com.typesafe.config.ConfigFactory;
 import io.shoal.study.scenario.AttackPlan;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.Scenario;
-import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.server.ShoalMemberConfig;
 import io.shoal.study.server.StudyCertificate;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -101,10 +101,10 @@ class AttackPhasesTest {
     StudyCertificate cert = new StudyCertificate(tmp.resolve("cert.pem"), tmp.resolve("key.pem"));
     Member listening = new Member(m.name(), m.kind(), AttackPhases.withEncryptedListeners(m.config(), 5853, 5443,
         cert));
-    String rendered = ShoalUnderTest.render(ShoalUnderTest.memberConfig(CATALOG.recipe(), listening, 5351, 9101,
+    String rendered = ShoalMemberConfig.render(ShoalMemberConfig.memberConfig(CATALOG.recipe(), listening, 5351, 9101,
         8561, new InetSocketAddress("127.0.0.1", 5300), Path.of("data"), null));
     // what shoal serve will check: both listeners, the certificate, the member's cap kept
-    ShoalUnderTest.validate(listening, rendered);
+    ShoalMemberConfig.validate(listening, rendered);
     var c = ConfigFactory.parseString(rendered).getConfig("shoal");
     assertEquals("127.0.0.1:5853", c.getString("listen.tls"));
     assertEquals("127.0.0.1:5443", c.getString("listen.https"));
