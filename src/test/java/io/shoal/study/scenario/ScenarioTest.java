@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
-import io.shoal.study.attack.AttackPhases;
+import io.shoal.study.attack.AttackMemberConfig;
 import io.shoal.study.report.OutageSummary;
 import io.shoal.study.run.StudyRun;
 import io.shoal.study.server.ClusterPlacement;
@@ -428,7 +428,7 @@ class ScenarioTest {
     assertTrue(plan.holderEmptyConnections() + plan.holderIdleConnections() > cap);
     assertTrue(plan.dripConnections() + plan.idleConnections() < cap);
     Member m = s.members().get(0);
-    Member hostile = new Member(m.name(), m.kind(), AttackPhases.withHostileProfile(m.config(), plan,
+    Member hostile = new Member(m.name(), m.kind(), AttackMemberConfig.withHostileProfile(m.config(), plan,
         new java.net.InetSocketAddress("127.0.0.1", 5399)));
     io.shoal.config.ShoalConfig c = ShoalMemberConfig.validate(hostile, ShoalMemberConfig.render(ShoalMemberConfig.memberConfig(
         s.recipe(), hostile, 5351, 9101, 8561, new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"),
