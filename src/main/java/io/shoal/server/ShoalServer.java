@@ -7,9 +7,7 @@ import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.transport.https.DohConnectionHook;
-import io.shoal.admin.AdminEndpoint;
 import io.shoal.admin.AdminToken;
-import io.shoal.admin.CacheTransfer;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.HeapBudget;
 import io.shoal.cluster.ClusterNode;
@@ -23,10 +21,8 @@ import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ShoalConfig;
 import io.shoal.loop.LoopDetector;
 import io.shoal.loop.SelfUpstreamCheck;
-import io.shoal.ingress.QueryPlan;
 import io.shoal.local.LocalData;
 import io.shoal.metrics.PolicyMetrics;
-import io.shoal.metrics.CacheLoadMetrics;
 import io.shoal.metrics.PrometheusEndpoint;
 import io.shoal.metrics.ReloadMetrics;
 import io.shoal.metrics.ServerMetrics;
@@ -41,7 +37,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -146,22 +141,7 @@ public final class ShoalServer {
     // answer finds the token to manage it (with admin port 0 the file is named for the port bound
     // later, and written then).
     AdminToken adminToken = AdminToken.fresh();
-    Path earlyToken = null;
-    if (config.admin().enabled() && config.admin().port() != 0) {
-      // A node already on this admin port keeps its token file: this one would not start anyway.
-      try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
-        probe.bind(new InetSocketAddress(config.admin().host(), config.admin().port()));
-      } catch (IOException e) {
-        throw new StartupException("cannot listen on admin HTTP " + config.admin().host() + ":" + config.admin().port()
-            + ": " + e.getMessage());
-      }
-      earlyToken = config.admin().tokenFileFor(config.admin().port());
-      try {
-        adminToken.writeTo(earlyToken);
-      } catch (IOException e) {
-        throw new StartupException("shoal.admin.token_file: cannot write " + earlyToken + ": " + e.getMessage());
-      }
-    }
+    Path earlyToken = NodeAdmin.writeEarlyToken(config, adminToken);
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
@@ -169,7 +149,7 @@ public final class ShoalServer {
       udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), config.udpBatch(), metrics,
           new ResponseRateLimiter(config.rateLimit(), metrics));
     } catch (IOException e) {
-      forget(earlyToken);
+      NodeAdmin.forget(earlyToken);
       throw new StartupException("cannot listen on UDP " + config.udpListen() + ": " + e.getMessage());
     }
     UpstreamSelector upstreamSockets;
@@ -177,7 +157,7 @@ public final class ShoalServer {
       upstreamSockets = new UpstreamSelector(DescriptorBudget.upstreamSockets(config), metrics);
     } catch (IOException e) {
       udp.close();
-      forget(earlyToken);
+      NodeAdmin.forget(earlyToken);
       throw new StartupException("cannot open the upstream selector: " + e.getMessage());
     }
     NodeStatus status = new NodeStatus();
@@ -222,14 +202,14 @@ public final class ShoalServer {
                 longestMaxTtl(config), () -> live.ingress().plan().profiles(), clock, resolver.plans().denials()));
       }
       ConfigReload reload = new ConfigReload(source, raw,
-          (next, changed) -> applyLive(next, live, udp, metrics, encrypted), new ReloadMetrics(node));
+          (next, changed) -> LiveReconfiguration.apply(next, live, udp, metrics, encrypted), new ReloadMetrics(node));
       if (config.reloadWatch()) {
         reload.watch(system);
       }
       InetSocketAddress admin = null;
       if (config.admin().enabled()) {
         step = "listen on admin HTTP " + config.admin().host() + ":" + config.admin().port();
-        admin = startAdmin(system, config, resolver, clusterNode, clock, reload, adminToken);
+        admin = NodeAdmin.start(system, config, resolver, clusterNode, clock, reload, adminToken);
       }
       step = "serve metrics on " + config.metricsHost() + ":" + config.metricsPort();
       PrometheusEndpoint.serve();
@@ -254,51 +234,13 @@ public final class ShoalServer {
       }
       system.terminate();
       upstreamSockets.close();
-      forget(earlyToken);
+      NodeAdmin.forget(earlyToken);
       Throwable cause = e.getCause() != null ? e.getCause() : e;
       if (cause instanceof StartupException se) {
         throw se;
       }
       throw new StartupException("cannot " + step + ": " + cause.getMessage());
     }
-  }
-
-  /** Removes the token file of a node that did not start, so no file names a token nothing accepts. */
-  private static void forget(Path tokenFile) {
-    if (tokenFile != null) {
-      try {
-        java.nio.file.Files.deleteIfExists(tokenFile);
-      } catch (IOException e) {
-        log.warn("cannot remove {}: {}", tokenFile, e.getMessage());
-      }
-    }
-  }
-
-  /**
-   * A reload's new configuration, taken live: a new query plan (upstreams, profiles, access
-   * control, local data, policy, serve-stale, prefetch, DNSSEC, logs) for the queries read from
-   * now on, the UDP rate limit, and a look at the certificate files. The caches, the sockets and
-   * the cluster stay; queries in flight finish as they began.
-   */
-  private static void applyLive(
-      ShoalConfig next, Resolver resolver, UdpTransport udp, ServerMetrics metrics, EncryptedListeners encrypted) {
-    QueryPlans plans = resolver.plans();
-    ShoalConfig before = plans.current().config();
-    // A file changed since it was read, or refused when its watcher read it: read again now, so
-    // the reload says whether it loads.
-    QueryPlan plan = plans.current().plan();
-    boolean filesToRead = (plan.local() != null && plan.local().needsReading())
-        || (plan.policy() != null && plan.policy().needsReading());
-    if (!next.equals(before) || filesToRead) {
-      QueryPlans.Built built = plans.build(next);
-      resolver.ingress().replan(built.plan());
-      plans.activate(built);
-      if (!next.rateLimit().equals(before.rateLimit())) {
-        udp.rateLimit(new ResponseRateLimiter(next.rateLimit(), metrics));
-      }
-    }
-    // After a renewal an operator reloads: the certificate is looked at now, not at the next check.
-    encrypted.checkCertificate();
   }
 
   /** How long a flush must be remembered: no answer outlives the longest max_ttl. */
@@ -313,39 +255,6 @@ public final class ShoalServer {
   private static void logStarted(UdpTransport udp, InetSocketAddress tcp, String metricsEndpoint) {
     log.info("shoal answering on udp {} ({} sockets) and tcp {}; {}", udp.localAddress(), udp.socketCount(), tcp,
         metricsEndpoint == null ? "metrics off" : "metrics at http://" + metricsEndpoint + "/metrics");
-  }
-
-  /**
-   * Flushes here at once (to report a count) and, in cluster mode, adds the flush to the
-   * cluster's record, which every node applies (now, or when it is back if it is away).
-   */
-  private static InetSocketAddress startAdmin(
-      ActorSystem<Void> system, ShoalConfig config, Resolver resolver, ClusterNode clusterNode, LongSupplier clock,
-      ConfigReload reload, AdminToken token) throws Exception {
-    // Dumps cover the configured caches: in a cluster this node's share, not its near copies of others'.
-    List<AnswerCache> own = resolver.caches().stream().filter(c -> config.caches().containsKey(c.name())).toList();
-    CacheLoadMetrics loadMetrics = new CacheLoadMetrics(config.cluster().enabled() ? config.cluster().nodeLabel() : null);
-    CacheTransfer transfer = new CacheTransfer(own, () -> resolver.ingress().plan().profiles(), clock, loadMetrics);
-    return AdminEndpoint.start(system, config.admin(), (name, qtype) -> {
-      CompletableFuture<Integer> removed = CompletableFuture.completedFuture(0);
-      for (AnswerCache c : resolver.caches()) {
-        removed = removed.thenCombine(c.flushName(name, qtype), Integer::sum);
-      }
-      // What the resolving groups learnt of the tree goes too, so a changed delegation is walked again.
-      flushRecursion(resolver, name);
-      CompletionStage<Boolean> everyNode = clusterNode == null
-          ? CompletableFuture.completedFuture(null)
-          : clusterNode.recordFlush(name, qtype);
-      return removed.thenCombine(everyNode, (n, all) -> new AdminEndpoint.Flushed(n, clusterNode != null, all));
-    }, transfer, () -> reload.reload("shoal reload"), token).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
-  }
-
-  private static void flushRecursion(Resolver resolver, String name) {
-    try {
-      resolver.plans().flushRecursion(org.xbill.DNS.Name.fromString(name, org.xbill.DNS.Name.root).canonicalize());
-    } catch (org.xbill.DNS.TextParseException e) {
-      log.debug("flush of {}: not a name the recursion knows", name);
-    }
   }
 
   public InetSocketAddress udpAddress() {

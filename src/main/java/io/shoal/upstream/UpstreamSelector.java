@@ -7,13 +7,9 @@ import io.shoal.wire.DnsQuery;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
-import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntFunction;
 import org.slf4j.Logger;
@@ -31,9 +27,10 @@ import org.slf4j.LoggerFactory;
  * truncated) use a socket each.
  *
  * <p>The caller sends the UDP datagram on its own thread (no hand-off before the query leaves);
- * the selector thread waits for the answer, runs TCP's connect/write/read, and ends the exchange
- * at its deadline. Open sockets are capped (sized from the file limit by the caller), so a miss
- * flood cannot take the descriptors that clients and the caches need.
+ * the selector thread ({@link ExchangeLoop}) waits for the answer, runs TCP's
+ * connect/write/read, and ends the exchange at its deadline. Open sockets are capped (sized from
+ * the file limit by the caller), so a miss flood cannot take the descriptors that clients and the
+ * caches need.
  */
 public final class UpstreamSelector implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(UpstreamSelector.class);
@@ -43,14 +40,8 @@ public final class UpstreamSelector implements AutoCloseable {
   /** How long a UDP socket may live, so a port is never in use for long. */
   static final long UDP_AGE_NANOS = 5_000_000_000L;
 
-  private final Selector selector;
-  private final Thread loop;
-  private final ConcurrentLinkedQueue<Exchange> incoming = new ConcurrentLinkedQueue<>();
-  private final PriorityQueue<Exchange> deadlines =
-      new PriorityQueue<>((a, b) -> Long.compare(a.deadlineNanos, b.deadlineNanos));
   private final UpstreamSockets sockets;
-  private final ServerMetrics metrics;
-  private final ByteBuffer udpBuffer = ByteBuffer.allocateDirect(65535);
+  private final ExchangeLoop loop;
   private final SecureRandom random = new SecureRandom();
   /**
    * Query IDs (and the letter-case bits of lookups from the listeners) drawn from {@link #random} a
@@ -59,23 +50,15 @@ public final class UpstreamSelector implements AutoCloseable {
    */
   private final byte[] ids = new byte[4096];
   private int nextId = ids.length;
-  /** When the selector thread will next look at its deadlines on its own (System.nanoTime). */
-  private volatile long selectorWakesAt = Long.MIN_VALUE;
-  private volatile boolean running = true;
   /** Queries in flight that {@link #fromListener} sent, by ID; made on first use (cluster mode). */
   private volatile AtomicReferenceArray<ListenerExchange> listenerIds;
-  private long lastSweep = System.nanoTime();
 
   /**
    * @param maxOpen upstream sockets open at once; beyond it an exchange fails at once ("overload")
    */
   public UpstreamSelector(int maxOpen, ServerMetrics metrics) throws IOException {
     this.sockets = new UpstreamSockets(maxOpen, UDP_USES, UDP_AGE_NANOS);
-    this.metrics = metrics;
-    this.selector = Selector.open();
-    this.loop = new Thread(this::run, "shoal-upstream");
-    this.loop.setDaemon(true);
-    this.loop.start();
+    this.loop = new ExchangeLoop(sockets, metrics);
   }
 
   /** The cap on open upstream sockets. */
@@ -120,7 +103,7 @@ public final class UpstreamSelector implements AutoCloseable {
    */
   public CompletableFuture<byte[]> fromListener(
       DatagramSender via, InetSocketAddress server, DnsQuery query, IntFunction<byte[]> packet, long deadlineNanos) {
-    if (!running || server.isUnresolved()) {
+    if (!loop.running() || server.isUnresolved()) {
       return null;
     }
     AtomicReferenceArray<ListenerExchange> byId = listenerIds();
@@ -139,7 +122,7 @@ public final class UpstreamSelector implements AutoCloseable {
         byId.compareAndSet(id, x, null);
         return null;
       }
-      enqueue(x, false); // nothing to register: only its deadline is kept
+      loop.enqueue(x, false); // nothing to register: only its deadline is kept
       return x.result;
     }
     return null;
@@ -209,22 +192,8 @@ public final class UpstreamSelector implements AutoCloseable {
       sockets.retire(socket);
       return CompletableFuture.failedFuture(new UpstreamException("error", "send to " + server + ": " + e));
     }
-    enqueue(x, fresh);
+    loop.enqueue(x, fresh);
     return x.result;
-  }
-
-  /**
-   * Hands {@code x} to the selector thread, waking it only when it has to act before it would wake
-   * on its own: to {@code register} a socket it has not seen, or for a deadline before its next
-   * wake-up. Otherwise it takes {@code x} from {@link #incoming} when it next looks at its deadlines.
-   */
-  private void enqueue(Exchange x, boolean register) {
-    long wakesAt = selectorWakesAt;
-    if (register || (wakesAt != Long.MIN_VALUE && x.deadlineNanos - wakesAt < 0)) {
-      submit(x);
-    } else {
-      incoming.add(x);
-    }
   }
 
   /** Asks over TCP; completes with the matching response, or fails at the deadline. */
@@ -244,7 +213,7 @@ public final class UpstreamSelector implements AutoCloseable {
       return CompletableFuture.failedFuture(new UpstreamException("error", "TCP to " + server + ": " + e));
     }
     x.channel = ch;
-    submit(x);
+    loop.submit(x);
     return x.result;
   }
 
@@ -254,144 +223,9 @@ public final class UpstreamSelector implements AutoCloseable {
     return CompletableFuture.failedFuture(e);
   }
 
-  private void submit(Exchange x) {
-    incoming.add(x);
-    selector.wakeup();
-  }
-
-  private void run() {
-    while (running) {
-      try {
-        Exchange x;
-        while ((x = incoming.poll()) != null) {
-          try {
-            if (x instanceof UdpExchange u) {
-              if (u.socket.key == null) {
-                u.socket.key = u.channel.register(selector, SelectionKey.OP_READ, u.socket);
-              }
-            } else if (x instanceof ListenerExchange) {
-              // Its reply is read by a listener: only its deadline is kept here.
-            } else {
-              x.channel.register(selector, x.firstInterest(), x);
-            }
-            deadlines.add(x);
-          } catch (IOException | RuntimeException e) {
-            finish(x, null, new UpstreamException("error", x.server + ": " + e));
-          }
-        }
-        long waitMs = 1000;
-        Exchange next = deadlines.peek();
-        if (next != null) {
-          waitMs = Math.max(1, Math.min(1000, (next.deadlineNanos - System.nanoTime()) / 1_000_000 + 1));
-        }
-        selectorWakesAt = System.nanoTime() + waitMs * 1_000_000;
-        if (incoming.isEmpty()) {
-          selector.select(waitMs);
-        } else {
-          selector.selectNow();
-        }
-        selectorWakesAt = Long.MIN_VALUE;
-        for (SelectionKey k : selector.selectedKeys()) {
-          if (k.attachment() instanceof UpstreamSockets.Udp u) {
-            readUdp(u);
-          } else {
-            stepTcp((TcpExchange) k.attachment(), k);
-          }
-        }
-        selector.selectedKeys().clear();
-        long now = System.nanoTime();
-        if (now - lastSweep > 1_000_000_000L) {
-          lastSweep = now;
-          sockets.sweep(now);
-        }
-        while ((next = deadlines.peek()) != null && (next.result.isDone() || next.deadlineNanos - now <= 0)) {
-          deadlines.poll();
-          if (!next.result.isDone()) {
-            finish(next, null, new UpstreamException("timeout", "no answer from " + next.server));
-          }
-        }
-      } catch (IOException | RuntimeException e) {
-        log.error("upstream selector: {}", e.toString());
-      }
-    }
-  }
-
-  private void readUdp(UpstreamSockets.Udp socket) {
-    while (true) {
-      udpBuffer.clear();
-      int n;
-      try {
-        n = socket.channel.read(udpBuffer);
-      } catch (IOException e) {
-        // e.g. ICMP port unreachable reported on the connected socket: the server is not there.
-        UdpExchange x = socket.query;
-        if (x != null) {
-          finish(x, null, new UpstreamException("error", x.server + ": " + e));
-        }
-        return;
-      }
-      if (n <= 0) {
-        return;
-      }
-      // Read only now: the socket may have gone back idle and carried the caller's next query
-      // (set before it was sent) since this loop began, and this datagram may be its answer.
-      UdpExchange x = socket.query;
-      if (x == null || x.result.isDone()) {
-        // A datagram for no query in flight on this socket (a late or duplicate answer).
-        metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
-        continue;
-      }
-      byte[] bytes = new byte[n];
-      udpBuffer.flip().get(bytes);
-      if (!x.answeredBy(bytes, n)) {
-        metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
-        continue;
-      }
-      finish(x, bytes, null);
-      // A socket carries one query at a time, so its answer was the last datagram to wait for:
-      // another read would only come back empty (a system call per answer) or, from a socket
-      // that has just carried its last query and been closed, throw ClosedChannelException,
-      // stack trace and all (a profile of a churn cluster node found both on this thread). A
-      // datagram already queued for the socket's next query stays readable and is picked up on
-      // the next select, which reports a socket for as long as it has data.
-      return;
-    }
-  }
-
-  private void stepTcp(TcpExchange x, SelectionKey k) {
-    try {
-      while (!x.result.isDone()) {
-        byte[] message = x.step(k);
-        if (message == null) {
-          return;
-        }
-        if (x.answeredBy(message, message.length)) {
-          finish(x, message, null);
-        } else {
-          metrics.dropped(ServerMetrics.UPSTREAM_MISMATCH);
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      finish(x, null, new UpstreamException("error", "TCP to " + x.server + ": " + e.getMessage()));
-    }
-  }
-
-  private void finish(Exchange x, byte[] answer, Throwable failure) {
-    if (x.result.isDone()) {
-      return;
-    }
-    // After a timeout or an error a socket is not trusted with another query.
-    x.end(sockets, failure == null && running);
-    if (failure != null) {
-      x.result.completeExceptionally(failure);
-    } else {
-      x.result.complete(answer);
-    }
-  }
-
   /** True once {@link #close} was called. */
   public boolean closed() {
-    return !running;
+    return !loop.running();
   }
 
   /** Upstream sockets open now. */
@@ -401,23 +235,6 @@ public final class UpstreamSelector implements AutoCloseable {
 
   @Override
   public void close() {
-    running = false;
-    selector.wakeup();
-    try {
-      loop.join(2000);
-      selector.close();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (IOException ignored) {
-      // the selector is going away with the process
-    }
-    Exchange x;
-    while ((x = incoming.poll()) != null) {
-      finish(x, null, new UpstreamException("error", "shutting down"));
-    }
-    while ((x = deadlines.poll()) != null) {
-      finish(x, null, new UpstreamException("error", "shutting down"));
-    }
-    sockets.retireIdle();
+    loop.close();
   }
 }

@@ -1,8 +1,6 @@
 package io.shoal.study.attack;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
-import com.typesafe.config.ConfigValueFactory;
 import io.shoal.study.host.LoopbackPort;
 import io.shoal.study.host.Pause;
 import io.shoal.study.host.Prerequisites;
@@ -10,7 +8,6 @@ import io.shoal.study.host.StartedProcesses;
 import io.shoal.study.host.StudyException;
 import io.shoal.study.measure.Dnsperf;
 import io.shoal.study.measure.DnsperfReport;
-import io.shoal.study.measure.MetricsScrape;
 import io.shoal.study.scenario.AttackPlan;
 import io.shoal.study.scenario.LoadSettings;
 import io.shoal.study.scenario.Member;
@@ -32,7 +29,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
@@ -50,8 +46,6 @@ public final class AttackPhases {
   private static final Duration SLACK = Duration.ofSeconds(3);
   /** Lets shoal's counters (published every second) catch up before they are read. */
   private static final Duration SETTLE = Duration.ofSeconds(2);
-  /** Name of the hostile profile and its upstream group in the member's configuration. */
-  static final String HOSTILE = "hostile";
   private static final long SEED = 11;
 
   private final Scenario scenario;
@@ -100,64 +94,6 @@ public final class AttackPhases {
     return plan.encryptedDuration().compareTo(load.duration()) < 0 ? plan.encryptedDuration() : load.duration();
   }
 
-  /**
-   * A shoal member's configuration deltas with a DoT listener on {@code dotPort} and a DoH one on
-   * {@code dohPort}, both presenting {@code certificate}; its UDP and TCP listeners stay. Each has
-   * the connection cap and deadlines of the member's other stream listeners.
-   */
-  public static Config withEncryptedListeners(Config memberDeltas, int dotPort, int dohPort,
-      StudyCertificate certificate) {
-    return memberDeltas
-        .withValue("listen.tls", ConfigValueFactory.fromAnyRef("127.0.0.1:" + dotPort))
-        .withValue("listen.https", ConfigValueFactory.fromAnyRef("127.0.0.1:" + dohPort))
-        .withValue("tls.certificate", ConfigValueFactory.fromAnyRef(certificate.certificate().toString()))
-        .withValue("tls.private_key", ConfigValueFactory.fromAnyRef(certificate.privateKey().toString()));
-  }
-
-  /**
-   * An unbound member's configuration with DoT on {@code dotPort} and DoH (HTTP/2 at /dns-query,
-   * its default endpoint) on {@code dohPort}, both presenting {@code certificate}: two interface
-   * lines that tls-port and https-port mark as TLS, added to the member's extra lines.
-   */
-  public static Config withEncryptedInterfaces(Config memberConfig, int dotPort, int dohPort,
-      StudyCertificate certificate) {
-    List<String> extra = new ArrayList<>(memberConfig.hasPath("extra") ? memberConfig.getStringList("extra")
-        : List.of());
-    extra.addAll(List.of("interface: 127.0.0.1@" + dotPort, "interface: 127.0.0.1@" + dohPort,
-        "tls-port: " + dotPort, "https-port: " + dohPort,
-        "tls-service-key: \"" + certificate.privateKey() + "\"",
-        "tls-service-pem: \"" + certificate.certificate() + "\""));
-    return memberConfig.withValue("extra", ConfigValueFactory.fromIterable(extra));
-  }
-
-  /**
-   * The member's configuration deltas with the hostile profile added: names under the plan's zone
-   * go to {@code hostile}, with the plan's timeout.
-   */
-  public static Config withHostileProfile(Config memberDeltas, AttackPlan plan, InetSocketAddress hostile) {
-    return ConfigFactory.empty()
-        .withValue("upstreams." + HOSTILE + ".servers",
-            ConfigValueFactory.fromIterable(List.of("127.0.0.1:" + hostile.getPort())))
-        .withValue("upstreams." + HOSTILE + ".timeout",
-            ConfigValueFactory.fromAnyRef(plan.hostileTimeout().toMillis() + "ms"))
-        .withValue("profiles." + HOSTILE + ".match", ConfigValueFactory.fromIterable(List.of(plan.hostileZone())))
-        .withValue("profiles." + HOSTILE + ".cache", ConfigValueFactory.fromAnyRef("answers"))
-        .withValue("profiles." + HOSTILE + ".upstreams", ConfigValueFactory.fromAnyRef(HOSTILE))
-        .withFallback(memberDeltas);
-  }
-
-  /**
-   * The configuration of an unbound member with the plan's hostile zone forwarded to {@code hostile}:
-   * the equivalent of shoal's hostile profile (unbound has no per-zone upstream timeout; its own
-   * retry and timeout logic applies).
-   */
-  public static Config withHostileForward(Config memberConfig, AttackPlan plan, InetSocketAddress hostile) {
-    return memberConfig
-        .withValue(Member.UNBOUND_SIDE_ZONE, ConfigValueFactory.fromAnyRef(plan.hostileZone()))
-        .withValue(Member.UNBOUND_SIDE_ADDR, ConfigValueFactory.fromAnyRef(
-            hostile.getAddress().getHostAddress() + "@" + hostile.getPort()));
-  }
-
   /** What the member ran as, for the summary; empty before {@link #run}. */
   public String setupNote() {
     return setupNote;
@@ -170,16 +106,16 @@ public final class AttackPhases {
     try (HostileUpstream hostile = HostileUpstream.start(SEED)) {
       boolean shoal = member.kind() == MemberKind.SHOAL;
       Config config = shoal
-          ? withHostileProfile(member.config(), plan, hostile.address())
-          : withHostileForward(member.config(), plan, hostile.address());
+          ? AttackMemberConfig.withHostileProfile(member.config(), plan, hostile.address())
+          : AttackMemberConfig.withHostileForward(member.config(), plan, hostile.address());
       Files.createDirectories(dir);
       boolean encrypted = plan.encryptedHolders() > 0;
       if (encrypted) {
         StudyCertificate certificate = StudyCertificate.make(dir.resolve("tls"), processes, tools);
         dotPort = LoopbackPort.pick();
         dohPort = LoopbackPort.pick();
-        config = shoal ? withEncryptedListeners(config, dotPort, dohPort, certificate)
-            : withEncryptedInterfaces(config, dotPort, dohPort, certificate);
+        config = shoal ? AttackMemberConfig.withEncryptedListeners(config, dotPort, dohPort, certificate)
+            : AttackMemberConfig.withEncryptedInterfaces(config, dotPort, dohPort, certificate);
       }
       Member m = new Member(member.name(), member.kind(), config);
       processes.note("# in-process: hostile upstream on " + hostile.address().getAddress().getHostAddress() + ":"
@@ -188,8 +124,8 @@ public final class AttackPhases {
           ? new ShoalUnderTest(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar)
           : ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar, null)) {
         setupNote = server.setupNote() + (shoal
-            ? "; profile '" + HOSTILE + "' (" + plan.hostileZone() + ") forwards to the study's hostile upstream, "
-                + "timeout " + plan.hostileTimeout().toMillis() + " ms"
+            ? "; profile '" + AttackMemberConfig.HOSTILE + "' (" + plan.hostileZone()
+                + ") forwards to the study's hostile upstream, timeout " + plan.hostileTimeout().toMillis() + " ms"
             : "; a forward-zone for " + plan.hostileZone() + " to the study's hostile upstream (unbound's own "
                 + "timeouts)") + (encrypted ? "; DoT on port " + dotPort + " and DoH on port " + dohPort
                 + " beside UDP and TCP, with a throw-away self-signed certificate" : "");
@@ -256,15 +192,6 @@ public final class AttackPhases {
     return phase.pacedIn(plan) ? (long) plan.honestQps() * Math.max(1, duration.toSeconds()) : null;
   }
 
-  /** The server's cumulative counts of what it turned away: shoal's dropped counter, unbound's own. */
-  private static Map<String, Long> refusals(ServerUnderTest server, Path audit) throws IOException, StudyException {
-    if (server instanceof ShoalUnderTest shoal) {
-      return shoalRefusals(shoal.scrape(audit));
-    }
-    Map<String, Long> counts = server.refusalCounters(audit);
-    return counts == null ? Map.of() : counts;
-  }
-
   /**
    * @param baselineQps the UDP baseline's honest QPS (the miss flood's rate follows it)
    * @param againstQps the honest QPS of the phase this one is compared with; null for a baseline
@@ -273,7 +200,7 @@ public final class AttackPhases {
       HostileUpstream hostile, Double baselineQps, Double againstQps, StartedProcesses processes)
       throws IOException, StudyException {
     Files.createDirectories(pd);
-    Map<String, Long> before = refusals(server, pd.resolve("metrics-before.txt"));
+    Map<String, Long> before = Refusals.of(server, pd.resolve("metrics-before.txt"));
     Map<HostileUpstream.Misbehaviour, Long> hostileBefore = hostile.counts();
     Duration measured = duration(phase, plan, load);
     Duration limit = LEAD.plus(measured).plus(SLACK);
@@ -301,7 +228,7 @@ public final class AttackPhases {
       fds = footprint.maxFds();
     }
     Pause.sleep(SETTLE);
-    Map<String, Long> after = refusals(server, pd.resolve("metrics-after.txt"));
+    Map<String, Long> after = Refusals.of(server, pd.resolve("metrics-after.txt"));
     DnsperfReport dnsperfReport = DnsperfReport.parse(output);
     PhaseRow.Honest honest = PhaseRow.Honest.of(output);
     keepStatisticsOnly(pd.resolve("dnsperf.txt"), output, honest);
@@ -320,7 +247,7 @@ public final class AttackPhases {
     return new PhaseRow(member, phase.configName(), report.sent(), report.perSecond(), qps,
         against > 0 ? qps / against : null, dnsperfReport.avgLatencyMillis(), honest.p99LatencyMs(),
         offered(phase, measured), dnsperfReport.completed(), honest.servfail(), dnsperfReport.lost(), rss, fds,
-        delta(before, after), detail, zone, report.held());
+        Refusals.delta(before, after), detail, zone, report.held());
   }
 
   /**
@@ -384,35 +311,6 @@ public final class AttackPhases {
   int missRate(Double baselineQps) {
     double base = plan.paced() ? plan.honestQps() : baselineQps == null ? 0 : baselineQps;
     return (int) Math.max(1, Math.min(plan.missMaxPerSecond(), Math.ceil(plan.missTimesBaseline() * base)));
-  }
-
-  /** How much each cumulative count grew; counts that did not grow are left out. */
-  static Map<String, Long> delta(Map<String, Long> was, Map<String, Long> now) {
-    Map<String, Long> delta = new TreeMap<>();
-    now.forEach((reason, n) -> {
-      long d = n - was.getOrDefault(reason, 0L);
-      if (d > 0) {
-        delta.put(reason, d);
-      }
-    });
-    return delta;
-  }
-
-  /**
-   * shoal's cumulative counts of what it turned away: shoal_dropped_total by reason, and misses
-   * answered SERVFAIL past a miss budget (shoal_miss_budget_exceeded_total) as miss_budget_BUDGET.
-   */
-  static Map<String, Long> shoalRefusals(MetricsScrape s) {
-    Map<String, Long> counts = dropped(s);
-    s.samples().stream().filter(x -> x.name().equals("shoal_miss_budget_exceeded_total")
-        && x.labels().containsKey("budget"))
-        .forEach(x -> counts.merge("miss_budget_" + x.labels().get("budget"), Math.round(x.value()), Long::sum));
-    return counts;
-  }
-
-  private static Map<String, Long> dropped(MetricsScrape s) {
-    return s.samples().stream().filter(x -> x.name().equals("shoal_dropped_total") && x.labels().containsKey("reason"))
-        .collect(Collectors.toMap(x -> x.labels().get("reason"), x -> Math.round(x.value()), Long::sum, TreeMap::new));
   }
 
   /**

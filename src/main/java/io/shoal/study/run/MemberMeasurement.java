@@ -1,6 +1,5 @@
 package io.shoal.study.run;
 
-import io.shoal.study.cluster.ClusterFormation;
 import io.shoal.study.cluster.RemoteLookupLatency;
 import io.shoal.study.cluster.RemoteLookupProbe;
 import io.shoal.study.cluster.RemoteLookups;
@@ -17,13 +16,13 @@ import io.shoal.study.measure.MetricsScrape;
 import io.shoal.study.measure.ProcessCpu;
 import io.shoal.study.report.ClusterRow;
 import io.shoal.study.report.ResultRow;
-import io.shoal.study.scenario.KillPlan;
 import io.shoal.study.scenario.LoadSettings;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.MemberKind;
 import io.shoal.study.scenario.Scenario;
 import io.shoal.study.server.DnssecAnswerCheck;
 import io.shoal.study.server.KnotUpstream;
+import io.shoal.study.server.PolicyListCheck;
 import io.shoal.study.server.ServerUnderTest;
 import io.shoal.study.server.ShoalUnderTest;
 import io.shoal.study.server.StudyCertificate;
@@ -38,7 +37,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * Measures one member of a plain study in its directory: a one-server member (start, warm up,
@@ -49,21 +47,15 @@ import java.util.stream.Collectors;
 final class MemberMeasurement {
   /** Lets counters that are published on a timer (shoal's, every second) catch up before reading. */
   static final Duration SETTLE = Duration.ofSeconds(2);
-  /**
-   * How long after a kill the study waits for the cluster to remove the node: the failure
-   * detector's few seconds, the Split Brain Resolver's stable-after (20 s), and room for a busy host.
-   */
-  private static final Duration DEPARTURE_LIMIT = Duration.ofSeconds(90);
 
   private final Scenario scenario;
-  private final Path runDir;
-  private final boolean quick;
   private final Path shoalJar;
   private final Prerequisites.Tools tools;
   private final StartedProcesses processes;
   private final PrintStream out;
-  private final RunSettings run;
   private final Dnsperf dnsperf;
+  private final MeasuredLoad measuredLoad;
+  private final KillTest killTest;
   /** The query file of each node index: node 0 (and every one-node member) replays queries.txt. */
   private final List<Path> queryFiles;
   /** The remote-lookup probe of each clustered member that ran it, for the summary. */
@@ -71,9 +63,6 @@ final class MemberMeasurement {
   /** The kill test, once its member ran. */
   private KillTimeline.Event killEvent;
   private List<KillTimeline.Second> killSeconds;
-
-  /** The kernel's clock ticks per second, read once, for CPU time from /proc. */
-  private long ticksPerSecond;
 
   /** Names of the run's generated domain list that a member taking it must answer by the list. */
   private final List<String> listedNames;
@@ -84,14 +73,13 @@ final class MemberMeasurement {
    */
   MemberMeasurement(RunSettings run, Dnsperf dnsperf, List<Path> queryFiles, List<String> listedNames) {
     this.scenario = run.scenario();
-    this.runDir = run.runDir();
-    this.quick = run.quick();
     this.shoalJar = run.shoalJar();
     this.tools = run.tools();
     this.processes = run.processes();
     this.out = run.out();
-    this.run = run;
     this.dnsperf = dnsperf;
+    this.measuredLoad = new MeasuredLoad(scenario, run.runDir(), processes, dnsperf);
+    this.killTest = new KillTest(dnsperf, processes, out, run.quick());
     this.queryFiles = queryFiles;
     this.listedNames = listedNames;
   }
@@ -102,7 +90,7 @@ final class MemberMeasurement {
    */
   private void confirmPolicyList(Member m, ServerUnderTest server) throws StudyException, IOException {
     if (m.policyList() != null && server instanceof ShoalUnderTest shoal) {
-      shoal.confirmPolicyList(listedNames, m.policyList(), shoal.directory().resolve("policy-check.txt"));
+      PolicyListCheck.confirm(shoal, listedNames, m.policyList(), shoal.directory().resolve("policy-check.txt"));
       out.println("study: " + shoal.label() + " answers the domain list's names by it (" + m.policyList() + ")");
     }
   }
@@ -150,14 +138,6 @@ final class MemberMeasurement {
     return killSeconds;
   }
 
-  /** The kernel's clock ticks per second ({@code getconf CLK_TCK}), read on first use. */
-  private long ticksPerSecond() throws StudyException {
-    if (ticksPerSecond == 0) {
-      ticksPerSecond = ProcessCpu.ticksPerSecond(processes, runDir.resolve("clk_tck.txt"));
-    }
-    return ticksPerSecond;
-  }
-
   private Measured measureServer(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
       throws IOException, StudyException {
     Files.createDirectories(dir);
@@ -182,11 +162,11 @@ final class MemberMeasurement {
       CacheCounters before = server.counters(dir.resolve("stats-before.txt"));
       long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
       // CPU is read right around dnsperf, after the statistics: scraping them costs the server CPU too
-      LoadRun loadRun = null;
+      MeasuredLoad.LoadRun loadRun = null;
       DnsperfReport report;
       double cpuSeconds;
       if (server.transport() == io.shoal.study.scenario.Transport.UDP) {
-        loadRun = measuredLoad(List.of(server), List.of(server.queryPort()), List.of(queries), load,
+        loadRun = measuredLoad.run(List.of(server), List.of(server.queryPort()), List.of(queries), load,
             List.of(dir.resolve("dnsperf.txt")), dir);
         report = loadRun.reports().get(0);
         cpuSeconds = loadRun.serverCpuSeconds();
@@ -195,7 +175,7 @@ final class MemberMeasurement {
         report = dnsperf.run(server.transport(), server.queryPort(), queries, load, load.duration(),
             dir.resolve("dnsperf.txt"));
         ProcessCpu.Sample cpuAfter = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-after.txt"));
-        cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticksPerSecond());
+        cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, measuredLoad.ticksPerSecond());
       }
       Pause.sleep(SETTLE);
       CacheCounters window = server.counters(dir.resolve("stats-after.txt")).minus(before);
@@ -210,7 +190,7 @@ final class MemberMeasurement {
       ResultRow row = ResultRow.of(m.name(), server.lmdbSync(), server.runtime(), server.workers(), report,
           server.forwardsToUpstream() ? upstream : null, window, cpuSeconds);
       return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE,
-          RemoteLookupLatency.NONE, null, cpuSeconds, capacity(m, load, loadRun)));
+          RemoteLookupLatency.NONE, null, cpuSeconds, measuredLoad.capacity(m, load, loadRun)));
     }
   }
 
@@ -249,16 +229,19 @@ final class MemberMeasurement {
       List<ShoalUnderTest> killed = List.of();
       List<DnsperfReport> reports = new ArrayList<>();
       Double cpuSeconds = null;
-      LoadRun loadRun = null;
+      MeasuredLoad.LoadRun loadRun = null;
       if (m.kill() == null) {
-        loadRun = measuredLoad(all, ports(all), queriesFor(all, group), load, outputs(all, "dnsperf.txt"), dir);
+        loadRun = measuredLoad.run(all, ports(all), queriesFor(all, group), load, outputs(all, "dnsperf.txt"), dir);
         reports = loadRun.reports();
         cpuSeconds = loadRun.serverCpuSeconds();
       } else {
         killed = m.kill().nodes().stream().map(group::node).toList();
         List<ShoalUnderTest> victims = killed;
         measured = all.stream().filter(n -> !victims.contains(n)).toList();
-        for (String output : killTest(m, victims, measured, group, load, dir)) {
+        KillTest.Outcome kill = killTest.run(m, victims, measured, group, queriesFor(measured, group), load, dir);
+        killSeconds = kill.seconds();
+        killEvent = kill.event();
+        for (String output : kill.outputs()) {
           reports.add(DnsperfReport.parse(output));
         }
       }
@@ -308,141 +291,12 @@ final class MemberMeasurement {
       ResultRow row = ResultRow.of(m.name(), first.lmdbSync(), first.runtime(), first.workers() * all.size(), total,
           upstream, window, cpuSeconds);
       return new Measured(row, ClusterRow.of(m.name(), m.nodes(), m.cluster(), total, upstream, window, remote,
-          RemoteLookupLatency.between(measuredBefore, measuredAfter), overhead, cpuSeconds, capacity(m, load, loadRun)));
+          RemoteLookupLatency.between(measuredBefore, measuredAfter), overhead, cpuSeconds,
+          measuredLoad.capacity(m, load, loadRun)));
     }
   }
 
-  /**
-   * The measured run's dnsperf processes, one per node: their reports, the latency percentiles of
-   * each run when the recipe asks for them (null otherwise), their own CPU time, and the CPU time of
-   * the servers they loaded.
-   */
-  private record LoadRun(List<DnsperfReport> reports, List<LatencyPercentiles> percentiles, double cpuSeconds,
-      double serverCpuSeconds, double serverJitCpuSeconds) {}
-
-  /**
-   * The measured dnsperf runs against {@code ports} (of {@code servers}) at once, each with the
-   * load's window into the matching output. The servers' CPU time (and, under a quota, their
-   * groups' cpu.stat) is read right before and right after: the statistics are scraped outside, as
-   * scraping costs the server CPU too. dnsperf's own CPU time is what this JVM's reaped children
-   * used meanwhile: nothing else the study starts ends during the run. With
-   * recipe.latency_percentiles each run has -v, and its per-query lines are condensed into
-   * percentiles once the CPU has been read.
-   */
-  private LoadRun measuredLoad(List<? extends ServerUnderTest> servers, List<Integer> ports, List<Path> queries,
-      LoadSettings load, List<Path> outputs, Path dir) throws StudyException, IOException {
-    long ticks = ticksPerSecond(); // first use runs getconf, a child: not inside the window
-    List<Long> pids = servers.stream().flatMap(s -> s.servingPids().stream()).toList();
-    boolean verbose = scenario.recipe().latencyPercentiles();
-    List<Path> written = verbose ? outputs.stream().map(o -> o.resolveSibling("dnsperf-verbose.txt")).toList()
-        : outputs;
-    quotaStats(servers, "quota-before.txt");
-    ProcessCpu.Sample cpuBefore = ProcessCpu.sample(pids, dir.resolve("cpu-before.txt"));
-    // Under a quota, the load generators get the nodes' weight too: on a busy host they must not be
-    // what runs out (they have no quota: closed-loop, they use what the nodes' answers let them).
-    io.shoal.study.host.CpuQuota loadGroup = scenario.recipe().cpuQuota() == null ? null
-        : io.shoal.study.host.CpuQuota.weightOnly(dir.getFileName() + "-load");
-    long before = ProcessCpu.reapedChildrenTicks(dir.resolve("load-cpu-before.txt"));
-    List<String> texts;
-    try {
-      texts = dnsperf.awaitAll(dnsperf.launchAtOnce(ports, queries, load, load.duration(),
-          verbose ? List.of("-v") : List.of(), written, loadGroup), load.duration());
-    } finally {
-      if (loadGroup != null) {
-        loadGroup.remove();
-      }
-    }
-    long after = ProcessCpu.reapedChildrenTicks(dir.resolve("load-cpu-after.txt"));
-    ProcessCpu.Sample cpuAfter = ProcessCpu.sample(pids, dir.resolve("cpu-after.txt"));
-    quotaStats(servers, "quota-after.txt");
-    List<DnsperfReport> reports = new ArrayList<>();
-    List<LatencyPercentiles> percentiles = verbose ? new ArrayList<>() : null;
-    for (int i = 0; i < outputs.size(); i++) {
-      if (verbose) {
-        LatencyPercentiles.Condensed c = LatencyPercentiles.condense(written.get(i), outputs.get(i));
-        reports.add(DnsperfReport.parse(c.text()));
-        percentiles.add(c.percentiles());
-      } else {
-        reports.add(DnsperfReport.parse(texts.get(i)));
-      }
-    }
-    return new LoadRun(reports, percentiles, (double) (after - before) / ticks,
-        ProcessCpu.secondsBetween(cpuBefore, cpuAfter, ticks), ProcessCpu.compilerSecondsBetween(cpuBefore, cpuAfter, ticks));
-  }
-
-  /** Each quota-bound node's cpu.stat into {@code file} in its directory; nothing for nodes without a quota. */
-  private static void quotaStats(List<? extends ServerUnderTest> servers, String file) throws IOException {
-    for (ServerUnderTest s : servers) {
-      if (s instanceof ShoalUnderTest shoal) {
-        shoal.quotaStat(shoal.directory().resolve(file));
-      }
-    }
-  }
-
-  /**
-   * What cluster.csv's capacity columns hold for member {@code m}: its group, quota, p99, load CPU
-   * and the -Q it was paced at.
-   */
-  private ClusterRow.Capacity capacity(Member m, LoadSettings load, LoadRun loadRun) {
-    Double p99 = loadRun == null || loadRun.percentiles() == null ? null
-        : LatencyPercentiles.of(loadRun.percentiles()).millis(99);
-    return new ClusterRow.Capacity(m.group(), scenario.recipe().cpuQuota(), p99,
-        loadRun == null ? null : loadRun.cpuSeconds(), load.maxQps(),
-        loadRun == null ? null : loadRun.serverJitCpuSeconds());
-  }
-
-  /**
-   * dnsperf with per-second statistics against the surviving nodes; the victims are killed with
-   * SIGKILL together a set time into the run. Returns the runs' outputs and keeps the merged timeline.
-   */
-  private List<String> killTest(Member m, List<ShoalUnderTest> victims, List<ShoalUnderTest> targets,
-      ShoalNodes group,
-      LoadSettings load, Path dir) throws StudyException, IOException {
-    KillPlan plan = m.kill();
-    List<String> extra = List.of("-S", "1", "-v", "-t", Long.toString(plan.queryTimeout().toSeconds()));
-    List<StartedProcesses.Running> running = dnsperf.launchAtOnce(ports(targets), queriesFor(targets, group), load,
-        load.duration(), extra, outputs(targets, "dnsperf-kill.txt"));
-    Duration after = plan.after(quick);
-    String names = victims.stream().map(ShoalUnderTest::label).collect(Collectors.joining(" and "));
-    String pids = victims.stream().map(v -> Long.toString(v.pid())).collect(Collectors.joining(" and "));
-    out.println("study: " + m.name() + ": dnsperf on " + targets.size() + (targets.size() == 1 ? " node" : " nodes")
-        + "; killing " + names + " (pid " + pids + ") in " + after.toSeconds() + " s");
-    Pause.sleep(after);
-    double killedAt = System.currentTimeMillis() / 1000.0;
-    long killNanos = System.nanoTime();
-    for (ShoalUnderTest victim : victims) {
-      victim.kill();
-    }
-    // Watching while dnsperf runs says when ownership moved (unreachable) and when the cluster
-    // let the node go; the survivors only stop cleanly once it is gone.
-    boolean minority = plan.leavesMinority(group.nodes().size());
-    ClusterFormation.Departure departure = ClusterFormation.watchDeparture(targets.get(0), targets.size(), minority,
-        killNanos, DEPARTURE_LIMIT, processes, dir);
-    List<String> outputs = dnsperf.awaitAll(running, load.duration());
-    // the epoch of the kill is what places it among dnsperf's interval marks; kept for re-analysis
-    Files.writeString(dir.resolve("kill.txt"), String.format(java.util.Locale.ROOT,
-        "node %s pid %s killed at epoch %.3f%nunreachable after %s s, removed after %s s (null: not seen)%n",
-        names, pids, killedAt, tenths(departure.unreachableAfterSeconds()),
-        tenths(departure.removedAfterSeconds())), StandardCharsets.UTF_8);
-    killSeconds = KillTimeline.merge(outputs, killedAt, 1.0);
-    killEvent = new KillTimeline.Event(m.name(), plan.nodes().stream().map(ShoalNodes::nodeName)
-        .collect(Collectors.joining(" and ")), pids,
-        KillTimeline.killAtSeconds(outputs.get(0), killedAt, 1.0),
-        targets.stream().map(n -> ShoalNodes.nodeName(group.nodes().indexOf(n))).toList(), plan.queryTimeout(),
-        departure.unreachableAfterSeconds(), departure.removedAfterSeconds(), null, minority);
-    if (departure.removedAfterSeconds() == null) {
-      out.println("study: note: " + (minority ? targets.get(0).label() + " was not downed" : names
-          + (victims.size() == 1 ? " was" : " were") + " still listed") + " " + DEPARTURE_LIMIT.toSeconds()
-          + " s after the kill");
-    }
-    return outputs;
-  }
-
-  private static String tenths(Double seconds) {
-    return seconds == null ? "null" : String.format(java.util.Locale.ROOT, "%.1f", seconds);
-  }
-
-  private static List<Integer> ports(List<ShoalUnderTest> nodes) {
+  static List<Integer> ports(List<ShoalUnderTest> nodes) {
     return nodes.stream().map(ShoalUnderTest::port).toList();
   }
 
@@ -451,7 +305,7 @@ final class MemberMeasurement {
     return nodes.stream().map(n -> queryFiles.get(group.nodes().indexOf(n))).toList();
   }
 
-  private static List<Path> outputs(List<ShoalUnderTest> nodes, String file) {
+  static List<Path> outputs(List<ShoalUnderTest> nodes, String file) {
     return nodes.stream().map(n -> n.directory().resolve(file)).toList();
   }
 

@@ -11,7 +11,7 @@ import io.shoal.study.scenario.PolicyList;
 import io.shoal.study.scenario.QueryFile;
 import io.shoal.study.scenario.Scenario;
 import io.shoal.study.server.KnotUpstream;
-import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.server.ShoalMemberConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -57,7 +57,7 @@ public final class StudyRun {
   public static void checkShoalMembers(Scenario scenario) {
     for (Member m : scenario.members()) {
       if (m.kind() == MemberKind.SHOAL) {
-        ShoalUnderTest.check(scenario.recipe(), m);
+        ShoalMemberConfig.check(scenario.recipe(), m);
       }
     }
   }

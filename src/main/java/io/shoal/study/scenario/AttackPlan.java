@@ -171,18 +171,18 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
    * @param honestOutstanding the recipe's honest_outstanding, already checked; null when not set
    */
   static AttackPlan from(Config a, Integer honestQps, Integer honestOutstanding) {
-    Scenario.allowOnly(a, "attacks.", KEYS);
+    ScenarioReader.allowOnly(a, "attacks.", KEYS);
     Config malformed = a.getConfig("malformed_udp");
-    Scenario.allowOnly(malformed, "attacks.malformed_udp.", Set.of("packets_per_second"));
+    ScenarioReader.allowOnly(malformed, "attacks.malformed_udp.", Set.of("packets_per_second"));
     Config tcp = a.getConfig("tcp");
-    Scenario.allowOnly(tcp, "attacks.tcp.", Set.of("drip_connections", "idle_connections"));
+    ScenarioReader.allowOnly(tcp, "attacks.tcp.", Set.of("drip_connections", "idle_connections"));
     Config holders = a.getConfig("tcp_holders");
-    Scenario.allowOnly(holders, "attacks.tcp_holders.", Set.of("zero_length_connections", "idle_connections"));
+    ScenarioReader.allowOnly(holders, "attacks.tcp_holders.", Set.of("zero_length_connections", "idle_connections"));
     Config miss = a.getConfig("miss_flood");
-    Scenario.allowOnly(miss, "attacks.miss_flood.", Set.of("times_baseline", "max_packets_per_second",
+    ScenarioReader.allowOnly(miss, "attacks.miss_flood.", Set.of("times_baseline", "max_packets_per_second",
         "zone_client_qps"));
     Config hostile = a.getConfig("hostile_upstream");
-    Scenario.allowOnly(hostile, "attacks.hostile_upstream.", Set.of("zone", "queries_per_second", "timeout"));
+    ScenarioReader.allowOnly(hostile, "attacks.hostile_upstream.", Set.of("zone", "queries_per_second", "timeout"));
 
     int drip = between(tcp, "attacks.tcp.", "drip_connections", 0, MAX_CONNECTIONS);
     int idle = between(tcp, "attacks.tcp.", "idle_connections", 0, MAX_CONNECTIONS);
@@ -218,7 +218,7 @@ public record AttackPlan(int malformedPerSecond, int dripConnections, int idleCo
     Duration encryptedDuration = null;
     if (a.hasPath("encrypted_holders")) {
       Config e = a.getConfig("encrypted_holders");
-      Scenario.allowOnly(e, "attacks.encrypted_holders.", Set.of("connections", "duration"));
+      ScenarioReader.allowOnly(e, "attacks.encrypted_holders.", Set.of("connections", "duration"));
       encrypted = between(e, "attacks.encrypted_holders.", "connections", 1, MAX_CONNECTIONS);
       encryptedDuration = e.getDuration("duration");
       if (encryptedDuration.compareTo(Duration.ofSeconds(1)) < 0

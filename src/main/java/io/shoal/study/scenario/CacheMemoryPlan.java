@@ -45,7 +45,7 @@ public record CacheMemoryPlan(List<Integer> sizes, List<Integer> quickSizes, int
    * {@code max_entries}, so shoal evicts nothing, and the error names the key at fault.
    */
   static CacheMemoryPlan from(Config c, Recipe recipe) {
-    Scenario.allowOnly(c, "cache_memory.", KEYS);
+    ScenarioReader.allowOnly(c, "cache_memory.", KEYS);
     List<Integer> sizes = c.hasPath("sizes") ? c.getIntList("sizes") : DEFAULT_SIZES;
     List<Integer> quick = c.hasPath("quick_sizes") ? c.getIntList("quick_sizes") : DEFAULT_QUICK_SIZES;
     checkSizes("sizes", sizes, recipe.maxEntries());
@@ -55,9 +55,9 @@ public record CacheMemoryPlan(List<Integer> sizes, List<Integer> quickSizes, int
       throw new IllegalArgumentException("cache_memory.fill_qps: dnsperf -Q of a fill, from 1 to 1000000; is " + qps);
     }
     int outstanding = c.hasPath("fill_outstanding") ? c.getInt("fill_outstanding") : 2000;
-    if (outstanding < 1 || outstanding > Scenario.MAX_OUTSTANDING) {
+    if (outstanding < 1 || outstanding > ScenarioReader.MAX_OUTSTANDING) {
       throw new IllegalArgumentException("cache_memory.fill_outstanding: dnsperf -q of a fill, from 1 to "
-          + Scenario.MAX_OUTSTANDING + "; is " + outstanding);
+          + ScenarioReader.MAX_OUTSTANDING + "; is " + outstanding);
     }
     Duration idle = c.hasPath("idle_limit") ? c.getDuration("idle_limit") : Duration.ofSeconds(20);
     Duration entries = c.hasPath("entries_limit") ? c.getDuration("entries_limit") : Duration.ofSeconds(60);

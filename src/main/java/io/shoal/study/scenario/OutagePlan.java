@@ -35,7 +35,7 @@ public record OutagePlan(Duration fillSpread, Duration after, Duration length, D
    * with at least a second before and after, and the error names the key at fault.
    */
   static OutagePlan from(Config c, Duration stubTtl, LoadSettings load, LoadSettings quick) {
-    Scenario.allowOnly(c, "outage.", KEYS);
+    ScenarioReader.allowOnly(c, "outage.", KEYS);
     Duration spread = c.getDuration("fill_spread");
     if (spread.isNegative() || spread.compareTo(stubTtl) >= 0) {
       // names filled more than a TTL apart would expire before the last one is asked

@@ -32,7 +32,7 @@ public record Pace(String of, double share) {
    * measured in.
    */
   static Pace from(Config p, String at, String self, List<String> order) {
-    Scenario.allowOnly(p, at, KEYS);
+    ScenarioReader.allowOnly(p, at, KEYS);
     String of = p.getString("of");
     double share = p.getDouble("share");
     if (of.equals(self)) {

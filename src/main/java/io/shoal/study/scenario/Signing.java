@@ -18,7 +18,7 @@ public record Signing(String algorithm) {
       "rsasha256", "rsasha512", "ecdsap256sha256", "ecdsap384sha384", "ed25519");
 
   static Signing from(Config c) {
-    Scenario.allowOnly(c, "recipe.dnssec.", java.util.Set.of("algorithm"));
+    ScenarioReader.allowOnly(c, "recipe.dnssec.", java.util.Set.of("algorithm"));
     String algorithm = c.hasPath("algorithm") ? c.getString("algorithm") : "ecdsap256sha256";
     if (!ALGORITHMS.contains(algorithm)) {
       throw new IllegalArgumentException("recipe.dnssec.algorithm: one of " + String.join(", ", ALGORITHMS)

@@ -1,12 +1,7 @@
 package io.shoal.study.server;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigException;
-import com.typesafe.config.ConfigFactory;
-import com.typesafe.config.ConfigRenderOptions;
-import com.typesafe.config.ConfigValueFactory;
 import io.shoal.cache.CacheSettings;
-import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ProfileSettings;
 import io.shoal.config.ShoalConfig;
 import io.shoal.study.host.CpuQuota;
@@ -19,8 +14,6 @@ import io.shoal.study.measure.CacheCounters;
 import io.shoal.study.measure.MetricsScrape;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.Recipe;
-import io.shoal.study.scenario.ScenarioException;
-import io.shoal.study.scenario.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -39,9 +32,8 @@ import java.util.stream.Stream;
 
 /** A shoal member: the jar run as a child JVM on a configuration made from the recipe and the member's deltas. */
 public final class ShoalUnderTest extends ServerUnderTest {
-  private static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(10);
-  private static final Duration METRICS_POLL = Duration.ofMillis(200);
-  private static final String POLICY_HITS = "shoal_policy_hits_total";
+  static final Duration SCRAPE_TIMEOUT = Duration.ofSeconds(10);
+  static final Duration METRICS_POLL = Duration.ofMillis(200);
   /** One client for every request: polling a forming cluster makes hundreds, each client owns a thread. */
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(SCRAPE_TIMEOUT).build();
 
@@ -75,113 +67,12 @@ public final class ShoalUnderTest extends ServerUnderTest {
     this.placement = placement;
     this.metricsPort = LoopbackPort.pick();
     this.adminPort = LoopbackPort.pick();
-    Config c = withEncryptedListener(
-        memberConfig(r, m, port, metricsPort, adminPort, upstream, this.dir.resolve("data"), placement),
+    Config c = ShoalMemberConfig.withEncryptedListener(
+        ShoalMemberConfig.memberConfig(r, m, port, metricsPort, adminPort, upstream, this.dir.resolve("data"),
+            placement),
         m.transport(), encryptedPort, certificate);
-    this.rendered = render(c);
-    this.validated = validate(m, rendered);
-  }
-
-  /**
-   * The configuration a shoal member runs with: the recipe's settings with the member's deltas
-   * merged over them, listening, serving metrics and its admin endpoint on the given ports, knotd
-   * as its only upstream, and in a cluster with the nodes of {@code placement} (null: no cluster).
-   */
-  public static Config memberConfig(Recipe r, Member m, int port, int metricsPort, int adminPort,
-      InetSocketAddress upstream, Path data, ClusterPlacement placement) {
-    String addr = "127.0.0.1:" + port;
-    Config base = ConfigFactory.empty()
-        .withValue("shoal.listen.udp", ConfigValueFactory.fromAnyRef(addr))
-        .withValue("shoal.listen.tcp", ConfigValueFactory.fromAnyRef(addr))
-        // off unless the member says otherwise: most recipes' zone is unsigned (see Member.validates)
-        .withValue("shoal.dnssec.validation", ConfigValueFactory.fromAnyRef("off"))
-        .withValue("shoal.ingress.workers", ConfigValueFactory.fromAnyRef(r.ingressWorkers()))
-        .withValue("shoal.ingress.fill", ConfigValueFactory.fromAnyRef(r.fill()))
-        .withValue("shoal.upstreams.default.servers", ConfigValueFactory.fromIterable(
-            List.of(upstream.getAddress().getHostAddress() + ":" + upstream.getPort())))
-        .withValue("shoal.caches.answers.backend", ConfigValueFactory.fromAnyRef("memory"))
-        .withValue("shoal.caches.answers.max_entries", ConfigValueFactory.fromAnyRef(r.maxEntries()))
-        .withValue("shoal.caches.answers.when_full", ConfigValueFactory.fromAnyRef(r.whenFull()))
-        .withValue("shoal.caches.answers.lmdb.path", ConfigValueFactory.fromAnyRef(data.toString()))
-        .withValue("shoal.caches.answers.lmdb.shard_count", ConfigValueFactory.fromAnyRef(r.shardCount()))
-        .withValue("shoal.caches.answers.lmdb.map_size", ConfigValueFactory.fromAnyRef(r.mapSizeBytes()))
-        .withValue("shoal.caches.answers.lmdb.sync_interval",
-            ConfigValueFactory.fromAnyRef(r.syncInterval().toMillis() + "ms"))
-        .withValue("shoal.metrics.enabled", ConfigValueFactory.fromAnyRef(true))
-        .withValue("shoal.metrics.prometheus.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
-        .withValue("shoal.metrics.prometheus.port", ConfigValueFactory.fromAnyRef(metricsPort))
-        // A port of its own: the default 8559 would clash between nodes, and with any shoal on the host.
-        .withValue("shoal.admin.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
-        .withValue("shoal.admin.port", ConfigValueFactory.fromAnyRef(adminPort));
-    if (placement != null) {
-      base = base
-          .withValue("shoal.cluster.enabled", ConfigValueFactory.fromAnyRef(true))
-          .withValue("shoal.cluster.node_name", ConfigValueFactory.fromAnyRef(placement.nodeName()))
-          .withValue("shoal.cluster.remoting.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
-          .withValue("shoal.cluster.remoting.port", ConfigValueFactory.fromAnyRef(placement.remotingPort()))
-          .withValue("shoal.cluster.management.host", ConfigValueFactory.fromAnyRef("127.0.0.1"))
-          .withValue("shoal.cluster.management.port", ConfigValueFactory.fromAnyRef(placement.managementPort()))
-          .withValue("shoal.cluster.discovery.method", ConfigValueFactory.fromAnyRef("config"))
-          .withValue("shoal.cluster.discovery.contact_points",
-              ConfigValueFactory.fromIterable(placement.contactPoints()))
-          // every node must see every other before the cluster forms: no member measured half-formed
-          .withValue("shoal.cluster.discovery.required_contact_points",
-              ConfigValueFactory.fromAnyRef(placement.managementPorts().size()));
-    }
-    return m.config().atPath("shoal").withFallback(base);
-  }
-
-  /**
-   * {@code c} with a DoT or DoH listener on {@code encryptedPort} presenting {@code certificate}
-   * for a member queried over one; {@code c} unchanged for UDP and TCP, which the DNS port serves.
-   */
-  static Config withEncryptedListener(Config c, Transport transport, int encryptedPort,
-      StudyCertificate certificate) {
-    if (!transport.encrypted()) {
-      return c;
-    }
-    return c
-        .withValue(transport == Transport.DOT ? "shoal.listen.tls" : "shoal.listen.https",
-            ConfigValueFactory.fromAnyRef("127.0.0.1:" + encryptedPort))
-        .withValue("shoal.tls.certificate", ConfigValueFactory.fromAnyRef(certificate.certificate().toString()))
-        .withValue("shoal.tls.private_key", ConfigValueFactory.fromAnyRef(certificate.privateKey().toString()));
-  }
-
-  /** The {@code shoal} block of {@code c} as the HOCON file the member runs with. */
-  public static String render(Config c) {
-    // Rendering the whole object (not just the shoal block) keeps the outer "shoal { }": HOCON
-    // renders a root object without braces.
-    return c.withOnlyPath("shoal").root().render(
-        ConfigRenderOptions.defaults().setOriginComments(false).setComments(false).setJson(false)) + "\n";
-  }
-
-  /**
-   * Checks a member's configuration the way {@code shoal serve} will, before anything starts, so
-   * a typo in a scenario fails in a second rather than after the members before it ran.
-   */
-  public static ShoalConfig validate(Member m, String rendered) {
-    try {
-      Config full = ConfigFactory.parseString(rendered)
-          .withFallback(ConfigFactory.parseResources(ShoalUnderTest.class.getClassLoader(), "application.conf"))
-          .resolve();
-      return ShoalConfig.from(full);
-    } catch (InvalidConfigException | ConfigException e) {
-      throw new ScenarioException("member '" + m.name() + "': invalid shoal configuration: " + e.getMessage());
-    }
-  }
-
-  /** Validates a member with placeholder ports and paths; used to check a scenario before running it. */
-  public static void check(Recipe r, Member m) {
-    ClusterPlacement placement = null;
-    if (m.cluster()) {
-      List<Integer> management = new ArrayList<>();
-      for (int i = 0; i < m.nodes(); i++) {
-        management.add(1100 + i);
-      }
-      placement = new ClusterPlacement("node-0", 1200, management.get(0), management);
-    }
-    validate(m, render(memberConfig(r, m, 1053, 1054, 1056, new InetSocketAddress("127.0.0.1", 1055),
-        Path.of("data"), placement)));
+    this.rendered = ShoalMemberConfig.render(c);
+    this.validated = ShoalMemberConfig.validate(m, rendered);
   }
 
   @Override
@@ -344,59 +235,6 @@ public final class ShoalUnderTest extends ServerUnderTest {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new StudyException("interrupted while fetching " + uri, e);
-    }
-  }
-
-  /**
-   * Asks for each of {@code listed} (names of the run's generated domain list) once and checks
-   * that the list answered it: the reply its action gives, and one more count in
-   * shoal_policy_hits_total for the list. Asking for the first and the last name of the file shows
-   * that shoal read all of it. What was asked and seen goes to {@code audit}.
-   *
-   * @throws StudyException saying what was not as expected: the member would be measured without its list
-   */
-  public void confirmPolicyList(List<String> listed, String action, Path audit) throws StudyException, IOException {
-    String list = io.shoal.study.scenario.PolicyList.FILE;
-    StringBuilder seen = new StringBuilder("# " + list + " (" + action + "): each listed name asked once\n");
-    double hits = scrape(audit.resolveSibling("policy-check-before.txt"))
-        .sum(POLICY_HITS, "list", list);
-    for (String name : listed) {
-      org.xbill.DNS.Message reply = DnsProbe.query(address(), name + ".", org.xbill.DNS.Type.A, org.xbill.DNS.DClass.IN);
-      String got = reply == null ? "no reply" : org.xbill.DNS.Rcode.string(reply.getRcode())
-          + (reply.getSection(org.xbill.DNS.Section.ANSWER).isEmpty() ? ", no answer" : ", an answer");
-      seen.append(name).append(": ").append(got).append('\n');
-      String expected = switch (action) {
-        case "nxdomain" -> "NXDOMAIN, no answer";
-        case "nodata" -> "NOERROR, no answer";
-        case "refuse" -> "REFUSED, no answer";
-        default -> "no reply";
-      };
-      if (!got.equals(expected)) {
-        Files.writeString(audit, seen, StandardCharsets.UTF_8);
-        throw new StudyException(label() + " did not apply its domain list " + list + ": " + name + " got " + got
-            + ", expected " + expected + " (see " + audit.getFileName() + ")");
-      }
-    }
-    // Kamon publishes counters on a timer: wait for the asks to be counted.
-    long deadline = System.nanoTime() + SCRAPE_TIMEOUT.toNanos();
-    double counted = 0;
-    while (System.nanoTime() < deadline) {
-      counted = MetricsScrape.parse(scrape()).sum(POLICY_HITS, "list", list) - hits;
-      if (counted >= listed.size()) {
-        break;
-      }
-      try {
-        Thread.sleep(METRICS_POLL.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new StudyException("interrupted while reading " + POLICY_HITS, e);
-      }
-    }
-    seen.append(String.format(java.util.Locale.ROOT, "%s{list=\"%s\"}: %.0f more%n", POLICY_HITS, list, counted));
-    Files.writeString(audit, seen, StandardCharsets.UTF_8);
-    if (counted < listed.size()) {
-      throw new StudyException(label() + ": " + POLICY_HITS + "{list=\"" + list + "\"} counted " + (long) counted
-          + " of the " + listed.size() + " listed names asked (see " + audit.getFileName() + ")");
     }
   }
 

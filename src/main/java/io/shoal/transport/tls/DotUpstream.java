@@ -21,33 +21,17 @@ import io.shoal.upstream.UpstreamGroup;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.ScannedAnswer;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.MessageDigest;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateExpiredException;
-import java.security.cert.CertificateFactory;
-import java.security.cert.CertificateNotYetValidException;
-import java.security.cert.CertPathValidatorException;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntSupplier;
-import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLException;
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
-import javax.net.ssl.TrustManagerFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,7 +80,7 @@ final class DotUpstream {
     SSLContext c = null;
     String failure = null;
     try {
-      c = context(server);
+      c = DotTrust.context(server);
     } catch (IOException | GeneralSecurityException e) {
       failure = "cannot use " + (server.caFile() == null ? "the JVM trust store" : server.caFile()) + ": " + e;
       log.error("DoT upstream {}: {}", label, failure);
@@ -150,61 +134,11 @@ final class DotUpstream {
     }
   }
 
-  private SSLEngine engine() {
-    SSLEngine e = context.createSSLEngine(server.name(), server.address().getPort());
-    e.setUseClientMode(true);
-    SSLParameters p = e.getSSLParameters();
-    // The hostname check of HTTPS (RFC 2818/6125) is the one RFC 7858's strict profile asks for.
-    p.setEndpointIdentificationAlgorithm("HTTPS");
-    if (!isAddress(server.name())) {
-      p.setServerNames(List.of(new SNIHostName(server.name())));
-    }
-    p.setProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
-    p.setApplicationProtocols(new String[] {DotTransport.ALPN});
-    e.setSSLParameters(p);
-    return e;
-  }
-
-  private static boolean isAddress(String name) {
-    return name.indexOf(':') >= 0 || name.matches("[0-9.]+");
-  }
-
-  private static SSLContext context(DotServerSettings s) throws IOException, GeneralSecurityException {
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    if (s.caFile() == null) {
-      tmf.init((KeyStore) null);
-    } else {
-      KeyStore trust = KeyStore.getInstance("PKCS12");
-      trust.load(null, null);
-      try (InputStream in = Files.newInputStream(s.caFile())) {
-        int i = 0;
-        for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-          trust.setCertificateEntry("ca-" + i++, c);
-        }
-      }
-      tmf.init(trust);
-    }
-    SSLContext context = SSLContext.getInstance("TLS");
-    context.init(null, tmf.getTrustManagers(), null);
-    return context;
-  }
-
   /** The SPKI pin check, after the handshake verified the chain and the name. */
   private Optional<Throwable> verify(Connection c, SSLSession session) {
-    if (!server.spkiPins().isEmpty()) {
-      try {
-        MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
-        boolean matched = false;
-        for (Certificate cert : session.getPeerCertificates()) {
-          matched |= server.spkiPins().contains(
-              Base64.getEncoder().encodeToString(sha256.digest(cert.getPublicKey().getEncoded())));
-        }
-        if (!matched) {
-          return Optional.of(new PinMismatch("no certificate of the chain matches tls_spki_pins"));
-        }
-      } catch (SSLPeerUnverifiedException | GeneralSecurityException e) {
-        return Optional.of(new PinMismatch(e.toString()));
-      }
+    Optional<Throwable> refused = DotTrust.pinRefusal(server, session);
+    if (refused.isPresent()) {
+      return refused;
     }
     c.verified = true;
     synchronized (this) {
@@ -218,45 +152,6 @@ final class DotUpstream {
     return Optional.empty();
   }
 
-  /** Why a handshake was refused, as a shoal_upstream_tls_failures_total reason; null for no TLS reason. */
-  static String reason(Throwable failure) {
-    String reason = null;
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      String m = String.valueOf(t.getMessage());
-      if (t instanceof PinMismatch) {
-        return "pin";
-      } else if (t instanceof CertificateExpiredException || t instanceof CertificateNotYetValidException) {
-        return "expired";
-      } else if (m.contains("No subject alternative") || m.contains("No name matching")) {
-        return "hostname";
-      } else if (t instanceof CertPathValidatorException || m.contains("PKIX path")
-          || m.contains("unable to find valid certification path")) {
-        reason = "untrusted";
-      } else if (t instanceof SSLException && reason == null) {
-        reason = "handshake";
-      }
-    }
-    return reason;
-  }
-
-  private static String describe(String reason) {
-    return switch (reason) {
-      case "hostname" -> "its certificate does not carry the name";
-      case "expired" -> "its certificate is expired or not yet valid";
-      case "untrusted" -> "its certificate is not signed by a trusted CA (self-signed, or another CA)";
-      case "pin" -> "its certificate matches no SPKI pin";
-      default -> "the TLS handshake failed";
-    };
-  }
-
-  private static String innermost(Throwable t) {
-    String m = t.toString();
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      m = c.getMessage() == null ? c.toString() : c.getMessage();
-    }
-    return m;
-  }
-
   /** One TLS connection and the queries in flight on it. */
   private final class Connection {
     private final ConcurrentHashMap<Integer, Pending> pending = new ConcurrentHashMap<>();
@@ -267,7 +162,8 @@ final class DotUpstream {
 
     Connection() {
       Flow<ByteString, ByteString, CompletionStage<Tcp.OutgoingConnection>> tls = Tcp.get(system)
-          .outgoingConnectionWithTls(server.address(), DotUpstream.this::engine, Optional.empty(), List.of(),
+          .outgoingConnectionWithTls(server.address(), () -> DotTrust.engine(context, server), Optional.empty(),
+              List.of(),
               Optional.of(CONNECT_TIMEOUT), Optional.empty(), session -> verify(this, session),
               TLSClosing.eagerClose());
       Pair<BoundedSourceQueue<ByteString>, CompletionStage<Done>> m = Source.<ByteString>queue(QUEUE)
@@ -352,14 +248,14 @@ final class DotUpstream {
     }
 
     private void onEnd(Throwable failure) {
-      String reason = failure == null || verified ? null : reason(failure);
+      String reason = failure == null || verified ? null : DotTrust.reason(failure);
       UpstreamException e;
       if (reason != null) {
-        e = new UpstreamException(reason.equals("handshake") ? TLS_HANDSHAKE : TLS_VERIFY, label + " (" + server.name() + ") refused: " + describe(reason)
-            + " (" + reason + "): " + innermost(failure));
+        e = new UpstreamException(reason.equals("handshake") ? TLS_HANDSHAKE : TLS_VERIFY, label + " (" + server.name() + ") refused: " + DotTrust.describe(reason)
+            + " (" + reason + "): " + DotTrust.innermost(failure));
         metrics.upstreamTlsFailure(label, reason);
       } else if (failure != null) {
-        e = new UpstreamException("error", label + ": " + innermost(failure));
+        e = new UpstreamException("error", label + ": " + DotTrust.innermost(failure));
       } else {
         e = new UpstreamException("error", label + ": connection closed");
       }
@@ -398,12 +294,4 @@ final class DotUpstream {
   /** A query in flight: what its answer must match, and what it takes to send it again (as it came). */
   private record Pending(
       CacheKey key, CompletableFuture<byte[]> result, byte[] wire, long deadlineNanos, boolean again) {}
-
-  /** The server's certificates matched no configured SPKI pin. */
-  static final class PinMismatch extends SSLException {
-    PinMismatch(String message) {
-      super(message);
-    }
-  }
-
 }

@@ -9,7 +9,7 @@ import com.typesafe.config.ConfigFactory;
 import io.shoal.study.scenario.AttackPlan;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.Scenario;
-import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.server.ShoalMemberConfig;
 import io.shoal.study.server.StudyCertificate;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -99,12 +99,12 @@ class AttackPhasesTest {
     assertTrue(openssl.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) && openssl.exitValue() == 0,
         "openssl made the test certificate");
     StudyCertificate cert = new StudyCertificate(tmp.resolve("cert.pem"), tmp.resolve("key.pem"));
-    Member listening = new Member(m.name(), m.kind(), AttackPhases.withEncryptedListeners(m.config(), 5853, 5443,
+    Member listening = new Member(m.name(), m.kind(), AttackMemberConfig.withEncryptedListeners(m.config(), 5853, 5443,
         cert));
-    String rendered = ShoalUnderTest.render(ShoalUnderTest.memberConfig(CATALOG.recipe(), listening, 5351, 9101,
+    String rendered = ShoalMemberConfig.render(ShoalMemberConfig.memberConfig(CATALOG.recipe(), listening, 5351, 9101,
         8561, new InetSocketAddress("127.0.0.1", 5300), Path.of("data"), null));
     // what shoal serve will check: both listeners, the certificate, the member's cap kept
-    ShoalUnderTest.validate(listening, rendered);
+    ShoalMemberConfig.validate(listening, rendered);
     var c = ConfigFactory.parseString(rendered).getConfig("shoal");
     assertEquals("127.0.0.1:5853", c.getString("listen.tls"));
     assertEquals("127.0.0.1:5443", c.getString("listen.https"));
@@ -118,7 +118,7 @@ class AttackPhasesTest {
   void anUnboundMemberGetsTlsAndHttpsInterfacesAfterItsOwnExtraLines() {
     Member u = CATALOG.members().get(1);
     StudyCertificate cert = new StudyCertificate(Path.of("/tmp/tls/cert.pem"), Path.of("/tmp/tls/key.pem"));
-    var config = AttackPhases.withEncryptedInterfaces(u.config(), 5853, 5443, cert);
+    var config = AttackMemberConfig.withEncryptedInterfaces(u.config(), 5853, 5443, cert);
     assertEquals(List.of("ratelimit: 3000", "incoming-num-tcp: 1024", "interface: 127.0.0.1@5853",
         "interface: 127.0.0.1@5443", "tls-port: 5853", "https-port: 5443", "tls-service-key: \"/tmp/tls/key.pem\"",
         "tls-service-pem: \"/tmp/tls/cert.pem\""), config.getStringList("extra"));
@@ -169,18 +169,18 @@ class AttackPhasesTest {
         "shoal_miss_budget_exceeded_total{budget=\"zone\"} 7.0",
         "shoal_queries_total 99.0", ""));
     assertEquals(Map.of("malformed", 40L, "response", 10L, "miss_budget_client", 1866L, "miss_budget_zone", 7L),
-        AttackPhases.shoalRefusals(scrape));
+        Refusals.shoalRefusals(scrape));
   }
 
   @Test
   void anUnboundMemberForwardsTheHostileZoneToTheHostileUpstream() {
     Member u = CATALOG.members().get(1);
-    var config = AttackPhases.withHostileForward(u.config(), CATALOG.attacks(), new InetSocketAddress("127.0.0.1", 5399));
+    var config = AttackMemberConfig.withHostileForward(u.config(), CATALOG.attacks(), new InetSocketAddress("127.0.0.1", 5399));
     assertEquals("hostile.test.", config.getString(Member.UNBOUND_SIDE_ZONE));
     assertEquals("127.0.0.1@5399", config.getString(Member.UNBOUND_SIDE_ADDR));
     // the scenario's own settings stay
     assertEquals(1, config.getInt("threads"));
-    assertEquals(Map.of(), AttackPhases.delta(Map.of("a", 3L), Map.of("a", 3L)));
-    assertEquals(Map.of("b", 2L), AttackPhases.delta(Map.of("a", 3L), Map.of("a", 3L, "b", 2L)));
+    assertEquals(Map.of(), Refusals.delta(Map.of("a", 3L), Map.of("a", 3L)));
+    assertEquals(Map.of("b", 2L), Refusals.delta(Map.of("a", 3L), Map.of("a", 3L, "b", 2L)));
   }
 }

@@ -11,7 +11,7 @@ import io.shoal.config.DnssecSettings;
 import io.shoal.config.ShoalConfig;
 import io.shoal.study.host.Prerequisites;
 import io.shoal.study.run.StudyRun;
-import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.server.ShoalMemberConfig;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -143,13 +143,13 @@ class DnssecScenarioTest {
 
     // shoal reads the anchor as it will at start: validation on, from the zone's DS, not the root's
     Member on = m.get("on");
-    ShoalConfig c = ShoalUnderTest.validate(on, ShoalUnderTest.render(ShoalUnderTest.memberConfig(anchored.recipe(), on,
+    ShoalConfig c = ShoalMemberConfig.validate(on, ShoalMemberConfig.render(ShoalMemberConfig.memberConfig(anchored.recipe(), on,
         1053, 1054, 1056, new InetSocketAddress("127.0.0.1", 1055), dir.resolve("data"), null)));
     assertEquals(DnssecSettings.Mode.ON, c.dnssec().mode());
     assertEquals(1, c.dnssec().trustAnchors().size());
     assertEquals("bench.test.", c.dnssec().trustAnchors().get(0).getName().toString());
     Member off = m.get("off");
-    ShoalConfig plain = ShoalUnderTest.validate(off, ShoalUnderTest.render(ShoalUnderTest.memberConfig(
+    ShoalConfig plain = ShoalMemberConfig.validate(off, ShoalMemberConfig.render(ShoalMemberConfig.memberConfig(
         anchored.recipe(), off, 1053, 1054, 1056, new InetSocketAddress("127.0.0.1", 1055), dir.resolve("data"), null)));
     assertEquals(DnssecSettings.Mode.OFF, plain.dnssec().mode());
 

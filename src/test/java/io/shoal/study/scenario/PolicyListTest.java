@@ -13,7 +13,7 @@ import io.shoal.metrics.PolicyMetrics;
 import io.shoal.policy.PolicySettings;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.study.run.StudyRun;
-import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.server.ShoalMemberConfig;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -76,7 +76,7 @@ class PolicyListTest {
     String line = listed.config().getStringList("policy.domain_lists").get(0);
     assertTrue(line.endsWith("run/" + PolicyList.FILE + " nxdomain"), line);
     StudyRun.checkShoalMembers(resolved);
-    io.shoal.config.ShoalConfig c = ShoalUnderTest.validate(listed, ShoalUnderTest.render(ShoalUnderTest.memberConfig(
+    io.shoal.config.ShoalConfig c = ShoalMemberConfig.validate(listed, ShoalMemberConfig.render(ShoalMemberConfig.memberConfig(
         s.recipe(), listed, 5351, 9101, 8561, new InetSocketAddress("127.0.0.1", 5300), Path.of("data"), null)));
     assertEquals(1, c.policy().domainLists().size());
     assertEquals("nxdomain", c.policy().domainLists().get(0).action().label());

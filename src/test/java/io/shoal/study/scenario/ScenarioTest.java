@@ -8,12 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
-import io.shoal.study.attack.AttackPhases;
+import io.shoal.study.attack.AttackMemberConfig;
 import io.shoal.study.report.OutageSummary;
 import io.shoal.study.run.StudyRun;
 import io.shoal.study.server.ClusterPlacement;
 import io.shoal.study.server.KnotUpstream;
-import io.shoal.study.server.ShoalUnderTest;
+import io.shoal.study.server.ShoalMemberConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -429,9 +429,9 @@ class ScenarioTest {
     assertTrue(plan.holderEmptyConnections() + plan.holderIdleConnections() > cap);
     assertTrue(plan.dripConnections() + plan.idleConnections() < cap);
     Member m = s.members().get(0);
-    Member hostile = new Member(m.name(), m.kind(), AttackPhases.withHostileProfile(m.config(), plan,
+    Member hostile = new Member(m.name(), m.kind(), AttackMemberConfig.withHostileProfile(m.config(), plan,
         new java.net.InetSocketAddress("127.0.0.1", 5399)));
-    io.shoal.config.ShoalConfig c = ShoalUnderTest.validate(hostile, ShoalUnderTest.render(ShoalUnderTest.memberConfig(
+    io.shoal.config.ShoalConfig c = ShoalMemberConfig.validate(hostile, ShoalMemberConfig.render(ShoalMemberConfig.memberConfig(
         s.recipe(), hostile, 5351, 9101, 8561, new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"),
         null)));
     assertTrue(c.profiles().stream().anyMatch(p -> p.name().equals("hostile") && p.upstreams().equals("hostile")),
@@ -678,7 +678,7 @@ class ScenarioTest {
     Scenario s = Scenario.load(CATALOG.resolve("cluster_churn.conf"));
     Member cluster = s.members().get(2);
     ClusterPlacement p = new ClusterPlacement("node-1", 2552, 8568, List.of(8558, 8568, 8578));
-    com.typesafe.config.Config c = ShoalUnderTest.memberConfig(s.recipe(), cluster, 5351, 9101, 8561,
+    com.typesafe.config.Config c = ShoalMemberConfig.memberConfig(s.recipe(), cluster, 5351, 9101, 8561,
         new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"), p);
     assertEquals("127.0.0.1:5351", c.getString("shoal.listen.udp"));
     assertEquals(9101, c.getInt("shoal.metrics.prometheus.port"));
@@ -690,8 +690,8 @@ class ScenarioTest {
     assertEquals(List.of("127.0.0.1:8558", "127.0.0.1:8568", "127.0.0.1:8578"),
         c.getStringList("shoal.cluster.discovery.contact_points"));
     assertEquals(3, c.getInt("shoal.cluster.discovery.required_contact_points"));
-    ShoalUnderTest.validate(cluster, ShoalUnderTest.render(c));
-    com.typesafe.config.Config independent = ShoalUnderTest.memberConfig(s.recipe(), s.members().get(1), 5351, 9101,
+    ShoalMemberConfig.validate(cluster, ShoalMemberConfig.render(c));
+    com.typesafe.config.Config independent = ShoalMemberConfig.memberConfig(s.recipe(), s.members().get(1), 5351, 9101,
         8561, new java.net.InetSocketAddress("127.0.0.1", 5300), Path.of("data"), null);
     assertFalse(independent.hasPath("shoal.cluster"));
     assertEquals(8561, independent.getInt("shoal.admin.port"));

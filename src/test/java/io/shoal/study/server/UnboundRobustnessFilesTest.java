@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.shoal.study.attack.AttackPhases;
+import io.shoal.study.attack.AttackMemberConfig;
 import io.shoal.study.host.Prerequisites;
 import io.shoal.study.host.StartedProcesses;
 import io.shoal.study.scenario.Member;
@@ -38,7 +38,7 @@ class UnboundRobustnessFilesTest {
       throws IOException, InterruptedException {
     Scenario s = Scenario.load(Path.of("bench", "scenarios", "robustness.conf"));
     Member u = s.members().get(1);
-    Member hostile = new Member(u.name(), u.kind(), AttackPhases.withHostileForward(u.config(), s.attacks(),
+    Member hostile = new Member(u.name(), u.kind(), AttackMemberConfig.withHostileForward(u.config(), s.attacks(),
         new InetSocketAddress("127.0.0.1", 5399)));
     String conf = written(hostile, s, dir.resolve("u"));
     assertTrue(conf.contains("stub-zone:\n  name: \"bench.test.\"\n  stub-addr: 127.0.0.1@5353\n"), conf);
