@@ -1,0 +1,142 @@
+package io.shoal.ingress;
+
+import io.shoal.cache.CachedAnswer;
+import io.shoal.cluster.OwnerDirectory;
+import io.shoal.local.LocalData;
+import io.shoal.policy.ResponsePolicy;
+import io.shoal.profile.Profile;
+import io.shoal.wire.CacheKey;
+import io.shoal.wire.DnsQuery;
+import java.util.function.Predicate;
+
+/**
+ * The stages that answer from what this node holds: its local data, its response policy, and its
+ * caches. A hit ends in the {@link Cache} stage, on the thread that read the query.
+ */
+final class AnswerStages {
+  private AnswerStages() {}
+
+  /** Does local data have the name? Answered (AA=1, NODATA for another type). Only with local data. */
+  static final class Local extends Stage {
+    private final LocalData local;
+
+    Local(LocalData local) {
+      super("local_data");
+      this.local = local;
+    }
+
+    @Override
+    Verdict decide(QueryContext q) {
+      byte[] own = local.answer(q.query, q.sizeLimit());
+      return own == null ? Verdict.PASS : q.answer(own);
+    }
+  }
+
+  /** Does the response policy (blocklists) have the name? Its answer, or dropped. Only with a policy. */
+  static final class Policy extends Stage {
+    private final ResponsePolicy policy;
+
+    Policy(ResponsePolicy policy) {
+      super("policy");
+      this.policy = policy;
+    }
+
+    @Override
+    Verdict decide(QueryContext q) {
+      byte[] own = policy.answer(q.query, q.sizeLimit());
+      if (own == null) {
+        return Verdict.PASS;
+      }
+      return own == ResponsePolicy.DROP ? q.drop() : q.answer(own);
+    }
+  }
+
+  /**
+   * Does the near cache hold a copy of the answer another node owns? Answered as a hit. Cluster
+   * mode with a near cache only.
+   *
+   * <p>In a cluster, most names are other nodes' (two in three with three nodes): this node's copy
+   * of such an answer is looked up first, so a hit on it costs one look-up, as a hit on an owned
+   * name does, rather than a failed look-up in the answer cache and a ring look-up before it. The
+   * near cache only holds copies of answers other nodes owned when they were fetched. An owner
+   * lookup (from a peer) is this node's to resolve, never answered from a copy.
+   */
+  static final class NearCache extends Stage {
+    private final OwnerDirectory owners;
+
+    NearCache(OwnerDirectory owners) {
+      super("near_cache");
+      this.owners = owners;
+    }
+
+    @Override
+    Verdict decide(QueryContext q) {
+      DnsQuery query = q.query;
+      if (query.fromPeer() || !owners.cachesServable()) {
+        return Verdict.PASS;
+      }
+      long now = q.now();
+      CachedAnswer copy = owners.nearHit(query.key(), now);
+      if (copy == null) {
+        return Verdict.PASS;
+      }
+      // as a hit on an owned name: rendered into the socket's own buffer on the reading thread
+      q.reply.sendHit(copy, query, now, q.sizeLimit(), q.client);
+      return Verdict.ANSWERED;
+    }
+  }
+
+  /**
+   * Does the profile's cache hold the answer? Answered right there (counted as a hit, else as a
+   * miss), and a hit near its expiry is prefetched when this node owns the name (with prefetch on).
+   */
+  static final class Cache extends Stage {
+    private final OwnerDirectory owners;
+    /** Null when the plan has prefetch off. */
+    private final Prefetch prefetch;
+    /** Keys this node asks no other node for: it owns them, or it is not in a cluster (see Prefetch). */
+    private final Predicate<CacheKey> ownedHere;
+    private final Workers workers;
+
+    Cache(OwnerDirectory owners, Prefetch prefetch, Workers workers) {
+      super(prefetch == null ? "cache" : "cache+prefetch");
+      this.owners = owners;
+      this.prefetch = prefetch;
+      this.ownedHere = key -> owners.ownerOf(key) == null;
+      this.workers = workers;
+    }
+
+    @Override
+    Verdict decide(QueryContext q) {
+      DnsQuery query = q.query;
+      Profile profile = q.profile();
+      if (!owners.cachesServable()) {
+        // A cluster node back from being away, that has not applied the flushes made meanwhile:
+        // its caches may hold flushed answers, so every query is a miss until it has.
+        if (!query.fromPeer() || query.recursionDesired()) {
+          profile.cacheMetrics().miss();
+        }
+        return Verdict.PASS;
+      }
+      long now = q.now();
+      CachedAnswer hit = profile.cache().get(query.key(), now);
+      if (hit == null) {
+        if (!query.fromPeer()) {
+          profile.cacheMetrics().miss();
+          owners.nearMissed(query.key());
+        } else if (query.recursionDesired()) {
+          // A joining node asking what this one still holds (RD=0) is not a miss anyone waits on.
+          profile.cacheMetrics().miss();
+        }
+        return Verdict.PASS;
+      }
+      profile.cacheMetrics().hit();
+      // Not for RD=0: probing the cache must not cost the upstreams anything.
+      if (prefetch != null && query.recursionDesired() && prefetch.claim(query.key(), hit, now, ownedHere)) {
+        workers.get(workers.partition(query.key())).tell(new IngressWorker.Refresh(query));
+      }
+      q.reply.sendHit(hit, query, now, q.sizeLimit(), q.client);
+      return Verdict.ANSWERED;
+    }
+  }
+}
