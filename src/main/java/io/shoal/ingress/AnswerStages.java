@@ -5,8 +5,11 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.local.LocalData;
 import io.shoal.policy.ResponsePolicy;
 import io.shoal.profile.Profile;
+import io.shoal.profile.ProfileTable;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
+import java.net.InetSocketAddress;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -26,9 +29,9 @@ final class AnswerStages {
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      byte[] own = local.answer(q.query, q.sizeLimit());
-      return own == null ? Verdict.PASS : q.answer(own);
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
+      byte[] own = local.answer(query, protocol.sizeLimit(query));
+      return own == null ? Verdict.PASS : answer(reply, own, client);
     }
   }
 
@@ -42,12 +45,12 @@ final class AnswerStages {
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      byte[] own = policy.answer(q.query, q.sizeLimit());
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
+      byte[] own = policy.answer(query, protocol.sizeLimit(query));
       if (own == null) {
         return Verdict.PASS;
       }
-      return own == ResponsePolicy.DROP ? q.drop() : q.answer(own);
+      return own == ResponsePolicy.DROP ? drop(reply) : answer(reply, own, client);
     }
   }
 
@@ -64,24 +67,26 @@ final class AnswerStages {
   static final class NearCache extends Stage {
     private final OwnerDirectory owners;
 
-    NearCache(OwnerDirectory owners) {
+    private final LongSupplier clock;
+
+    NearCache(OwnerDirectory owners, LongSupplier clock) {
       super("near_cache");
       this.owners = owners;
+      this.clock = clock;
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      DnsQuery query = q.query;
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
       if (query.fromPeer() || !owners.cachesServable()) {
         return Verdict.PASS;
       }
-      long now = q.now();
+      long now = clock.getAsLong();
       CachedAnswer copy = owners.nearHit(query.key(), now);
       if (copy == null) {
         return Verdict.PASS;
       }
       // as a hit on an owned name: rendered into the socket's own buffer on the reading thread
-      q.reply.sendHit(copy, query, now, q.sizeLimit(), q.client);
+      reply.sendHit(copy, query, now, protocol.sizeLimit(query), client);
       return Verdict.ANSWERED;
     }
   }
@@ -91,6 +96,8 @@ final class AnswerStages {
    * miss), and a hit near its expiry is prefetched when this node owns the name (with prefetch on).
    */
   static final class Cache extends Stage {
+    private final ProfileTable profiles;
+    private final LongSupplier clock;
     private final OwnerDirectory owners;
     /** Null when the plan has prefetch off. */
     private final Prefetch prefetch;
@@ -98,8 +105,10 @@ final class AnswerStages {
     private final Predicate<CacheKey> ownedHere;
     private final Workers workers;
 
-    Cache(OwnerDirectory owners, Prefetch prefetch, Workers workers) {
+    Cache(ProfileTable profiles, LongSupplier clock, OwnerDirectory owners, Prefetch prefetch, Workers workers) {
       super(prefetch == null ? "cache" : "cache+prefetch");
+      this.profiles = profiles;
+      this.clock = clock;
       this.owners = owners;
       this.prefetch = prefetch;
       this.ownedHere = key -> owners.ownerOf(key) == null;
@@ -107,9 +116,8 @@ final class AnswerStages {
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      DnsQuery query = q.query;
-      Profile profile = q.profile();
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
+      Profile profile = profiles.match(query.key());
       if (!owners.cachesServable()) {
         // A cluster node back from being away, that has not applied the flushes made meanwhile:
         // its caches may hold flushed answers, so every query is a miss until it has.
@@ -118,7 +126,7 @@ final class AnswerStages {
         }
         return Verdict.PASS;
       }
-      long now = q.now();
+      long now = clock.getAsLong();
       CachedAnswer hit = profile.cache().get(query.key(), now);
       if (hit == null) {
         if (!query.fromPeer()) {
@@ -135,7 +143,7 @@ final class AnswerStages {
       if (prefetch != null && query.recursionDesired() && prefetch.claim(query.key(), hit, now, ownedHere)) {
         workers.get(workers.partition(query.key())).tell(new IngressWorker.Refresh(query));
       }
-      q.reply.sendHit(hit, query, now, q.sizeLimit(), q.client);
+      reply.sendHit(hit, query, now, protocol.sizeLimit(query), client);
       return Verdict.ANSWERED;
     }
   }

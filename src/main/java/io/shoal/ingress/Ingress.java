@@ -25,12 +25,9 @@ import org.slf4j.LoggerFactory;
 public final class Ingress {
   private static final Logger log = LoggerFactory.getLogger(Ingress.class);
 
-  private final LongSupplier clock;
   private final Workers workers;
   private final Prefetch prefetch;
   private final StageChain.Parts parts;
-  /** Each reading thread's context, reused for every query it reads. */
-  private final ThreadLocal<QueryContext> contexts;
   /** What a reload replaces, with its stages; read once per query. */
   private volatile StageChain chain;
 
@@ -45,12 +42,10 @@ public final class Ingress {
   public Ingress(
       QueryPlan plan, LongSupplier clock, List<ActorRef<IngressWorker.Command>> workers, AtomicInteger[] pending,
       int maxPending, ServerMetrics metrics, Prefetch prefetch, OwnerDirectory owners, Duration ownerTimeout) {
-    this.clock = clock;
     this.prefetch = prefetch;
     this.workers = new Workers(workers, pending, maxPending, metrics);
     this.parts = new StageChain.Parts(owners, new DirectOwnerLookups(owners, ownerTimeout, metrics, clock), prefetch,
-        this.workers, metrics);
-    this.contexts = ThreadLocal.withInitial(() -> new QueryContext(clock));
+        this.workers, metrics, clock);
     prefetch.enable(plan.prefetch());
     this.chain = StageChain.of(plan, parts);
     log.debug("query path: {}", chain);
@@ -87,18 +82,7 @@ public final class Ingress {
    * {@code reply} as {@link ReplyPath#drop()}.
    */
   public void offer(byte[] packet, InetSocketAddress client, Protocol protocol, ReplyPath reply) {
-    StageChain c = chain;
-    QueryContext q = contexts.get();
-    if (q.busy) {
-      // A reply sent from a stage brought this thread back here (a stream's next query): its own.
-      q = new QueryContext(clock);
-    }
-    q.start(c.plan(), packet, client, protocol, reply);
-    try {
-      c.run(q);
-    } finally {
-      q.clear();
-    }
+    chain.run(packet, client, protocol, reply);
   }
 
   /**

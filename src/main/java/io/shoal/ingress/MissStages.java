@@ -5,6 +5,7 @@ import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ServeStaleSettings;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
+import io.shoal.profile.ProfileTable;
 import io.shoal.ratelimit.MissBudget;
 import io.shoal.upstream.DatagramSender;
 import io.shoal.upstream.Upstream;
@@ -12,6 +13,8 @@ import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
 import io.shoal.wire.ScannedAnswer;
 import io.shoal.wire.WireException;
+import java.net.InetSocketAddress;
+import java.util.function.LongSupplier;
 
 /**
  * The stages a miss goes through on the thread that read it: answered there when it can be
@@ -35,8 +38,7 @@ final class MissStages {
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      DnsQuery query = q.query;
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
       if (query.recursionDesired()) {
         return Verdict.PASS;
       }
@@ -45,7 +47,7 @@ final class MissStages {
       if (!query.fromPeer()) {
         metrics.refused(ServerMetrics.NO_RECURSION);
       }
-      return q.answer(query.refused(ExtendedError.NOT_AUTHORITATIVE));
+      return answer(reply, query.refused(ExtendedError.NOT_AUTHORITATIVE), client);
     }
   }
 
@@ -57,25 +59,30 @@ final class MissStages {
    * only push real answers out.
    */
   static final class Denials extends Stage {
-    Denials() {
+    private final ProfileTable profiles;
+    private final LongSupplier clock;
+
+    Denials(ProfileTable profiles, LongSupplier clock) {
       super("dnssec_denials");
+      this.profiles = profiles;
+      this.clock = clock;
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      long now = q.now();
-      Upstream.Denial denial = q.profile().upstream().denial(q.query, now);
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
+      long now = clock.getAsLong();
+      Upstream.Denial denial = profiles.match(query.key()).upstream().denial(query, now);
       if (denial == null) {
         return Verdict.PASS;
       }
-      byte[] reply;
+      byte[] wire;
       try {
         CachedAnswer answer = CachedAnswer.of(ScannedAnswer.fromUpstream(denial.wire()), now, denial.expiresAtMillis());
-        reply = answer.render(q.query, now, q.sizeLimit());
+        wire = answer.render(query, now, protocol.sizeLimit(query));
       } catch (WireException e) {
         return Verdict.PASS; // not a denial we can send: the miss goes its usual way
       }
-      return q.answer(reply);
+      return answer(reply, wire, client);
     }
   }
 
@@ -89,33 +96,36 @@ final class MissStages {
     private static final ExtendedError OVER_ZONE_BUDGET = new ExtendedError(0, "over this zone's miss budget");
 
     private final MissBudget budget;
+    private final ProfileTable profiles;
+    private final LongSupplier clock;
     private final ServeStaleSettings serveStale;
     private final OwnerDirectory owners;
     private final ServerMetrics metrics;
 
-    MissBudgets(MissBudget budget, ServeStaleSettings serveStale, OwnerDirectory owners, ServerMetrics metrics) {
+    MissBudgets(QueryPlan plan, LongSupplier clock, OwnerDirectory owners, ServerMetrics metrics) {
       super("miss_budget");
-      this.budget = budget;
-      this.serveStale = serveStale;
+      this.budget = plan.missBudget();
+      this.profiles = plan.profiles();
+      this.clock = clock;
+      this.serveStale = plan.serveStale();
       this.owners = owners;
       this.metrics = metrics;
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      DnsQuery query = q.query;
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
       if (query.fromPeer()) {
         return Verdict.PASS;
       }
-      Profile profile = q.profile();
-      String over = budget.overBudget(query.key(), q.client.getAddress(), profile.cache().evictedLately(query.key()));
+      Profile profile = profiles.match(query.key());
+      String over = budget.overBudget(query.key(), client.getAddress(), profile.cache().evictedLately(query.key()));
       if (over == null) {
         return Verdict.PASS;
       }
       metrics.overMissBudget(over);
-      byte[] stale = staleOverBudget(q, profile);
-      return q.answer(stale != null ? stale
-          : query.servfail(over == MissBudget.CLIENT ? OVER_CLIENT_BUDGET : OVER_ZONE_BUDGET));
+      byte[] stale = staleOverBudget(query, protocol, profile);
+      return answer(reply, stale != null ? stale
+          : query.servfail(over == MissBudget.CLIENT ? OVER_CLIENT_BUDGET : OVER_ZONE_BUDGET), client);
     }
 
     /**
@@ -123,12 +133,12 @@ final class MissStages {
      * serve-stale is on and the cache still holds the name expired less than max_stale ago; else
      * null. It is what the client would get if the upstreams failed, and it costs them nothing.
      */
-    private byte[] staleOverBudget(QueryContext q, Profile profile) {
+    private byte[] staleOverBudget(DnsQuery query, Protocol protocol, Profile profile) {
       if (!serveStale.enabled() || !owners.cachesServable()) {
         return null;
       }
-      CachedAnswer old = profile.cache().get(q.query.key(), q.now() - serveStale.maxStale().toMillis());
-      return old != null && old.servableStale() ? old.renderStale(q.query, q.sizeLimit()) : null;
+      CachedAnswer old = profile.cache().get(query.key(), clock.getAsLong() - serveStale.maxStale().toMillis());
+      return old != null && old.servableStale() ? old.renderStale(query, protocol.sizeLimit(query)) : null;
     }
   }
 
@@ -139,20 +149,21 @@ final class MissStages {
    */
   static final class Admission extends Stage {
     private final Workers workers;
+    private final long guardMillis;
 
-    Admission(Workers workers) {
+    /** @param guardMillis how long a stream's query may wait for its worker (see {@link QueryPlan}) */
+    Admission(Workers workers, long guardMillis) {
       super("worker_admission");
       this.workers = workers;
+      this.guardMillis = guardMillis;
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      int w = workers.partition(q.query.key());
-      if (!workers.admit(w)) {
-        return q.protocol.stream() ? q.answer(q.query.servfail()) : q.drop();
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
+      if (!workers.admit(workers.partition(query.key()))) {
+        return protocol.stream() ? answer(reply, query.servfail(), client) : drop(reply);
       }
-      q.worker = w;
-      q.reply.owed(q.query, q.plan.streamGuard().toMillis());
+      reply.owed(query, guardMillis);
       return Verdict.PASS;
     }
   }
@@ -163,28 +174,33 @@ final class MissStages {
    */
   static final class OwnerLookup extends Stage {
     private final DirectOwnerLookups direct;
+    private final ProfileTable profiles;
     private final Workers workers;
 
-    OwnerLookup(DirectOwnerLookups direct, Workers workers) {
+    OwnerLookup(DirectOwnerLookups direct, ProfileTable profiles, Workers workers) {
       super("owner_lookup");
       this.direct = direct;
+      this.profiles = profiles;
       this.workers = workers;
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      OwnerDirectory.Owner owner = direct.ownerOf(q.query);
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
+      OwnerDirectory.Owner owner = direct.ownerOf(query);
       if (owner == null) {
         return Verdict.PASS;
       }
-      direct.ask(owner, q.profile(), new IngressWorker.Resolve(q.query, q.client, q.protocol, q.reply),
-          workers.pending(q.worker), workers.get(q.worker),
-          q.arrivedOn instanceof DatagramSender socket ? socket : null);
+      int w = workers.partition(query.key());
+      direct.ask(owner, profiles.match(query.key()), new IngressWorker.Resolve(query, client, protocol, reply),
+          workers.pending(w), workers.get(w), arrivedOn instanceof DatagramSender socket ? socket : null);
       return Verdict.OWED;
     }
   }
 
-  /** The end of the chain: the miss goes to the worker that owns its key, which owes its reply. */
+  /**
+   * The end of the chain: the miss goes to the worker that owns its key (the one {@link Admission}
+   * counted it on), which owes its reply.
+   */
   static final class HandOff extends Stage {
     private final Workers workers;
 
@@ -194,8 +210,8 @@ final class MissStages {
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      workers.get(q.worker).tell(new IngressWorker.Resolve(q.query, q.client, q.protocol, q.reply));
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
+      workers.get(workers.partition(query.key())).tell(new IngressWorker.Resolve(query, client, protocol, reply));
       return Verdict.OWED;
     }
   }

@@ -2,12 +2,13 @@ package io.shoal.ingress;
 
 import io.shoal.access.AccessControl;
 import io.shoal.cluster.OwnerDirectory;
+import io.shoal.ingress.Stage.Verdict;
 import io.shoal.loop.LoopDetector;
 import io.shoal.metrics.ServerMetrics;
-import io.shoal.querylog.QueryLog;
 import io.shoal.wire.BadQuery;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ReplyPolicy;
+import java.net.InetSocketAddress;
 import java.util.Optional;
 
 /** The stages that come before any answer: who asks, and is it a query shoal answers at all. */
@@ -15,10 +16,10 @@ final class ScreeningStages {
   private ScreeningStages() {}
 
   /**
-   * Is it an owner node's reply to a lookup this node sent from a listening UDP socket? Taken (no
-   * reply to it). Cluster mode only.
+   * Is it an owner node's reply to a lookup this node sent from a listening UDP socket? Taken (it
+   * gets no reply, and is not logged as a query). Cluster mode only.
    */
-  static final class OwnerReplies extends Stage {
+  static final class OwnerReplies extends Stage.BeforeParse {
     private final OwnerDirectory owners;
 
     OwnerReplies(OwnerDirectory owners) {
@@ -27,31 +28,14 @@ final class ScreeningStages {
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      byte[] packet = q.packet;
-      return packet.length >= 12 && (packet[2] & 0x80) != 0 && q.protocol == Protocol.UDP
-          && owners.listenerReply(packet, q.client) ? Verdict.DROPPED : Verdict.PASS;
-    }
-  }
-
-  /** Never answers: watches the query's reply for the query logs. Only when a log is on. */
-  static final class QueryLogging extends Stage {
-    private final QueryLog log;
-
-    QueryLogging(QueryLog log) {
-      super("query_log");
-      this.log = log;
-    }
-
-    @Override
-    Verdict decide(QueryContext q) {
-      q.reply = log.watch(q.packet, q.client, q.protocol, q.reply);
-      return Verdict.PASS;
+    Verdict decide(byte[] packet, InetSocketAddress client, Protocol protocol, ReplyPath reply) {
+      return packet.length >= 12 && (packet[2] & 0x80) != 0 && protocol == Protocol.UDP
+          && owners.listenerReply(packet, client) ? Verdict.DROPPED : Verdict.PASS;
     }
   }
 
   /** Does access control serve this client? REFUSED or dropped when not. */
-  static final class Access extends Stage {
+  static final class Access extends Stage.BeforeParse {
     private final AccessControl access;
 
     Access(AccessControl access) {
@@ -60,41 +44,47 @@ final class ScreeningStages {
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      Optional<byte[]> turnedAway = access.turnAway(q.packet, q.client.getAddress());
+    Verdict decide(byte[] packet, InetSocketAddress client, Protocol protocol, ReplyPath reply) {
+      Optional<byte[]> turnedAway = access.turnAway(packet, client.getAddress());
       if (turnedAway == null) {
         return Verdict.PASS;
       }
-      return turnedAway.isPresent() ? q.answer(turnedAway.get()) : q.drop();
+      return turnedAway.isPresent() ? Stage.answer(reply, turnedAway.get(), client) : Stage.drop(reply);
     }
   }
 
   /**
    * Is it a query shoal answers? A bad one gets FORMERR, NOTIMP or REFUSED, or is dropped (counted);
-   * chaos-class questions about the server are answered here.
+   * chaos-class questions about the server are answered here. The one step that is not a {@link
+   * Stage}: it turns the packet into the query the stages after it decide on.
    */
-  static final class Parse extends Stage {
+  static final class Parse {
     private final ReplyPolicy replies;
     private final ServerMetrics metrics;
 
     Parse(ReplyPolicy replies, ServerMetrics metrics) {
-      super("parse");
       this.replies = replies;
       this.metrics = metrics;
     }
 
-    @Override
-    Verdict decide(QueryContext q) {
+    /** The query in {@code packet}; null when it got its reply (or none) here. */
+    DnsQuery parse(byte[] packet, InetSocketAddress client, ReplyPath reply) {
       try {
-        q.query = DnsQuery.parse(q.packet, replies);
-        return Verdict.PASS;
+        return DnsQuery.parse(packet, replies);
       } catch (BadQuery bad) {
         if (bad.dropped()) {
           metrics.dropped(bad.reason());
-          return q.drop();
+          reply.drop();
+        } else {
+          reply.send(bad.reply(), client);
         }
-        return q.answer(bad.reply());
+        return null;
       }
+    }
+
+    @Override
+    public String toString() {
+      return "parse";
     }
   }
 
@@ -108,8 +98,8 @@ final class ScreeningStages {
     }
 
     @Override
-    Verdict decide(QueryContext q) {
-      return loops.cameBack(q.query) ? q.answer(q.query.servfail()) : Verdict.PASS;
+    Verdict decide(DnsQuery query, InetSocketAddress client, Protocol protocol, ReplyPath reply, ReplyPath arrivedOn) {
+      return loops.cameBack(query) ? answer(reply, query.servfail(), client) : Verdict.PASS;
     }
   }
 }
