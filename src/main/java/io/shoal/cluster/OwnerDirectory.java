@@ -89,6 +89,16 @@ public final class OwnerDirectory {
     this.previousOwnerWindowNanos = previousOwnerWindow.toNanos();
   }
 
+  /** Whether this node is in cluster mode: it may have peers to ask, and their replies to take. */
+  public boolean clustered() {
+    return sockets != null;
+  }
+
+  /** Whether copies of answers other nodes own are kept here (a near cache). */
+  public boolean keepsCopies() {
+    return nearCache != null;
+  }
+
   /**
    * Whether this node may answer from its caches now: false while it has not applied the flushes
    * the cluster recorded while it was away (see {@link NodeStatus#cachesServable}).

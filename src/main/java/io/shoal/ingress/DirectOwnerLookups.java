@@ -7,6 +7,7 @@ import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
 import io.shoal.upstream.DatagramSender;
+import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
 import io.shoal.wire.Rcode;
 import io.shoal.wire.ScannedAnswer;
@@ -49,9 +50,9 @@ final class DirectOwnerLookups {
     this.clock = clock;
   }
 
-  /** The node to ask for {@code r}'s key, or null when this node resolves it itself. */
-  OwnerDirectory.Owner ownerOf(IngressWorker.Resolve r) {
-    return lookups.ownerOf(r.query());
+  /** The node to ask for {@code query}'s key, or null when this node resolves it itself. */
+  OwnerDirectory.Owner ownerOf(DnsQuery query) {
+    return lookups.ownerOf(query);
   }
 
   /**

@@ -13,16 +13,11 @@ import io.shoal.logging.FailureLog;
 import io.shoal.metrics.ServerMetrics;
 import io.shoal.profile.Profile;
 import io.shoal.profile.ProfileTable;
-import io.shoal.upstream.Upstream;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.DnsQuery;
 import io.shoal.wire.ExtendedError;
-import io.shoal.wire.Rcode;
-import io.shoal.wire.ScannedAnswer;
-import io.shoal.wire.WireException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import org.slf4j.LoggerFactory;
@@ -31,9 +26,10 @@ import org.slf4j.LoggerFactory;
  * Answers the misses of one partition of the key space (hits never come here: the socket that
  * read them answers them). A miss goes upstream once per key however many clients ask while it is
  * in flight ({@link Flights}); every waiter gets the answer on the socket or connection it came in
- * on, and the answer fills the cache ({@link CacheFill}). A query that finds its key filled
- * meanwhile is answered from the cache. In cluster mode a miss is asked of its key's owner node
- * first ({@link OwnerLookups}).
+ * on, and the answer fills the cache ({@link Fetches}, {@link CacheFill}). A query that finds its
+ * key filled meanwhile is answered from the cache. In cluster mode a miss is asked of its key's
+ * owner node first ({@link OwnerLookups}). This class starts the flights; {@link Fetches} handles
+ * what comes back.
  *
  * <p>When the upstreams fail, a recently expired answer is served stale (RFC 8767) if the cache
  * still holds one; a client whose miss waits longer than the client timeout gets it too while the
@@ -75,38 +71,16 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   /** The client timeout of serve-stale ran out for {@code flight}. */
   private record StaleDeadline(CacheKey key, Flight flight) implements Command {}
 
-  private record UpstreamDone(CacheKey key, Profile profile, Upstream.Outcome outcome) implements Command {}
-
-  /** The owner node's reply to a lookup of {@code key} asked at {@code askedNanos}; null when none came in time. */
-  private record OwnerDone(CacheKey key, Profile profile, byte[] reply, long askedNanos) implements Command {}
-
-  /**
-   * A key's previous owner's reply (null: none in time) to a lookup in its cache, asked while this
-   * node has just entered the ring ({@link OwnerDirectory#previousOwnerOf}); {@code query} goes
-   * upstream if it held no answer.
-   */
-  private record PreviousOwnerDone(CacheKey key, Profile profile, DnsQuery query, byte[] reply) implements Command {}
-
-  /** A write-through fill ended: {@code failure} is null when the cache stored the answer. */
-  private record FillDone(CacheKey key, Profile profile, CachedAnswer answer, Throwable failure) implements Command {}
-
-  /**
-   * The longest a write-through reply waits for its fill. A commit takes milliseconds; a shard
-   * that is down and restarting with back-off takes seconds, and clients must not wait for that.
-   */
-  static final Duration FILL_WAIT = Duration.ofSeconds(1);
-
   private static final FailureLog failures = new FailureLog(LoggerFactory.getLogger(IngressWorker.class), 10);
 
   private ProfileTable profiles;
-  private final FillMode fillMode;
   private final LongSupplier clock;
   private final ServerMetrics metrics;
   private final OwnerLookups owners;
   private final StaleAnswers stale;
   private final Prefetch prefetch;
   private final Flights flights;
-  private final FailedFetch failedFetch;
+  private final Fetches fetches;
 
   /**
    * @param clock epoch milliseconds (injected so tests can move time)
@@ -137,12 +111,12 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     this.stale = new StaleAnswers(serveStale, owners::cachesServable);
     this.prefetch = prefetch;
     this.profiles = profiles;
-    this.fillMode = fillMode;
     this.clock = clock;
     this.metrics = metrics;
     this.owners = new OwnerLookups(owners, ownerTimeout, metrics, failures);
     this.flights = new Flights(prefetch, clock, pending);
-    this.failedFetch = new FailedFetch(flights, stale, clock, failures);
+    this.fetches = new Fetches(context, fillMode, clock, metrics, this.owners, flights,
+        new FailedFetch(flights, stale, clock, failures), failures);
   }
 
   @Override
@@ -153,10 +127,23 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         .onMessage(Refresh.class, this::onRefresh)
         .onMessage(Replan.class, this::onReplan)
         .onMessage(StaleDeadline.class, this::onStaleDeadline)
-        .onMessage(UpstreamDone.class, this::onUpstreamDone)
-        .onMessage(OwnerDone.class, this::onOwnerDone)
-        .onMessage(PreviousOwnerDone.class, this::onPreviousOwnerDone)
-        .onMessage(FillDone.class, this::onFillDone)
+        // the fetches' answers, back on this worker's thread
+        .onMessage(Fetches.UpstreamDone.class, done -> {
+          fetches.upstreamDone(done);
+          return this;
+        })
+        .onMessage(Fetches.OwnerDone.class, done -> {
+          fetches.ownerDone(done);
+          return this;
+        })
+        .onMessage(Fetches.PreviousOwnerDone.class, done -> {
+          fetches.previousOwnerDone(done);
+          return this;
+        })
+        .onMessage(Fetches.FillDone.class, done -> {
+          fetches.fillDone(done);
+          return this;
+        })
         .build();
   }
 
@@ -181,7 +168,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         return this;
       }
       flights.start(key, r);
-      return onOwnerDone(new OwnerDone(key, profile, a.reply(), a.askedNanos()));
+      fetches.ownerDone(new Fetches.OwnerDone(key, profile, a.reply(), a.askedNanos()));
+      return this;
     } catch (RuntimeException e) {
       failures.warn("query " + key + " failed", e);
       metrics.dropped(ServerMetrics.WORKER_FAILURE);
@@ -236,43 +224,15 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       getContext().scheduleOnce(wait, getContext().getSelf(), new StaleDeadline(key, flight));
     }
     if (owner != null) {
-      long asked = System.nanoTime();
-      getContext().pipeToSelf(owners.ask(owner, r.query()),
-          (reply, failure) -> new OwnerDone(key, profile, reply, asked));
+      fetches.askOwner(key, profile, owner, r.query());
       return;
     }
     OwnerDirectory.Owner previous = owners.previousOwnerOf(r.query());
     if (previous != null) {
-      DnsQuery query = r.query();
-      getContext().pipeToSelf(owners.askCache(previous, query),
-          (reply, failure) -> new PreviousOwnerDone(key, profile, query, reply));
+      fetches.askPreviousOwner(key, profile, previous, r.query());
       return;
     }
-    askUpstream(key, profile, r.query());
-  }
-
-  /**
-   * The previous owner answered from its cache (or did not): what it held goes into this node's
-   * own cache (this node owns the key now) and to every waiter, as an upstream answer would;
-   * anything else and the query goes upstream.
-   */
-  private Behavior<Command> onPreviousOwnerDone(PreviousOwnerDone done) {
-    if (!flights.contains(done.key())) {
-      return this;
-    }
-    try {
-      ScannedAnswer held = owners.heldByPrevious(done.reply());
-      if (held == null) {
-        askUpstream(done.key(), done.profile(), done.query());
-      } else {
-        fillAndAnswer(done.key(), done.profile(), held);
-      }
-    } catch (RuntimeException e) {
-      failures.warn("answer for " + done.key() + " failed", e);
-      metrics.dropped(ServerMetrics.WORKER_FAILURE);
-      flights.servfailAll(done.key(), ExtendedError.UPSTREAM_FAILED);
-    }
-    return this;
+    fetches.askUpstream(key, profile, r.query());
   }
 
   private Behavior<Command> onReplan(Replan replan) {
@@ -293,7 +253,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       Flight flight = flights.start(key, null);
       flight.prefetch = true;
       profile.cacheMetrics().prefetch();
-      askUpstream(key, profile, refresh.query());
+      fetches.askUpstream(key, profile, refresh.query());
     } catch (RuntimeException e) {
       flights.end(key, false);
       failures.warn("prefetch of " + key + " failed", e);
@@ -308,130 +268,6 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     }
     flight.staleServed = true;
     flights.staleToClients(flight, profiles.match(deadline.key()));
-    return this;
-  }
-
-  /**
-   * The owner answered (or did not): its answer goes to every waiter and into the near cache,
-   * never into this node's own caches. No reply in time, or one this node cannot use, and the
-   * node asks upstream itself; an owner's SERVFAIL is this node's failure too (the owner asked
-   * the same upstreams), served stale here if this node has a stale answer. An owner's stale
-   * answer (its upstreams failed) goes to the waiters as stale, and no copy is kept.
-   */
-  private Behavior<Command> onOwnerDone(OwnerDone done) {
-    Flight flight = flights.get(done.key());
-    if (flight == null) {
-      return this;
-    }
-    ScannedAnswer scan = owners.usable(done.key(), done.reply());
-    if (scan == null) {
-      if (flight.waiters.isEmpty()) {
-        flights.end(done.key(), false); // every waiter had the stale answer
-      } else {
-        askUpstream(done.key(), done.profile(), flight.waiters.get(0).query());
-      }
-      return this;
-    }
-    if (ScannedAnswer.saysStale(done.reply())) {
-      owners.servedStale();
-      flights.staleAll(done.key(), CacheFill.passedOn(scan, clock.getAsLong()), done.profile());
-      return this;
-    }
-    if (scan.rcode() == Rcode.SERVFAIL) {
-      owners.failed();
-      failedFetch.answer(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED, false);
-      return this;
-    }
-    owners.answered(done.askedNanos());
-    long now = clock.getAsLong();
-    CachedAnswer copy = CacheFill.kept(done.profile(), scan, now);
-    if (copy == null) {
-      flights.answerAll(done.key(), CacheFill.passedOn(scan, now));
-      return this;
-    }
-    owners.keepCopy(done.key(), copy);
-    flights.answerAll(done.key(), copy);
-    return this;
-  }
-
-  private void askUpstream(CacheKey key, Profile profile, DnsQuery query) {
-    getContext().pipeToSelf(profile.upstream().forward(query), (outcome, failure) -> new UpstreamDone(key, profile,
-        outcome != null ? outcome : new Upstream.Failed("no upstream answer: " + failure)));
-  }
-
-  private Behavior<Command> onUpstreamDone(UpstreamDone done) {
-    if (!flights.contains(done.key())) {
-      return this;
-    }
-    try {
-      if (!(done.outcome() instanceof Upstream.Answered answered)) {
-        failedFetch.answer(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED, false);
-        return this;
-      }
-      ScannedAnswer scan;
-      try {
-        scan = ScannedAnswer.fromUpstream(answered.wire());
-      } catch (WireException e) {
-        failures.warn("malformed answer from " + answered.server() + " for " + done.key(), e);
-        metrics.dropped(ServerMetrics.BAD_UPSTREAM_ANSWER);
-        failedFetch.answer(done.key(), done.profile(), ExtendedError.UPSTREAM_FAILED, true);
-        return this;
-      }
-      if (scan.rcode() == Rcode.REFUSED) {
-        // The upstream will not resolve for us: to our client that is a failure, not a policy
-        // of ours (RFC 8914's No Reachable Authority), remembered like a SERVFAIL.
-        failedFetch.answer(done.key(), done.profile(), ExtendedError.UPSTREAM_REFUSED, true);
-        return this;
-      }
-      if (scan.rcode() == Rcode.SERVFAIL && failedFetch.serveStale(done.key(), done.profile(), true)) {
-        return this;
-      }
-      Flight flight = flights.get(done.key());
-      flight.servfailWhy = answered.why();
-      if (scan.rcode() == Rcode.SERVFAIL && flight.prefetch && flight.waiters.isEmpty()) {
-        // A prefetch that failed: the answer in the cache is still good until it expires.
-        flights.end(done.key(), false);
-        return this;
-      }
-      fillAndAnswer(done.key(), done.profile(), scan);
-    } catch (RuntimeException e) {
-      failures.warn("answer for " + done.key() + " failed", e);
-      metrics.dropped(ServerMetrics.WORKER_FAILURE);
-      flights.servfailAll(done.key(), ExtendedError.UPSTREAM_FAILED);
-    }
-    return this;
-  }
-
-  /**
-   * Fills {@code scan}, an answer for {@code key} this node owns, into {@code profile}'s cache as
-   * its TTL rules keep it (in the fill mode's way) and sends it to the flight's waiters.
-   */
-  private void fillAndAnswer(CacheKey key, Profile profile, ScannedAnswer scan) {
-    long now = clock.getAsLong();
-    CachedAnswer answer = CacheFill.kept(profile, scan, now);
-    if (answer == null) {
-      flights.answerAll(key, CacheFill.passedOn(scan, now));
-      return;
-    }
-    if (fillMode == FillMode.WRITE_THROUGH) {
-      getContext().pipeToSelf(CacheFill.writeThrough(profile, key, answer, FILL_WAIT),
-          (ok, failure) -> new FillDone(key, profile, answer,
-              failure != null || Boolean.TRUE.equals(ok) ? failure : new IllegalStateException("not stored")));
-    } else {
-      profile.cache().fillBehind(key, answer);
-      flights.answerAll(key, answer);
-    }
-  }
-
-  private Behavior<Command> onFillDone(FillDone done) {
-    if (done.failure() != null) {
-      // The answer still goes out (it is right); it is just not in the cache.
-      boolean late = done.failure() instanceof TimeoutException;
-      done.profile().cacheMetrics().fillFailed(late ? "timeout" : "failed");
-      failures.warn("write-through fill of " + done.key() + (late ? " not committed within " + FILL_WAIT.toMillis()
-          + " ms; answered anyway" : " failed; answered uncached"), done.failure());
-    }
-    flights.answerAll(done.key(), done.answer());
     return this;
   }
 }

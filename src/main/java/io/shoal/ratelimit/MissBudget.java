@@ -64,6 +64,11 @@ public final class MissBudget {
     this.firstSlice = Math.max(1, settings.perZone() / FAIR_SLICES);
   }
 
+  /** Whether any budget is set: when none is, no miss is ever over one. */
+  public boolean enabled() {
+    return settings.enabled();
+  }
+
   /**
    * Counts a miss of {@code key} from {@code client}: null when it may go upstream, else the
    * budget it is over ({@link #CLIENT} or {@link #ZONE}). A miss of a name its cache evicted

@@ -121,7 +121,7 @@ public class WriteThroughFailureSpec extends JUnitSuite {
     IngressWorkerSpec.Forward forward = upstream.expectMessageClass(IngressWorkerSpec.Forward.class);
     forward.outcome().complete(IngressWorkerSpec.answerTo(forward));
     // Well past the bound on the wait, well short of a shard's restart back-off.
-    Message reply = new Message(client.expectMessageClass(IngressWorkerSpec.Reply.class, IngressWorker.FILL_WAIT.plusSeconds(3)).wire());
+    Message reply = new Message(client.expectMessageClass(IngressWorkerSpec.Reply.class, Fetches.FILL_WAIT.plusSeconds(3)).wire());
     assertEquals(0, pending.get());
     assertNull("nothing was stored", cache.get(CacheKey.of("w.example.test.", Type.A, DClass.IN, 0), System.currentTimeMillis()));
     return reply;
