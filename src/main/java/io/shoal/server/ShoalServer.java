@@ -143,11 +143,11 @@ public final class ShoalServer {
     // A certificate that cannot be used is a configuration error: found before any socket is bound.
     EncryptedListeners encrypted = EncryptedListeners.load(config.tls());
     // The admin token file is written before any DNS socket binds, so a client that sees the node
-    // answer finds the token to manage it (with admin port 0 the file is named for the port bound
-    // later, and written then).
+    // answer finds the token to manage it (with admin port 0 and a file named for the port, the
+    // name is known, and the file written, once the port is bound).
     AdminToken adminToken = AdminToken.fresh();
     Path earlyToken = null;
-    if (config.admin().enabled() && config.admin().port() != 0) {
+    if (config.admin().enabled() && config.admin().tokenFileBeforeBinding() != null) {
       // A node already on this admin port keeps its token file: this one would not start anyway.
       try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
         probe.bind(new InetSocketAddress(config.admin().host(), config.admin().port()));
@@ -155,7 +155,7 @@ public final class ShoalServer {
         throw new StartupException("cannot listen on admin HTTP " + config.admin().host() + ":" + config.admin().port()
             + ": " + e.getMessage());
       }
-      earlyToken = config.admin().tokenFileFor(config.admin().port());
+      earlyToken = config.admin().tokenFileBeforeBinding();
       try {
         adminToken.writeTo(earlyToken);
       } catch (IOException e) {
