@@ -20,6 +20,15 @@ public record AdminSettings(boolean enabled, String host, int port, String token
     return tokenFile(tokenFile, boundPort);
   }
 
+  /**
+   * The token file as known before the endpoint binds, to be written before any DNS socket
+   * answers: the file itself for a fixed port, or for any port when the file's name does not
+   * depend on it; null when it names a port chosen at binding (port 0 with {@value #PORT}).
+   */
+  public Path tokenFileBeforeBinding() {
+    return port != 0 || !tokenFile.contains(PORT) ? tokenFileFor(port) : null;
+  }
+
   /** {@code pattern} with {@value #PORT} replaced by {@code port}. */
   public static Path tokenFile(String pattern, int port) {
     return Path.of(pattern.replace(PORT, Integer.toString(port)));

@@ -33,12 +33,12 @@ final class NodeAdmin {
   }
 
   /**
-   * Writes the token file of an admin endpoint on a fixed port, after checking that the port is
-   * free; null (nothing written) when the endpoint is off or its port is 0, whose file is named
-   * for the port bound later and written then.
+   * Writes the token file of the admin endpoint before any DNS socket binds, after checking that
+   * a fixed port is free; null (nothing written) when the endpoint is off, or its port is 0 and
+   * its file is named for the port (known, and the file written, once the port is bound).
    */
   static Path writeEarlyToken(ShoalConfig config, AdminToken adminToken) {
-    if (!(config.admin().enabled() && config.admin().port() != 0)) {
+    if (!(config.admin().enabled() && config.admin().tokenFileBeforeBinding() != null)) {
       return null;
     }
     // A node already on this admin port keeps its token file: this one would not start anyway.
@@ -48,7 +48,7 @@ final class NodeAdmin {
       throw new StartupException("cannot listen on admin HTTP " + config.admin().host() + ":" + config.admin().port()
           + ": " + e.getMessage());
     }
-    Path earlyToken = config.admin().tokenFileFor(config.admin().port());
+    Path earlyToken = config.admin().tokenFileBeforeBinding();
     try {
       adminToken.writeTo(earlyToken);
     } catch (IOException e) {

@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running shoal node: the actor system with its workers and upstream clients, the caches
- * (both built by {@link Resolver}), and the UDP and TCP listeners, wired as README.md's "What
+ * (both built by {@link Resolver}), and the UDP and TCP listeners, wired as docs/queries.md, "What
  * shoal does with a query" describes, with an orderly shutdown through Akka's CoordinatedShutdown
  * ({@link OrderlyShutdown}: lameduck, stop accepting, finish in-flight queries, close). In
  * cluster mode a {@link ClusterNode} holds the node's membership in an actor system of its own, so
@@ -138,8 +138,8 @@ public final class ShoalServer {
     // A certificate that cannot be used is a configuration error: found before any socket is bound.
     EncryptedListeners encrypted = EncryptedListeners.load(config.tls());
     // The admin token file is written before any DNS socket binds, so a client that sees the node
-    // answer finds the token to manage it (with admin port 0 the file is named for the port bound
-    // later, and written then).
+    // answer finds the token to manage it (with admin port 0 and a file named for the port, the
+    // name is known, and the file written, once the port is bound).
     AdminToken adminToken = AdminToken.fresh();
     Path earlyToken = NodeAdmin.writeEarlyToken(config, adminToken);
     // The DNS sockets are bound before anything reports the node up (/metrics, readiness, the

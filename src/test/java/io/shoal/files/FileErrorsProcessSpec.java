@@ -78,14 +78,24 @@ public class FileErrorsProcessSpec extends JUnitSuite {
 
   @Test
   public void theAdminTokenFileIsWrittenBeforeDnsIsAnswered() throws Exception {
-    int dns = TestNode.freePort();
     int admin = TestNode.freePort();
     Path tokens = Files.createTempDirectory("shoal-token");
-    Path token = tokens.resolve("admin-" + admin + ".token");
+    tokenWrittenBeforeTheFirstAnswer(admin, tokens.resolve("admin-{port}.token"),
+        tokens.resolve("admin-" + admin + ".token"));
+  }
+
+  @Test
+  public void withAnyAdminPortATokenFileNamedInAdvanceIsWrittenBeforeDnsIsAnswered() throws Exception {
+    Path token = Files.createTempDirectory("shoal-token").resolve("admin.token");
+    tokenWrittenBeforeTheFirstAnswer(0, token, token);
+  }
+
+  private static void tokenWrittenBeforeTheFirstAnswer(int adminPort, Path tokenFile, Path token) throws Exception {
+    int dns = TestNode.freePort();
     ShoalProcess p = ShoalProcess.launch("serve", "-Dshoal.listen.udp=127.0.0.1:" + dns,
         "-Dshoal.listen.tcp=127.0.0.1:" + dns, "-Dshoal.upstreams.default.servers.0=127.0.0.1:9",
-        "-Dshoal.metrics.enabled=off", "-Dshoal.admin.port=" + admin,
-        "-Dshoal.admin.token_file=" + tokens.resolve("admin-{port}.token"),
+        "-Dshoal.metrics.enabled=off", "-Dshoal.admin.port=" + adminPort,
+        "-Dshoal.admin.token_file=" + tokenFile,
         "-Dshoal.local.records.0=ready.test. A 192.0.2.7");
     try {
       InetSocketAddress server = new InetSocketAddress("127.0.0.1", dns);

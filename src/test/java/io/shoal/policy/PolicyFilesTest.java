@@ -103,12 +103,15 @@ class PolicyFilesTest {
 
   @Test
   void aWildcardAtTheApexMatchesEveryName() throws Exception {
-    Path f = write("all.rpz", "$TTL 300", "$ORIGIN rpz.test.", SOA, "* CNAME .", "ok.example CNAME rpz-passthru.");
+    Path f = write("all.rpz", "$TTL 300", "$ORIGIN rpz.test.", SOA, "* CNAME .", "ok.example CNAME rpz-passthru.",
+        "*.open.example CNAME rpz-passthru.");
     ResponsePolicy p = rpz(f);
     assertEquals(Rcode.NXDOMAIN, ask(p, "anything.example.").getRcode());
     assertEquals(Rcode.NXDOMAIN, ask(p, "com.").getRcode());
     assertEquals(Rcode.NXDOMAIN, ask(p, "a.b.c.d.example.org.").getRcode());
     assertNull(ask(p, "ok.example."), "a name's own trigger beats the wildcard");
+    assertNull(ask(p, "www.open.example."), "a longer wildcard beats the one at the apex");
+    assertEquals(Rcode.NXDOMAIN, ask(p, "open.example.").getRcode(), "*.open.example is not open.example");
   }
 
   @Test

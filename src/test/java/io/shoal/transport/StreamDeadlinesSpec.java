@@ -20,13 +20,16 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import org.junit.AfterClass;
@@ -319,6 +322,54 @@ public class StreamDeadlinesSpec extends JUnitSuite {
     }
     awaitDropped(metrics, "tls_handshake_timeout", before + CAP - 1);
     assertDohAnswered();
+  }
+
+  /** The first flight of a TLS client to {@code server}: its ClientHello. */
+  private static byte[] clientHello(InetSocketAddress server) throws Exception {
+    SSLEngine client = ca.clientContext().createSSLEngine(server.getHostString(), server.getPort());
+    client.setUseClientMode(true);
+    ByteBuffer out = ByteBuffer.allocate(client.getSession().getPacketBufferSize());
+    client.wrap(ByteBuffer.allocate(0), out);
+    out.flip();
+    byte[] hello = new byte[out.remaining()];
+    out.get(hello);
+    return hello;
+  }
+
+  /**
+   * A client that sends half its ClientHello, then nothing, is closed at the handshake deadline and
+   * counted once, as tls_handshake_timeout: the handshake its close cut short is not counted again
+   * as a failed one.
+   */
+  private static void halfAClientHelloCountsOnce(InetSocketAddress server, String gauge) throws Exception {
+    Metrics metrics = node.metrics();
+    awaitNoConnections(metrics, gauge);
+    Map<String, Double> before = metrics.settled();
+    double timeouts = Metrics.value(before, "shoal_dropped_total", "reason=\"tls_handshake_timeout\"");
+    double failed = Metrics.value(before, "shoal_dropped_total", "reason=\"tls_handshake\"");
+    long start = System.nanoTime();
+    try (Socket s = new Socket()) {
+      s.connect(server, 2000);
+      byte[] hello = clientHello(server);
+      s.getOutputStream().write(hello, 0, hello.length / 2);
+      s.getOutputStream().flush();
+      assertTrue("closed by the server within the handshake deadline (+slack)",
+          closedBy(s, start + (HANDSHAKE_S * 1000L + SLACK_MS) * 1_000_000L));
+    }
+    awaitNoConnections(metrics, gauge);
+    Map<String, Double> after = metrics.settled();
+    assertEquals(timeouts + 1, Metrics.value(after, "shoal_dropped_total", "reason=\"tls_handshake_timeout\""), 0.0);
+    assertEquals(failed, Metrics.value(after, "shoal_dropped_total", "reason=\"tls_handshake\""), 0.0);
+  }
+
+  @Test
+  public void aDohClientSilentHalfWayThroughItsClientHelloIsCountedOnceAsAHandshakeTimeout() throws Exception {
+    halfAClientHelloCountsOnce(doh(), "shoal_doh_connections");
+  }
+
+  @Test
+  public void aDotClientSilentHalfWayThroughItsClientHelloIsCountedOnceAsAHandshakeTimeout() throws Exception {
+    halfAClientHelloCountsOnce(dot(), "shoal_dot_connections");
   }
 
   @Test

@@ -69,7 +69,9 @@ public final class DohConnectionHook implements TelemetrySpi {
           connection.handshook();
         }
         return bytes;
-      });
+      })
+          // For the connection's engine: whose handshake it runs, so a failure is counted through the connection.
+          .prepend(Source.single(ConnectionLabel.of(incoming.remoteAddress())));
     }
     return incoming.copy(incoming.localAddress(), incoming.remoteAddress(),
         listener.connections().guardSocket(connection, socket).asScala());

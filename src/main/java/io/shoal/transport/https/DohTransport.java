@@ -102,15 +102,29 @@ public final class DohTransport {
             .withMaxConnections(Math.max(s.getMaxConnections(), 2 * cap))
             .withPreviewServerSettings(s.getPreviewServerSettings().withEnableHttp2(true)));
     if (tls) {
-      // akka-http takes one engine supplier for every connection: each engine counts its own failed handshake
-      server = server.enableHttps(ConnectionContext.httpsServer(() -> new CountedHandshakeEngine(
-          certificate.serverEngine(null), () -> metrics.dropped(ServerMetrics.TLS_HANDSHAKE),
+      // akka-http takes one engine supplier for every connection: each engine learns its connection
+      // from the label DohConnectionHook puts in front of the client's bytes, and counts a failed
+      // handshake through it (not when a deadline already closed the connection, and counted it).
+      server = server.enableHttps(ConnectionContext.httpsServer(() -> CountedHandshakeEngine.labelled(
+          certificate.serverEngine(null), src -> handshakeFailure(ConnectionLabel.read(src), connections, metrics),
           () -> metrics.dropped(ServerMetrics.TLS_RENEGOTIATION))));
     }
     return server.bind(handler::handle).thenApply(binding -> {
       sockets.register(binding.localAddress().getPort(), connections, tls);
       return new DohTransport(binding, sockets);
     });
+  }
+
+  /**
+   * What a failed handshake of {@code client}'s connection runs: its connection counts it, unless
+   * already closed for a counted reason. A socket the hook did not see is counted directly.
+   */
+  private static Runnable handshakeFailure(InetSocketAddress client, StreamConnections connections,
+      ServerMetrics metrics) {
+    StreamConnection connection = connections.connection(client);
+    return connection != null
+        ? () -> connection.ending(ServerMetrics.TLS_HANDSHAKE)
+        : () -> metrics.dropped(ServerMetrics.TLS_HANDSHAKE);
   }
 
   public InetSocketAddress localAddress() {

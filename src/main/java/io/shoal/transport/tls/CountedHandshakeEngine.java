@@ -3,6 +3,7 @@ package io.shoal.transport.tls;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLException;
@@ -23,7 +24,10 @@ import javax.net.ssl.SSLSession;
  */
 public final class CountedHandshakeEngine extends SSLEngine {
   private final SSLEngine engine;
-  private final Runnable onFailure;
+  /** Reads the label in front of the connection's first bytes, when the engine is {@link #labelled}. */
+  private final Function<ByteBuffer, Runnable> label;
+  // Set at construction, or when the label is read from the first bytes (no handshake fails before them).
+  private Runnable onFailure;
   private final Runnable onRenegotiation;
   // Used by one connection's stage at a time, which orders the accesses.
   private boolean received;
@@ -31,10 +35,28 @@ public final class CountedHandshakeEngine extends SSLEngine {
   private boolean counted;
 
   public CountedHandshakeEngine(SSLEngine engine, Runnable onFailure, Runnable onRenegotiation) {
+    this(engine, onFailure, null, onRenegotiation);
+  }
+
+  private CountedHandshakeEngine(
+      SSLEngine engine, Runnable onFailure, Function<ByteBuffer, Runnable> label, Runnable onRenegotiation) {
     super(engine.getPeerHost(), engine.getPeerPort());
     this.engine = engine;
     this.onFailure = onFailure;
+    this.label = label;
     this.onRenegotiation = onRenegotiation;
+  }
+
+  /**
+   * An engine for a listener that makes every connection's engine from one supplier, which does
+   * not say whose it is (DoH on akka-http): the listener puts a label in front of each
+   * connection's first bytes, before the client's, and {@code failureOf} reads it from the first
+   * bytes the engine is given (consuming it) and returns what to run if that connection's
+   * handshake fails, so the failure is counted through the connection, as DoT's is.
+   */
+  public static CountedHandshakeEngine labelled(
+      SSLEngine engine, Function<ByteBuffer, Runnable> failureOf, Runnable onRenegotiation) {
+    return new CountedHandshakeEngine(engine, null, failureOf, onRenegotiation);
   }
 
   private SSLEngineResult seen(SSLEngineResult r) {
@@ -47,7 +69,9 @@ public final class CountedHandshakeEngine extends SSLEngine {
   private SSLException failed(SSLException e) {
     if (!finished && !counted) {
       counted = true;
-      onFailure.run();
+      if (onFailure != null) {
+        onFailure.run();
+      }
     }
     return e;
   }
@@ -63,6 +87,9 @@ public final class CountedHandshakeEngine extends SSLEngine {
 
   @Override
   public SSLEngineResult unwrap(ByteBuffer src, ByteBuffer[] dsts, int offset, int length) throws SSLException {
+    if (label != null && onFailure == null && src.hasRemaining()) {
+      onFailure = label.apply(src);
+    }
     received |= src.hasRemaining();
     SSLEngineResult r;
     try {
