@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One open connection of a stream listener (TCP, DoT or DoH) as its listener sees it: the slot it
+ * One open connection of the DoH listener as its listener sees it: the slot it
  * holds against the cap from accept to close, how far it has got (handshake, first query), what
  * it has in flight, and the switch that closes it, whichever layer notices a deadline.
  */

@@ -5,68 +5,35 @@ import akka.actor.Cancellable;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.Scheduler;
 import akka.stream.javadsl.Flow;
-import akka.stream.javadsl.Framing;
-import akka.stream.javadsl.Sink;
-import akka.stream.javadsl.Source;
 import akka.stream.javadsl.Tcp;
 import akka.util.ByteString;
 import io.shoal.config.TcpSettings;
-import io.shoal.ingress.Ingress;
 import io.shoal.ingress.Protocol;
 import io.shoal.metrics.ServerMetrics;
-import io.shoal.wire.AnswerRenderer;
-import io.shoal.wire.Padding;
-import java.net.Inet4Address;
 import java.net.InetSocketAddress;
-import java.nio.ByteOrder;
 import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
-import java.util.function.Function;
 import scala.concurrent.ExecutionContext;
 
 /**
- * The connections of one stream listener (TCP, DoT or DoH) and, for DNS streams, RFC 7766 framing
- * with queries answered concurrently and out of order. One accounting for every listener: a
- * connection holds a slot against the cap from accept to the socket's close, TLS handshake
- * included, and meets the same deadlines (handshake, first query, idle), each closing the socket
- * itself rather than one layer of it. A new connection over the cap takes the place of the oldest
- * open one that never asked a query, else of the one idle the longest (no query in flight), as
- * Unbound and Knot do under TCP pressure, so
- * reconnecting in a loop or holding silent connections cannot keep honest clients out; a deadline
- * for each whole query (not each byte, so a client that trickles bytes is closed too); a cap on
- * queries per connection; a message shorter than a DNS header closes the connection at once.
+ * The connections of the DoH listener (akka-http frames its requests itself): a connection holds
+ * a slot against the cap from accept to the socket's close, TLS handshake included, and meets the
+ * same deadlines as a TCP or DoT connection (handshake, first request, idle), each closing the
+ * socket itself rather than one layer of it. A new connection over the cap takes the place of the
+ * oldest open one that never asked, else of the one idle the longest (no request in flight), as
+ * Unbound and Knot do under TCP pressure, so reconnecting in a loop or holding silent connections
+ * cannot keep honest clients out. (DNS over TCP and over TLS run on {@link TcpTransport}.)
  */
 public final class StreamConnections {
-  /** Queries of one connection in flight at once. */
-  private static final int PIPELINE = 32;
-  /** A length prefix and a DNS header: anything shorter is not a query. */
-  private static final int SHORTEST_FRAME = 2 + 12;
-  /**
-   * How long a TLS connection whose DNS stream has ended may take to send its last answers and
-   * its close_notify before its socket is closed regardless.
-   */
-  private static final Duration LINGER = Duration.ofSeconds(1);
-  /** Closes a connection at once: no reads, no writes. */
-  public static final Flow<ByteString, ByteString, NotUsed> CLOSE =
-      Flow.fromSinkAndSource(Sink.cancelled(), Source.empty());
-
   private final Protocol protocol;
   private final TcpSettings limits;
   private final int cap;
-  private final Ingress ingress;
   private final ServerMetrics metrics;
   private final Scheduler scheduler;
   private final ExecutionContext timers;
-  /** Set for DoH, whose idleness only its requests show: no stream stage sees them. */
-  private final boolean idleByRequests;
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentMap<InetSocketAddress, StreamConnection> connections = new ConcurrentHashMap<>();
   /**
@@ -79,22 +46,14 @@ public final class StreamConnections {
   private final ConcurrentLinkedQueue<StreamConnection> unasked = new ConcurrentLinkedQueue<>();
   private final AtomicInteger unaskedSize = new AtomicInteger();
 
-  /** The connections of a DNS stream listener (TCP or DoT). */
-  public StreamConnections(ActorSystem<?> system, Protocol protocol, TcpSettings limits, int cap, Ingress ingress,
+  private StreamConnections(ActorSystem<?> system, Protocol protocol, TcpSettings limits, int cap,
       ServerMetrics metrics) {
-    this(system, protocol, limits, cap, ingress, metrics, false);
-  }
-
-  private StreamConnections(ActorSystem<?> system, Protocol protocol, TcpSettings limits, int cap, Ingress ingress,
-      ServerMetrics metrics, boolean idleByRequests) {
     this.protocol = protocol;
     this.limits = limits;
     this.cap = cap;
-    this.ingress = ingress;
     this.metrics = metrics;
     this.scheduler = system.scheduler();
     this.timers = system.executionContext();
-    this.idleByRequests = idleByRequests;
   }
 
   /**
@@ -103,52 +62,14 @@ public final class StreamConnections {
    * with {@link StreamConnection#asked()} and {@link StreamConnection#answered()}.
    */
   public static StreamConnections forRequests(ActorSystem<?> system, Protocol protocol, TcpSettings limits, int cap,
-      Ingress ingress, ServerMetrics metrics) {
-    return new StreamConnections(system, protocol, limits, cap, ingress, metrics, true);
-  }
-
-  /**
-   * The flow to handle a plain TCP connection just accepted from {@code client} with: {@link
-   * #CLOSE} for a denied client or when the cap is reached and no open connection is idle.
-   */
-  public Flow<ByteString, ByteString, NotUsed> accept(InetSocketAddress client) {
-    return accept(client, null);
-  }
-
-  /**
-   * As {@link #accept(InetSocketAddress)}, with the DNS stream put behind {@code tls}: given the
-   * connection (to report its handshake) and the DNS stream in clear, it returns the flow of the
-   * socket's bytes. The connection's slot, deadlines and close cover the socket, not the stream.
-   */
-  public Flow<ByteString, ByteString, NotUsed> accept(InetSocketAddress client,
-      BiFunction<StreamConnection, Flow<ByteString, ByteString, NotUsed>, Flow<ByteString, ByteString, NotUsed>> tls) {
-    if (!ingress.admitsConnection(client.getAddress())) {
-      return CLOSE;
-    }
-    StreamConnection connection = open(client, tls != null);
-    if (connection == null) {
-      return CLOSE;
-    }
-    Flow<ByteString, ByteString, NotUsed> dns = framed(client, connection);
-    if (tls != null) {
-      // The DNS stream's deadlines start with its first decrypted bytes: until then the handshake
-      // and first-query deadlines run, and say which one a silent client missed.
-      Flow<ByteString, ByteString, NotUsed> eager = dns;
-      dns = Flow.lazyFlow(() -> eager).mapMaterializedValue(m -> NotUsed.getInstance());
-      // The TLS stage may keep the socket open after the DNS stream ended (before its handshake
-      // finished, nothing closes it): the socket gets a moment for the last answers, then closes.
-      dns = dns.watchTermination((mat, done) -> {
-        done.whenComplete((d, e) -> scheduler.scheduleOnce(LINGER, () -> connection.close(null), timers));
-        return mat;
-      });
-    }
-    return guard(connection, tls == null ? dns : tls.apply(connection, dns), true);
+      ServerMetrics metrics) {
+    return new StreamConnections(system, protocol, limits, cap, metrics);
   }
 
   /**
    * Takes a slot for a connection just accepted from {@code client} (its deadlines start now), or
    * returns null, counted, when the cap is reached and no open connection is idle. The caller
-   * must run the socket through {@link #guardSocket} or the handler {@link #accept} returns.
+   * must run the socket through {@link #guardSocket}.
    */
   public StreamConnection open(InetSocketAddress client, boolean tls) {
     if (open.incrementAndGet() > cap && !evictIdle()) {
@@ -184,37 +105,20 @@ public final class StreamConnections {
    */
   public Flow<ByteString, ByteString, NotUsed> guardSocket(StreamConnection connection,
       Flow<ByteString, ByteString, NotUsed> socket) {
-    return guard(connection, socket, false);
-  }
-
-  /**
-   * {@code inner} between two watch stages and the connection's switch. {@code handler}: inner
-   * takes the bytes read and gives the bytes to write (the socket is closed when it stops
-   * giving); else inner is the socket itself (closed when what it is given ends).
-   */
-  private Flow<ByteString, ByteString, NotUsed> guard(StreamConnection connection,
-      Flow<ByteString, ByteString, NotUsed> inner, boolean handler) {
     AtomicInteger ends = new AtomicInteger(2);
     return Flow.<ByteString>create()
         .watchTermination((mat, done) -> {
           done.whenComplete((d, e) -> {
-            if (!handler) {
-              connection.close(null);
-            }
+            connection.close(null);
             ended(connection, ends);
           });
           return mat;
         })
         .via(connection.close.flow())
-        .via(inner)
+        .via(socket)
         .via(connection.close.flow())
         .watchTermination((mat, done) -> {
-          done.whenComplete((d, e) -> {
-            if (handler) {
-              connection.close(null);
-            }
-            ended(connection, ends);
-          });
+          done.whenComplete((d, e) -> ended(connection, ends));
           return mat;
         });
   }
@@ -233,7 +137,7 @@ public final class StreamConnections {
     schedule(connection, limits.firstQueryTimeout(), () -> {
       if (!connection.asked) {
         connection.close(ServerMetrics.TCP_FIRST_QUERY_TIMEOUT);
-      } else if (idleByRequests) {
+      } else {
         awaitIdle(connection);
       }
     });
@@ -265,24 +169,6 @@ public final class StreamConnections {
 
   void dropped(String reason) {
     metrics.dropped(reason);
-  }
-
-  /**
-   * Binds a stream listener on {@code address} whose accepted connections are each handled with
-   * {@code handler.apply(client)}; the stage fails with the bind error (e.g. address in use).
-   */
-  public static CompletionStage<Tcp.ServerBinding> listen(ActorSystem<?> system, InetSocketAddress address, int backlog,
-      Function<InetSocketAddress, Flow<ByteString, ByteString, NotUsed>> handler) {
-    // The JVM's TCP listener is dual-stack and Akka cannot ask for an IPv4 one: bound to an IPv4
-    // address, connections from IPv6 clients are closed unanswered, as if nobody listened there.
-    boolean ipv4Only = address.getAddress() instanceof Inet4Address;
-    return Tcp.get(system)
-        .bind(address.getHostString(), address.getPort(), backlog, List.of(), true, Optional.empty())
-        .to(Sink.foreach(conn -> conn.handleWith(
-            ipv4Only && !(conn.remoteAddress().getAddress() instanceof Inet4Address)
-                ? CLOSE : handler.apply(conn.remoteAddress()),
-            system)))
-        .run(system);
   }
 
   /**
@@ -345,63 +231,5 @@ public final class StreamConnections {
     }
     oldest.close(ServerMetrics.TCP_IDLE_EVICTED);
     return true;
-  }
-
-  private Flow<ByteString, ByteString, NotUsed> framed(InetSocketAddress client, StreamConnection connection) {
-    // Bytes received and bytes framed into whole queries, to tell a client that stopped
-    // mid-query (counted) from one that is merely idle (closed quietly).
-    long[] received = {0};
-    long[] framed = {0};
-    int[] queries = {0};
-    int maxQueries = limits.maxQueries() == 0 ? Integer.MAX_VALUE : limits.maxQueries();
-    String label = protocol.label();
-    return Flow.<ByteString>create()
-        .map(bytes -> {
-          received[0] += bytes.size();
-          return bytes;
-        })
-        .via(Framing.lengthField(2, 0, 65535 + 2, ByteOrder.BIG_ENDIAN))
-        // No idle timeout on the bytes: a byte-level timer would let a client that sends one byte
-        // at a time stay forever. This one runs from one whole message to the next.
-        .idleTimeout(limits.idleTimeout())
-        .recoverWithRetries(1, TimeoutException.class, () -> {
-          // Marked closed now: the first-query deadline, due later, must not count it again.
-          if (connection.closed.compareAndSet(false, true)) {
-            metrics.dropped(received[0] > framed[0] ? ServerMetrics.TCP_DEADLINE
-                : connection.asked ? ServerMetrics.TCP_IDLE_TIMEOUT : ServerMetrics.TCP_FIRST_QUERY_TIMEOUT);
-          }
-          // Stop reading; queries already received are still answered, then the connection closes.
-          return Source.empty();
-        })
-        .takeWhile(frame -> {
-          if (frame.size() < SHORTEST_FRAME) {
-            // Empty or headerless messages are framing errors, not queries: they must not restart
-            // the deadline or count against the query cap while the client holds its slot.
-            metrics.dropped(ServerMetrics.MALFORMED);
-            return false;
-          }
-          if (++queries[0] > maxQueries) {
-            metrics.dropped(ServerMetrics.TCP_QUERY_LIMIT);
-            return false;
-          }
-          framed[0] += frame.size();
-          connection.asked();
-          return true;
-        })
-        .map(frame -> frame.drop(2).toArray())
-        .mapAsyncUnordered(PIPELINE, packet -> protocol == Protocol.DOT
-            ? ingress.ask(packet, client, protocol).thenApply(reply -> Padding.forQuery(packet, reply))
-            : ingress.ask(packet, client, protocol))
-        .map(reply -> {
-          connection.answered();
-          return reply;
-        })
-        .filter(Optional::isPresent)
-        .map(reply -> {
-          byte[] wire = untruncated(reply.get());
-          metrics.answered(label, AnswerRenderer.rcode(wire));
-          byte[] length = {(byte) (wire.length >>> 8), (byte) wire.length};
-          return ByteString.fromArray(length).concat(ByteString.fromArray(wire));
-        });
   }
 }

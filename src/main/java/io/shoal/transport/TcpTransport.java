@@ -16,11 +16,8 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.Iterator;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -50,13 +47,6 @@ public final class TcpTransport {
   private static final long ACCEPT_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   /** Connections accepted per wake-up, so a connect flood cannot starve open connections. */
   private static final int ACCEPTS_PER_WAKEUP = 64;
-  /**
-   * How long a connection that has not asked a query is safe from newcomers at the cap: long
-   * enough for a TLS handshake and a first query over a slow path, short enough that holders
-   * turn over while honest newcomers wait at most about this long (Unbound shortens its TCP
-   * timeout to 200 ms under the same pressure).
-   */
-  private static final long EVICTABLE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
   private final ServerSocketChannel server;
   private final InetSocketAddress localAddress;
@@ -77,14 +67,7 @@ public final class TcpTransport {
   /** Work handed to the selector thread by other threads (replies to misses, unbind). */
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   /** Touched by the selector thread only. */
-  private final Set<TcpConnection> connections = new HashSet<>();
-  /**
-   * Connections in the order they were accepted, until they ask a query: where eviction looks
-   * first (a client that never asked is the cheapest to lose and the likeliest holder), oldest
-   * first, without a look at every open connection. Entries that asked or closed leave as eviction
-   * meets them, or in a sweep when the queue grows past twice the cap.
-   */
-  private final ArrayDeque<TcpConnection> unasked = new ArrayDeque<>();
+  private final ConnectionSlots connections;
   private final CompletableFuture<Done> unbound = new CompletableFuture<>();
   private volatile boolean running = true;
   private long acceptPausedUntil;
@@ -102,6 +85,7 @@ public final class TcpTransport {
     this.protocol = protocol;
     this.engines = engines;
     this.cap = cap;
+    this.connections = new ConnectionSlots(cap, metrics);
     this.handshakeNanos = limits.handshakeTimeout().toNanos();
     this.idleNanos = limits.idleTimeout().toNanos();
     this.firstQueryNanos = Math.min(idleNanos, limits.firstQueryTimeout().toNanos());
@@ -312,16 +296,16 @@ public final class TcpTransport {
         return;
       }
       if (connections.size() >= cap) {
-        Room room = makeRoom(now);
-        if (room == Room.LATER) {
-          // Every connection that could give way is younger than EVICTABLE_AFTER: this one waits,
+        ConnectionSlots.Room room = connections.makeRoom(now);
+        if (room == ConnectionSlots.Room.LATER) {
+          // Every connection that could give way is too young to (ConnectionSlots): this one waits,
           // unregistered, and the listener takes no more until the next look (what comes next
           // waits in the kernel's backlog, at no cost here).
           waiting = channel;
           pauseAccepting(now);
           return;
         }
-        if (room == Room.NONE) {
+        if (room == ConnectionSlots.Room.NONE) {
           metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);
           channel.close();
           return;
@@ -337,12 +321,12 @@ public final class TcpTransport {
   private boolean placeWaiting(long now) {
     SocketChannel channel = waiting;
     if (connections.size() >= cap) {
-      Room room = makeRoom(now);
-      if (room == Room.LATER) {
+      ConnectionSlots.Room room = connections.makeRoom(now);
+      if (room == ConnectionSlots.Room.LATER) {
         return false;
       }
       waiting = null;
-      if (room == Room.NONE) {
+      if (room == ConnectionSlots.Room.NONE) {
         metrics.dropped(ServerMetrics.TCP_CONNECTION_LIMIT);
         closeQuietly(channel);
         return true;
@@ -363,7 +347,6 @@ public final class TcpTransport {
     TcpConnection connection = new TcpConnection(this, channel, client, now);
     connection.register(selector);
     connections.add(connection);
-    queueUnasked(connection);
     metrics.streamConnections(protocol.label(), connections.size());
   }
 
@@ -373,50 +356,6 @@ public final class TcpTransport {
     } catch (IOException ignored) {
       // the client left while it was being accepted
     }
-  }
-
-  private void queueUnasked(TcpConnection connection) {
-    unasked.add(connection);
-    if (unasked.size() > 2 * cap + 64) {
-      // connections that asked and stayed open pile up behind ones that did not: sweep them out
-      unasked.removeIf(c -> c.asked() || c.closed());
-    }
-  }
-
-  /** What a newcomer at the cap finds: a slot made for it, a slot later, or none. */
-  private enum Room { MADE, LATER, NONE }
-
-  /**
-   * Makes room for a newcomer at the cap: closes the oldest connection that has not asked a query
-   * yet, once it has been open EVICTABLE_AFTER (LATER until then), else the one idle the longest,
-   * if one is (NONE when every connection has queries in flight). The first choice takes no scan,
-   * so a flood of silent connections costs each newcomer a queue look, not a look at every open
-   * one, and reconnecting in a loop turns each slot over at most every EVICTABLE_AFTER.
-   */
-  private Room makeRoom(long now) {
-    for (TcpConnection head; (head = unasked.peek()) != null; unasked.poll()) {
-      if (!head.asked() && head.idle()) {
-        if (now - head.accepted() < EVICTABLE_AFTER_NANOS) {
-          return Room.LATER;
-        }
-        unasked.poll();
-        metrics.dropped(ServerMetrics.TCP_IDLE_EVICTED);
-        head.close();
-        return Room.MADE;
-      }
-    }
-    TcpConnection oldest = null;
-    for (TcpConnection c : connections) {
-      if (c.idle() && (oldest == null || c.lastActive() - oldest.lastActive() < 0)) {
-        oldest = c;
-      }
-    }
-    if (oldest == null) {
-      return Room.NONE;
-    }
-    metrics.dropped(ServerMetrics.TCP_IDLE_EVICTED);
-    oldest.close();
-    return Room.MADE;
   }
 
   private void scan(long now) {

@@ -85,7 +85,7 @@ public final class DohTransport {
       ActorSystem<?> system, InetSocketAddress address, ServerCertificate certificate, TcpSettings limits,
       Ingress ingress, ServerMetrics metrics) {
     int cap = limits.connectionCap(OpenFiles.limit(), Runtime.getRuntime().maxMemory());
-    StreamConnections connections = StreamConnections.forRequests(system, Protocol.DOH, limits, cap, ingress, metrics);
+    StreamConnections connections = StreamConnections.forRequests(system, Protocol.DOH, limits, cap, metrics);
     DohSockets sockets = DohSockets.ID.get(system.classicSystem());
     boolean tls = certificate != null;
     if (address.getPort() != 0) {
