@@ -76,7 +76,13 @@ public final class LoopbackPort {
   /** The first port of the kernel's ephemeral range; {@link #LOWEST} (nothing below it) where unknown. */
   static int ephemeralStart() {
     try {
-      String[] range = Files.readString(EPHEMERAL_RANGE).strip().split("\\s+");
+      // Read as a stream to its end: Files.readString trusts the size the file reports, which
+      // /proc gives as 0, and returned "3" of "32768 60999" (no port was ever picked below it).
+      String line;
+      try (java.io.BufferedReader in = Files.newBufferedReader(EPHEMERAL_RANGE)) {
+        line = in.readLine();
+      }
+      String[] range = line.strip().split("\\s+");
       return Integer.parseInt(range[0]);
     } catch (IOException | RuntimeException e) {
       return LOWEST;
