@@ -225,7 +225,7 @@ public final class ValidatingUpstream implements Upstream {
           // dnsjava calls a NODATA proved only by such records bogus; RFC 9276 says insecure.
           return insecureForIterations(upstream, query, raw.server());
         }
-        String limit = ValidatorLimits.bogusLimit(text);
+        String limit = limits.bogusLimit(text, upstream);
         if (limit != null) {
           metrics.limitHit(limit);
         }

@@ -4,11 +4,14 @@ import io.shoal.config.DnssecSettings;
 import io.shoal.metrics.DnssecMetrics;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import org.xbill.DNS.DClass;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.NSEC3Record;
+import org.xbill.DNS.RRSIGRecord;
 import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.TXTRecord;
@@ -34,13 +37,15 @@ final class ValidatorLimits {
   private static final int REASON_CLASS = 65280;
   /** dnsjava's reason when every NSEC3 record was ignored (iterations above the limit, or an unknown hash). */
   private static final String NSEC3_IGNORED = R.get("failed.nsec3_ignored");
-  /** dnsjava's reasons when its KeyTrap bounds stopped a check (the first ends before its arguments). */
-  private static final List<String> TOO_MANY_CHECKS = List.of(", too many signatures", R.get("dnskey.ds_max_match"));
+  /** dnsjava's reason when its bound on DS digests matched against keys of one tag stopped a check. */
+  private static final String TOO_MANY_DS_MATCHES = R.get("dnskey.ds_max_match");
 
   private final int maxIterations;
+  private final int maxChecks;
 
-  private ValidatorLimits(int maxIterations) {
+  private ValidatorLimits(int maxIterations, int maxChecks) {
     this.maxIterations = maxIterations;
+    this.maxChecks = maxChecks;
   }
 
   /** Sets {@code settings}' limits in {@code validator} and asks it for its reasons. */
@@ -54,7 +59,7 @@ final class ValidatorLimits {
       throw new UncheckedIOException("dnsjava's validator refused its limits", e);
     }
     validator.setAddReasonToAdditional(true);
-    return new ValidatorLimits(settings.maxNsec3Iterations());
+    return new ValidatorLimits(settings.maxNsec3Iterations(), settings.maxSignatureChecks());
   }
 
   /** dnsjava's reason record taken out of {@code validated}: its text, or null when there was none. */
@@ -87,11 +92,23 @@ final class ValidatorLimits {
     return false;
   }
 
-  /** The limit label of shoal_dnssec_limit_hits_total a bogus verdict with {@code reason} hit, or null. */
-  static String bogusLimit(String reason) {
-    if (reason != null) {
-      for (String s : TOO_MANY_CHECKS) {
-        if (reason.contains(s)) {
+  /**
+   * The limit label of shoal_dnssec_limit_hits_total a bogus verdict with {@code reason} on {@code
+   * raw}, the upstream's answer, hit, or null. dnsjava's reason for a bogus answer names the RRset,
+   * not why its check failed; but an RRset carrying more RRSIGs than failed checks are allowed can
+   * only have failed at the bound: each RRSIG is checked with one key, and the first that holds makes
+   * the RRset secure. (A trap in a zone's DNSKEY set, fetched apart from the answer, is bounded the
+   * same way but not counted.)
+   */
+  String bogusLimit(String reason, Message raw) {
+    if (reason != null && reason.contains(TOO_MANY_DS_MATCHES)) {
+      return DnssecMetrics.SIGNATURE_CHECKS;
+    }
+    Map<String, Integer> signatures = new HashMap<>();
+    for (int section : new int[] {Section.ANSWER, Section.AUTHORITY}) {
+      for (Record r : raw.getSection(section)) {
+        if (r instanceof RRSIGRecord sig
+            && signatures.merge(sig.getName() + "/" + sig.getTypeCovered(), 1, Integer::sum) > maxChecks) {
           return DnssecMetrics.SIGNATURE_CHECKS;
         }
       }
