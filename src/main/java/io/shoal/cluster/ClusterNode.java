@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -51,6 +52,8 @@ public final class ClusterNode {
    * @param profiles the profiles now, which say which cache an answer warm join brings goes to
    * @param clock epoch milliseconds, as the caches count them
    * @param denials the node's kept DNSSEC denials, shared with the other nodes
+   * @param recursionFlush forgets what the node's resolving groups learnt at or below a flushed
+   *     name (delegations, addresses, kept records), when a flush made anywhere in the cluster is applied
    */
   public record Services(
       InetSocketAddress dnsUdp,
@@ -62,7 +65,8 @@ public final class ClusterNode {
       Duration flushRetention,
       Supplier<ProfileTable> profiles,
       LongSupplier clock,
-      DenialProofs denials) {}
+      DenialProofs denials,
+      Consumer<String> recursionFlush) {}
 
   /** One incarnation: its actor system, the flush record in it, and its Akka Management routes. */
   private record Incarnation(
@@ -153,7 +157,8 @@ public final class ClusterNode {
     ActorSystem<Void> system = ActorSystem.create(
         Behaviors.setup(ctx -> {
           flushes.complete(ctx.spawn(
-              FlushRecord.create(services.caches(), services.status(), services.flushRetention(), joinWait),
+              FlushRecord.create(services.caches(), services.recursionFlush(), services.status(),
+                  services.flushRetention(), joinWait),
               "flush-record"));
           // Before the owner endpoint: once that is listed, other nodes send warm join answers here.
           ActorRef<WarmJoin.Command> warm = ctx.spawn(WarmJoin.create(services.caches(), services.owners(),

@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +72,7 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
   private final ReplicatorMessageAdapter<Command, LWWMap<String, Long>> replicator;
   private final SelfUniqueAddress self;
   private final List<AnswerCache> caches;
+  private final Consumer<String> recursionFlush;
   private final NodeStatus status;
   private final Duration retention;
   /** What this incarnation has applied: record key to flush time. */
@@ -78,21 +80,22 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
   private boolean joined;
 
   /**
+   * @param recursionFlush forgets what the recursion learnt at or below a flushed name
    * @param retention how long a record is kept: the longest an answer may live (max_ttl), after
    *     which no cache can still hold a copy from before the flush
    * @param joinWait how long a starting node stays not ready while it waits to join and catch up
    *     on flushes; after that it reports ready on its own (zero: ready at once)
    */
-  public static Behavior<Command> create(
-      List<AnswerCache> caches, NodeStatus status, Duration retention, Duration joinWait) {
+  public static Behavior<Command> create(List<AnswerCache> caches, Consumer<String> recursionFlush, NodeStatus status,
+      Duration retention, Duration joinWait) {
     return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
       if (!joinWait.isZero()) {
         status.flushesPending(true);
         timers.startSingleTimer(JoinWaitOver.INSTANCE, joinWait);
       }
       return DistributedData.withReplicatorMessageAdapter(
-          (ReplicatorMessageAdapter<Command, LWWMap<String, Long>> r) -> new FlushRecord(ctx, r, caches, status, retention,
-              timers));
+          (ReplicatorMessageAdapter<Command, LWWMap<String, Long>> r) -> new FlushRecord(ctx, r, caches, recursionFlush,
+              status, retention, timers));
     }));
   }
 
@@ -100,13 +103,14 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
 
   private FlushRecord(
       ActorContext<Command> context, ReplicatorMessageAdapter<Command, LWWMap<String, Long>> replicator,
-      List<AnswerCache> caches, NodeStatus status, Duration retention,
+      List<AnswerCache> caches, Consumer<String> recursionFlush, NodeStatus status, Duration retention,
       TimerScheduler<Command> timers) {
     super(context);
     this.timers = timers;
     this.replicator = replicator;
     this.self = DistributedData.get(context.getSystem()).selfUniqueAddress();
     this.caches = caches;
+    this.recursionFlush = recursionFlush;
     this.status = status;
     this.retention = retention;
     replicator.subscribe(KEY, Changed::new);
@@ -227,6 +231,13 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
       int slash = e.getKey().lastIndexOf('/');
       String name = e.getKey().substring(0, slash);
       int qtype = Integer.parseInt(e.getKey().substring(slash + 1));
+      // Zone cuts and kept records have no store time to compare: they go whatever their age (a
+      // record replayed on joining costs a walk from the cut above, nothing served stale).
+      try {
+        recursionFlush.accept(name);
+      } catch (RuntimeException ex) {
+        log.warn("flush of {} from the recursion state failed", name, ex);
+      }
       for (AnswerCache cache : caches) {
         CompletableFuture<Integer> removal = cache.flushNameStoredBefore(name, qtype, at).toCompletableFuture();
         removal.thenAccept(n -> {

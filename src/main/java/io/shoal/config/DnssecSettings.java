@@ -23,9 +23,18 @@ import org.xbill.DNS.Type;
  * @param cryptoProvider which provider checks signatures ({@code crypto_provider})
  * @param rememberedSignatures how many signature verdicts are kept per upstream group so the same
  *     check is not made twice ({@code remembered_signatures}; 0: none)
+ * @param maxNsec3Iterations NSEC3 iterations above which a denial is insecure, whatever the key
+ *     size ({@code max_nsec3_iterations}; RFC 9276)
+ * @param maxSignatureChecks signature checks that may fail for one RRset before it is bogus
+ *     ({@code max_signature_checks}; the KeyTrap bound, CVE-2023-50387)
  */
 public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> negativeTrustAnchors, boolean aggressiveNsec,
-    CryptoProvider cryptoProvider, int rememberedSignatures) {
+    CryptoProvider cryptoProvider, int rememberedSignatures, int maxNsec3Iterations, int maxSignatureChecks) {
+
+  /** RFC 9276's flat limit, as Unbound, BIND and Knot Resolver now apply it. */
+  public static final int DEFAULT_MAX_NSEC3_ITERATIONS = 150;
+  /** dnsjava's own KeyTrap bound (as Unbound's: a handful of failed checks per RRset). */
+  public static final int DEFAULT_MAX_SIGNATURE_CHECKS = 8;
 
   /** {@code dnssec.crypto_provider}. */
   public enum CryptoProvider {
@@ -54,7 +63,8 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
   }
 
   /** Validation off. */
-  public static final DnssecSettings OFF = new DnssecSettings(Mode.OFF, List.of(), List.of(), false, CryptoProvider.AUTO, 0);
+  public static final DnssecSettings OFF = new DnssecSettings(Mode.OFF, List.of(), List.of(), false, CryptoProvider.AUTO, 0,
+      DEFAULT_MAX_NSEC3_ITERATIONS, DEFAULT_MAX_SIGNATURE_CHECKS);
 
   /**
    * {@code shoal.dnssec}: the mode, and the trust anchors read and parsed here, so a missing or
@@ -62,7 +72,7 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
    */
   static DnssecSettings from(Section d, FileLimits limits) {
     d.allowOnly("validation", "trust_anchors", "negative_trust_anchors", "aggressive_nsec", "crypto_provider",
-        "remembered_signatures");
+        "remembered_signatures", "max_nsec3_iterations", "max_signature_checks");
     DnssecSettings.Mode mode = d.choice("validation", DnssecSettings.Mode.class, DnssecSettings.Mode::configName);
     List<Name> ntas = new ArrayList<>();
     for (String nta : d.strings("negative_trust_anchors")) {
@@ -72,6 +82,8 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
     boolean aggressive = d.bool("aggressive_nsec");
     CryptoProvider crypto = d.choice("crypto_provider", CryptoProvider.class, CryptoProvider::configName);
     int remembered = (int) d.integer("remembered_signatures", 0, 10_000_000);
+    int iterations = (int) d.integer("max_nsec3_iterations", 0, 65_535);
+    int checks = (int) d.integer("max_signature_checks", 1, 1_000);
     if (mode == DnssecSettings.Mode.OFF) {
       return DnssecSettings.OFF;
     }
@@ -95,7 +107,7 @@ public record DnssecSettings(Mode mode, List<Record> trustAnchors, List<Name> ne
     // Denials are only synthesized from proofs validated as secure, and permissive mode serves
     // what failed validation too: it keeps no proofs.
     return new DnssecSettings(mode, List.copyOf(anchors), List.copyOf(ntas), aggressive && mode == Mode.ON,
-        crypto, remembered);
+        crypto, remembered, iterations, checks);
   }
 
   /**

@@ -59,6 +59,7 @@ public final class ValidatingUpstream implements Upstream {
   private final Upstream inner;
   private final UpstreamResolver head;
   private final ValidatingResolver validator;
+  private final ValidatorLimits limits;
   private final boolean permissive;
   private final List<Name> negativeTrustAnchors;
   private final DnssecMetrics metrics;
@@ -80,8 +81,7 @@ public final class ValidatingUpstream implements Upstream {
     keys.countIn((alg, provider, result) -> metrics.signatureCheck(SignatureKeys.algorithmLabel(alg), provider, result));
     this.head = new UpstreamResolver(inner, executor, keys);
     this.validator = new ValidatingResolver(head, clock);
-    // The reason goes in the extended error; a TXT record of class 65280 would reach clients.
-    validator.setAddReasonToAdditional(false);
+    this.limits = ValidatorLimits.apply(settings, validator);
     String anchors = settings.trustAnchors().stream().map(Record::toString).collect(Collectors.joining("\n"));
     try {
       validator.loadTrustAnchors(new ByteArrayInputStream(anchors.getBytes(StandardCharsets.US_ASCII)));
@@ -213,11 +213,22 @@ public final class ValidatingUpstream implements Upstream {
         log.debug("DNSSEC validation of {} could not finish", name, failure);
         return new Failed("DNSSEC validation of " + name + " could not finish: " + failure.getMessage());
       }
+      // Taken out first: the reason record must never reach a client.
+      String reason = ValidatorLimits.reason(validated);
       if (validated.getRcode() == Rcode.SERVFAIL) {
         // The upstream said NOERROR or NXDOMAIN (see forward): a SERVFAIL now is the validator's.
         ExtendedErrorCodeOption why = extendedError(validated);
         int code = why == null ? ExtendedErrorCodeOption.DNSSEC_BOGUS : why.getErrorCode();
         String text = why == null || why.getText() == null ? "" : why.getText();
+        Message upstream = new Message(raw.wire());
+        if (limits.nsec3IterationsTooHigh(text, upstream)) {
+          // dnsjava calls a NODATA proved only by such records bogus; RFC 9276 says insecure.
+          return insecureForIterations(upstream, query, raw.server());
+        }
+        String limit = limits.bogusLimit(text, upstream);
+        if (limit != null) {
+          metrics.limitHit(limit);
+        }
         code = DsMismatch.refine(code, text);
         if (code == ExtendedErrorCodeOption.DNSKEY_MISSING || code == ExtendedErrorCodeOption.RRSIGS_MISSING) {
           capability.suspect();
@@ -240,6 +251,9 @@ public final class ValidatingUpstream implements Upstream {
         return new Answered(query.servfailToCache(), raw.server(), new ExtendedError(code, ascii(text)));
       }
       boolean secure = validated.getHeader().getFlag(Flags.AD);
+      if (!secure && limits.nsec3IterationsTooHigh(reason, new Message(raw.wire()))) {
+        metrics.limitHit(DnssecMetrics.NSEC3_ITERATIONS);
+      }
       metrics.answer(secure ? DnssecMetrics.SECURE : DnssecMetrics.INSECURE);
       if (secure && proofs != null && denial(validated)) {
         // Before the clientWire below strips the proof for a client without DO.
@@ -250,6 +264,14 @@ public final class ValidatingUpstream implements Upstream {
       metrics.answer(DnssecMetrics.INDETERMINATE);
       return new Failed("DNSSEC validation of " + name + ": " + e);
     }
+  }
+
+  /** {@code upstream}'s answer as an insecure one: its NSEC3 records have too many iterations to be checked. */
+  private Outcome insecureForIterations(Message upstream, DnsQuery query, String server) {
+    metrics.limitHit(DnssecMetrics.NSEC3_ITERATIONS);
+    metrics.answer(DnssecMetrics.INSECURE);
+    upstream.getHeader().unsetFlag(Flags.AD);
+    return new Answered(clientWire(upstream, query), server);
   }
 
   /** NXDOMAIN (at the end of a CNAME chain too: the proof is the target's), or NODATA: no answer records. */

@@ -16,11 +16,16 @@ public final class DnssecMetrics {
   public static final String NXDOMAIN = "nxdomain";
   /** A denial answered from a cached proof: the name exists, the type does not. */
   public static final String NODATA = "nodata";
+  /** A denial whose NSEC3 records have more iterations than {@code max_nsec3_iterations}. */
+  public static final String NSEC3_ITERATIONS = "nsec3_iterations";
+  /** An RRset with more failed signature checks than {@code max_signature_checks} (KeyTrap). */
+  public static final String SIGNATURE_CHECKS = "signature_checks";
 
   private final TagSet tags;
   private final LabelledCounters answers;
   private final LabelledCounters failures;
   private final LabelledCounters synthesized;
+  private final LabelledCounters limitHits;
   private final ConcurrentHashMap<String, Gauge> denialRanges = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Gauge> providers = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, kamon.metric.Counter> checks = new ConcurrentHashMap<>();
@@ -36,6 +41,13 @@ public final class DnssecMetrics {
         "Bogus answers, by the extended DNS error that says why", tags, "reason");
     this.synthesized = new LabelledCounters("shoal.dnssec.synthesized",
         "Misses answered NXDOMAIN or NODATA from cached DNSSEC denial proofs, without asking upstream", tags, "type");
+    this.limitHits = new LabelledCounters("shoal.dnssec.limit.hits",
+        "Validations cut short by a limit of shoal.dnssec (the answer insecure or bogus), by limit", tags, "limit");
+  }
+
+  /** shoal_dnssec_limit_hits_total{limit}: a validation cut short by {@code max_nsec3_iterations} or the like. */
+  public void limitHit(String limit) {
+    limitHits.counter(limit).increment();
   }
 
   /** shoal_dnssec_answers_total{status}: one validated upstream answer. */

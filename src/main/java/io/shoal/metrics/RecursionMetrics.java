@@ -2,6 +2,7 @@ package io.shoal.metrics;
 
 import kamon.Kamon;
 import kamon.metric.Gauge;
+import kamon.metric.Timer;
 import kamon.tag.TagSet;
 
 /** The instruments of recursive resolution: authority queries, resolutions, limits hit, state held. */
@@ -11,6 +12,7 @@ public final class RecursionMetrics {
   private final LabelledCounters resolutions;
   private final LabelledCounters limits;
   private final LabelledCounters lame;
+  private final Timer rtt;
 
   /** With {@code node} non-null every series also carries a node label (cluster mode). */
   public RecursionMetrics(String node) {
@@ -23,6 +25,13 @@ public final class RecursionMetrics {
         "Resolutions stopped by a limit, by limit", tags, "limit");
     this.lame = new LabelledCounters("shoal.recursion.lame.servers",
         "Authority answers that marked a server lame for a zone, by reason", tags, "reason");
+    this.rtt = Kamon.timer("shoal.recursion.rtt", "Round-trip times of authority queries that were answered")
+        .withTags(tags);
+  }
+
+  /** shoal_recursion_rtt_seconds: the round trip of one answered authority query (lame answers too). */
+  public void rtt(long nanos) {
+    rtt.record(nanos);
   }
 
   /** shoal_recursion_queries_total{outcome}: ok, timeout, error, truncated, mismatch, malformed, lame. */

@@ -123,6 +123,7 @@ final class Attempts {
             return next();
           }
           r.servers.answered(a, reply.rttNanos());
+          r.metrics.rtt(reply.rttNanos());
           String lame = ReplyRecords.lameReason(reply.message(), cut, name);
           if (lame != null) {
             r.metrics.query("lame");

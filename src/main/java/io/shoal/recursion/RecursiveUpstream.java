@@ -127,6 +127,7 @@ public final class RecursiveUpstream implements Upstream {
       removed += servers.size();
       servers.clear();
     }
+    updateGauges();
     return removed;
   }
 

@@ -93,7 +93,8 @@ final class NodeAdmin {
     }, transfer, () -> reload.reload("shoal reload"), token).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
   }
 
-  private static void flushRecursion(Resolver resolver, String name) {
+  /** Forgets what {@code resolver}'s resolving groups learnt at or below {@code name}, on this node. */
+  static void flushRecursion(Resolver resolver, String name) {
     try {
       resolver.plans().flushRecursion(org.xbill.DNS.Name.fromString(name, org.xbill.DNS.Name.root).canonicalize());
     } catch (org.xbill.DNS.TextParseException e) {

@@ -199,7 +199,8 @@ public final class ShoalServer {
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";
         clusterNode = ClusterNode.start(system, raw, cluster,
             new ClusterNode.Services(udp.localAddress(), tcp.localAddress(), resolver.caches(), resolver.owners(), status, node,
-                longestMaxTtl(config), () -> live.ingress().plan().profiles(), clock, resolver.plans().denials()));
+                longestMaxTtl(config), () -> live.ingress().plan().profiles(), clock, resolver.plans().denials(),
+                name -> NodeAdmin.flushRecursion(live, name)));
       }
       ConfigReload reload = new ConfigReload(source, raw,
           (next, changed) -> LiveReconfiguration.apply(next, live, udp, metrics, encrypted), new ReloadMetrics(node));

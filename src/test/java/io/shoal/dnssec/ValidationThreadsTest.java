@@ -40,7 +40,8 @@ class ValidationThreadsTest {
       Name zone = Name.fromConstantString("signed.test.");
       DnssecSettings settings = new DnssecSettings(DnssecSettings.Mode.ON,
           List.of(new DSRecord(zone, DClass.IN, 3600, 1, 13, 2, new byte[32])), List.of(), false,
-          DnssecSettings.CryptoProvider.AUTO, 1000);
+          DnssecSettings.CryptoProvider.AUTO, 1000, DnssecSettings.DEFAULT_MAX_NSEC3_ITERATIONS,
+          DnssecSettings.DEFAULT_MAX_SIGNATURE_CHECKS);
       Upstream upstream = query -> {
         try {
           Message reply = new Message(query.packet());

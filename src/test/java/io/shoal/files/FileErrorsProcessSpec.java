@@ -68,6 +68,18 @@ public class FileErrorsProcessSpec extends JUnitSuite {
   }
 
   @Test
+  public void aRecursiveGroupWithABadOrMissingHintsFileDoesNotServe() throws Exception {
+    Path dir = Files.createTempDirectory("shoal-hints");
+    Path bad = Files.writeString(dir.resolve("bad.hints"),
+        ".  3600000 IN NS a.root-servers.\na.root-servers. 3600000 IN A 300.1.1.1\n");
+    exitsTwo(serve("-Dshoal.upstreams.default.mode=recursive", "-Dshoal.upstreams.default.root_hints=" + bad),
+        "shoal: invalid configuration: shoal.upstreams.default.root_hints", bad + ":2");
+    Path missing = dir.resolve("missing.hints");
+    exitsTwo(serve("-Dshoal.upstreams.default.mode=recursive", "-Dshoal.upstreams.default.root_hints=" + missing),
+        "shoal.upstreams.default.root_hints", missing.toString());
+  }
+
+  @Test
   public void aSecretFileGivenAsADomainListIsNotPrinted() throws Exception {
     Path shadow = Files.createTempDirectory("shoal-list").resolve("shadow");
     Files.writeString(shadow, SECRET + "\nbin:*:19000:0:99999:7:::\n");

@@ -539,6 +539,49 @@ class K8sManifestsTest {
   }
 
   @Test
+  void theRecursiveOptionResolvesFromTheRootAndLetsOnlyDnsApiAndPeersOut(@TempDir Path overlay) throws Exception {
+    List<HasMetadata> rendered = renderWith(overlay, "recursive");
+    Container c = rendered.stream().filter(StatefulSet.class::isInstance).map(StatefulSet.class::cast)
+        .findFirst().orElseThrow().getSpec().getTemplate().getSpec().getContainers().get(0);
+    Map<String, String> env = new LinkedHashMap<>();
+    c.getEnv().stream().filter(e -> e.getValue() != null).forEach(e -> env.put(e.getName(), e.getValue()));
+    String text = rendered.stream().filter(ConfigMap.class::isInstance).map(ConfigMap.class::cast)
+        .findFirst().orElseThrow().getData().get("shoal.conf");
+    Config conf = com.typesafe.config.ConfigFactory.parseString(text)
+        .resolveWith(com.typesafe.config.ConfigFactory.parseMap(env), com.typesafe.config.ConfigResolveOptions.defaults()
+            .setUseSystemEnvironment(false).setAllowUnresolved(true));
+    String mode = conf.getString("shoal.upstreams.default.mode");
+    // The pod's shoal.conf with the option's mode: a valid configuration with a recursive default group.
+    ShoalConfig config = ShoalConfig.from(com.typesafe.config.ConfigFactory
+        .parseMap(Map.of("shoal.upstreams.default.mode", mode)).withFallback(shoalConf));
+    assertEquals(io.shoal.config.UpstreamGroupSettings.Mode.RECURSIVE, config.upstreams().get("default").mode());
+
+    NetworkPolicy policy = rendered.stream().filter(NetworkPolicy.class::isInstance).map(NetworkPolicy.class::cast)
+        .findFirst().orElseThrow();
+    assertEquals(List.of("Ingress", "Egress"), policy.getSpec().getPolicyTypes());
+    Set<String> anywhere = new TreeSet<>();
+    Set<String> toShoal = new TreeSet<>();
+    Map<String, String> shoalPods = matchLabelsOnly(policy.getSpec().getPodSelector());
+    for (var rule : policy.getSpec().getEgress()) {
+      Set<String> ports = rule.getPorts().stream().map(p -> p.getPort().getIntVal() + "/" + p.getProtocol())
+          .collect(Collectors.toSet());
+      if (rule.getTo() == null || rule.getTo().isEmpty()) {
+        anywhere.addAll(ports);
+      } else {
+        for (NetworkPolicyPeer peer : rule.getTo()) {
+          assertNull(peer.getIpBlock(), "peers by label only");
+          assertEquals(shoalPods, matchLabelsOnly(peer.getPodSelector()), "only shoal pods");
+        }
+        toShoal.addAll(ports);
+      }
+    }
+    assertEquals(new TreeSet<>(List.of("53/UDP", "53/TCP", "853/TCP", "443/TCP", "6443/TCP")), anywhere,
+        "authorities anywhere over DNS and DoT, the Kubernetes API for discovery; nothing else to the world");
+    assertEquals(new TreeSet<>(List.of(shoalConf.getInt("shoal.cluster.remoting.port") + "/TCP",
+        shoalConf.getInt("shoal.cluster.management.port") + "/TCP")), toShoal, "remoting and bootstrap to peers");
+  }
+
+  @Test
   void encryptedDnsIsOffUnlessTheOptionSetsItsVariables() {
     ShoalConfig config = ShoalConfig.from(shoalConf);
     assertEquals(null, config.tls().dot());
@@ -651,6 +694,8 @@ class K8sManifestsTest {
     assertEquals(listenPort("udp"), config.udpListen().getPort());
     assertEquals(shoalConf.getInt("shoal.metrics.prometheus.port"), config.metricsPort());
     assertTrue(config.cluster().enabled());
+    assertEquals(io.shoal.config.UpstreamGroupSettings.Mode.FORWARD, config.upstreams().get("default").mode(),
+        "forwarding unless the recursive option sets SHOAL_UPSTREAM_MODE");
     assertEquals(io.shoal.config.ClusterSettings.Discovery.KUBERNETES_API, config.cluster().discovery());
     assertEquals("app=shoal", config.cluster().podLabelSelector());
   }

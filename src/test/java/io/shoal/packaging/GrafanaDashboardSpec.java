@@ -38,12 +38,20 @@ public class GrafanaDashboardSpec extends JUnitSuite {
    * owners to ask, no members to count; no miss is over a budget until a flood), each with the
    * Kamon instrument that exports it, so at least its source is checked.
    */
-  private static final Map<String, String> NOT_ALWAYS_EXPORTED = Map.of(
-      "shoal_cluster_remote_lookups_total", "shoal.cluster.remote.lookups",
-      "shoal_cluster_remote_lookup_seconds_bucket", "shoal.cluster.remote.lookup",
-      "shoal_cluster_members", "shoal.cluster.members",
-      "shoal_cluster_owners", "shoal.cluster.owners",
-      "shoal_miss_budget_exceeded_total", "shoal.miss.budget.exceeded");
+  private static final Map<String, String> NOT_ALWAYS_EXPORTED = Map.ofEntries(
+      Map.entry("shoal_cluster_remote_lookups_total", "shoal.cluster.remote.lookups"),
+      Map.entry("shoal_cluster_remote_lookup_seconds_bucket", "shoal.cluster.remote.lookup"),
+      Map.entry("shoal_cluster_members", "shoal.cluster.members"),
+      Map.entry("shoal_cluster_owners", "shoal.cluster.owners"),
+      Map.entry("shoal_miss_budget_exceeded_total", "shoal.miss.budget.exceeded"),
+      // Only with an upstream group in mode = recursive or stub (RecursionSpec scrapes them there).
+      Map.entry("shoal_recursion_queries_total", "shoal.recursion.queries"),
+      Map.entry("shoal_recursion_rtt_seconds_bucket", "shoal.recursion.rtt"),
+      Map.entry("shoal_recursion_entries", "shoal.recursion.entries"),
+      Map.entry("shoal_recursion_limit_hits_total", "shoal.recursion.limit.hits"),
+      Map.entry("shoal_recursion_lame_servers_total", "shoal.recursion.lame.servers"),
+      // Only once a zone went past a DNSSEC limit.
+      Map.entry("shoal_dnssec_limit_hits_total", "shoal.dnssec.limit.hits"));
 
   private static JsonNode dashboard() throws Exception {
     return new ObjectMapper().readTree(Files.readString(DASHBOARD));
@@ -98,7 +106,9 @@ public class GrafanaDashboardSpec extends JUnitSuite {
     for (String needed : List.of("shoal_queries_total", "shoal_cache_hits_total", "shoal_cache_misses_total",
         "shoal_upstream_seconds_bucket", "shoal_upstream_up", "shoal_dropped_total",
         "shoal_cluster_remote_lookups_total", "shoal_config_last_reload_successful",
-        "shoal_miss_budget_exceeded_total")) {
+        "shoal_miss_budget_exceeded_total", "shoal_recursion_queries_total", "shoal_recursion_rtt_seconds_bucket",
+        "shoal_recursion_entries", "shoal_recursion_limit_hits_total", "shoal_dnssec_limit_hits_total",
+        "shoal_recursion_lame_servers_total")) {
       assertTrue("the dashboard shows " + needed + ": " + used, used.contains(needed));
     }
   }

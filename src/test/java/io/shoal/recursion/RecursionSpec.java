@@ -198,4 +198,18 @@ public class RecursionSpec extends JUnitSuite {
     assertTrue(metrics.await(v -> v > 0, "shoal_recursion_queries_total", "outcome=\"ok\"") > 0);
     assertTrue(metrics.await(v -> v > 0, "shoal_recursion_resolutions_total", "result=\"noerror\"") > 0);
   }
+
+  @Test
+  public void authorityRoundTripsAreTimed() throws Exception {
+    double before = metrics.value("shoal_recursion_rtt_seconds_count");
+    long asked = tree.queryCount();
+    Message m = ask("rtt-probe.sec.test.", Type.A);
+    assertEquals(Rcode.NXDOMAIN, m.getRcode());
+    assertTrue("a name never asked before went to the authorities", tree.queryCount() > asked);
+    assertTrue("each answered authority query is timed",
+        metrics.await(v -> v >= before + 1, "shoal_recursion_rtt_seconds_count") >= before + 1);
+    assertTrue("in seconds, above zero", metrics.await(v -> v > 0, "shoal_recursion_rtt_seconds_sum") > 0);
+    assertTrue("with buckets for quantiles", metrics.await(v -> v > 0, "shoal_recursion_rtt_seconds_bucket") > 0);
+    assertTrue("the walk kept zone cuts", metrics.await(v -> v > 0, "shoal_recursion_entries", "kind=\"zone_cuts\"") > 0);
+  }
 }

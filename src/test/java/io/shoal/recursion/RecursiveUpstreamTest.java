@@ -84,11 +84,16 @@ class RecursiveUpstreamTest {
 
   static RecursiveUpstream resolver(int maxQueries, boolean queryLoopback, UpstreamGroupSettings.Mode mode,
       List<java.net.InetSocketAddress> servers, List<Name> stubZones) {
+    return resolver(maxQueries, 30, 4, queryLoopback, mode, servers, stubZones);
+  }
+
+  static RecursiveUpstream resolver(int maxQueries, int maxReferrals, int maxGluelessDepth, boolean queryLoopback,
+      UpstreamGroupSettings.Mode mode, List<java.net.InetSocketAddress> servers, List<Name> stubZones) {
     List<Record> hints = List.of(
         new NSRecord(Name.root, DClass.IN, 3600, name("a.root.")),
         new ARecord(name("a.root."), DClass.IN, 3600, address(tree.ip(1))));
-    RecursionSettings s = new RecursionSettings(hints, "test hints", queryLoopback, true, maxQueries, 3, 30, 11, 4,
-        1000, 1000, Duration.ofSeconds(5));
+    RecursionSettings s = new RecursionSettings(hints, "test hints", queryLoopback, true, maxQueries, 3, maxReferrals,
+        11, maxGluelessDepth, 1000, 1000, Duration.ofSeconds(5));
     UpstreamGroupSettings g = new UpstreamGroupSettings("r", servers, Duration.ofMillis(500), 3,
         Duration.ofSeconds(1), Duration.ofSeconds(2), Map.of(), mode, s);
     return new RecursiveUpstream(g, stubZones, sockets, new RecursionMetrics(null), tree.port(),
@@ -294,5 +299,28 @@ class RecursiveUpstreamTest {
     Message m = ask(resolver(4), "host.sub.test.", Type.A);
     assertEquals(Rcode.SERVFAIL, m.getRcode());
     assertTrue(lastWhy.text().contains("authority queries"), lastWhy.text());
+  }
+
+  @Test
+  void theReferralLimitStopsAResolution() throws Exception {
+    // host.sub.test. takes three referrals: the root's to test., test.'s to sub.test., and for the
+    // address of sub.test.'s glueless server ns.other.net. the root's to net.
+    RecursiveUpstream three = resolver(64, 3, 4, true, UpstreamGroupSettings.Mode.RECURSIVE, List.of(), List.of());
+    assertEquals(Rcode.NOERROR, ask(three, "host.sub.test.", Type.A).getRcode());
+    RecursiveUpstream two = resolver(64, 2, 4, true, UpstreamGroupSettings.Mode.RECURSIVE, List.of(), List.of());
+    Message m = ask(two, "host.sub.test.", Type.A);
+    assertEquals(Rcode.SERVFAIL, m.getRcode());
+    assertTrue(lastWhy.text().contains("more than 2 referrals"), lastWhy.text());
+  }
+
+  @Test
+  void theGluelessDepthLimitStopsANameServerLookUp() throws Exception {
+    // sub.test.'s only server, ns.other.net., has no glue in test.: its address is a look-up of its own.
+    RecursiveUpstream flat = resolver(64, 30, 0, true, UpstreamGroupSettings.Mode.RECURSIVE, List.of(), List.of());
+    Message m = ask(flat, "host.sub.test.", Type.A);
+    assertEquals(Rcode.SERVFAIL, m.getRcode());
+    assertTrue(lastWhy.text().contains("nested deeper than 0"), lastWhy.text());
+    RecursiveUpstream nested = resolver(64, 30, 1, true, UpstreamGroupSettings.Mode.RECURSIVE, List.of(), List.of());
+    assertEquals(Rcode.NOERROR, ask(nested, "host.sub.test.", Type.A).getRcode());
   }
 }

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.xbill.DNS.DSRecord;
 import org.xbill.DNS.ExtendedFlags;
@@ -84,6 +85,8 @@ public final class KnotdZones implements AutoCloseable {
   public static final class Builder {
     private final Map<Name, Signing> signing = new LinkedHashMap<>();
     private final Map<Name, String> text = new LinkedHashMap<>();
+    /** NSEC3 iterations of the zones signed with an RSA-2048 key (policy rsa-nsec3-N), by apex. */
+    private final Map<Name, Integer> rsaIterations = new LinkedHashMap<>();
     private InetSocketAddress listen;
 
     /**
@@ -107,6 +110,17 @@ public final class KnotdZones implements AutoCloseable {
       all.addAll(List.of(lines));
       all.add("");
       return zoneFile(apex, how, String.join("\n", all));
+    }
+
+    /**
+     * A zone as {@link #zone} makes it, signed with NSEC3 of {@code iterations} extra iterations
+     * (no salt) and RSA-SHA256 keys of 2048 bits instead of ECDSA: the key size RFC 5155's table
+     * allowed 500 iterations for.
+     */
+    public Builder rsaNsec3Zone(String apex, int iterations, String... lines) {
+      zone(apex, Signing.NSEC3, lines);
+      rsaIterations.put(TestAuthServer.name(apex), iterations);
+      return this;
     }
 
     /** A zone {@code apex} from the complete zone file {@code zoneFile}. */
@@ -149,7 +163,18 @@ public final class KnotdZones implements AutoCloseable {
           "    algorithm: ecdsap256sha256",
           "    nsec3: on",
           "    nsec3-iterations: 0",
-          "    nsec3-salt-length: 0",
+          "    nsec3-salt-length: 0"));
+      for (int iterations : Set.copyOf(rsaIterations.values())) {
+        conf.addAll(List.of(
+          "  - id: rsa-nsec3-" + iterations,
+          "    algorithm: rsasha256",
+          "    ksk-size: 2048",
+          "    zsk-size: 2048",
+          "    nsec3: on",
+          "    nsec3-iterations: " + iterations,
+          "    nsec3-salt-length: 0"));
+      }
+      conf.addAll(List.of(
           "template:",
           "  - id: default",
           "    storage: \"" + absolute + "\"",
@@ -162,7 +187,9 @@ public final class KnotdZones implements AutoCloseable {
         conf.add("    file: " + file);
         if (z.getValue() != Signing.OFF) {
           conf.add("    dnssec-signing: on");
-          conf.add("    dnssec-policy: " + (z.getValue() == Signing.NSEC ? "nsec" : "nsec3"));
+          Integer iterations = rsaIterations.get(z.getKey());
+          conf.add("    dnssec-policy: " + (iterations != null ? "rsa-nsec3-" + iterations
+              : z.getValue() == Signing.NSEC ? "nsec" : "nsec3"));
         }
       }
       conf.add("");

@@ -176,6 +176,29 @@ public final class SignedZoneServer implements AutoCloseable {
     names.get(n).put(Type.A, forged);
   }
 
+  /**
+   * Puts {@code count} signatures that fail before the valid one on {@code name}'s {@code type}
+   * RRset, after signing: copies of it naming the same key, each with one byte of the signature
+   * changed, as a KeyTrap zone makes a validator try them all.
+   */
+  public void prependFailingSignatures(String name, int type, int count) {
+    Name n = TestAuthServer.name(name);
+    RRset old = names.get(n).get(type);
+    RRSIGRecord good = old.sigs().get(0);
+    RRset loaded = new RRset();
+    for (Record r : old.rrs(false)) {
+      loaded.addRR(r);
+    }
+    for (int i = 0; i < count; i++) {
+      byte[] sig = good.getSignature().clone();
+      sig[i % sig.length] ^= (byte) (1 + i / sig.length);
+      loaded.addRR(new RRSIGRecord(n, DClass.IN, good.getTTL(), good.getTypeCovered(), good.getAlgorithm(),
+          good.getOrigTTL(), good.getExpire(), good.getTimeSigned(), good.getFootprint(), good.getSigner(), sig));
+    }
+    loaded.addRR(good);
+    names.get(n).put(type, loaded);
+  }
+
   /** The DS of the zone's key: the trust anchor that makes this zone secure. */
   public DSRecord ds() {
     return new DSRecord(zone, DClass.IN, TTL, DNSSEC.Digest.SHA256, dnskey);
