@@ -22,7 +22,8 @@
 #      busy spell.
 # Then one start of each member with -XX:NativeMemoryTracking=summary (which itself takes about
 # 5 MiB) gives the JVM's own accounting after step 1: nmt_<member>.txt and the rows of nmt.csv.
-# OUT_DIR/footprint.csv has a row per member and round. Needs unbound, dnsperf, dig and jcmd;
+# OUT_DIR/footprint.csv has a row per member and round. FOOTPRINT_LOAD=no leaves steps 2 and 3
+# out (no load: the idle figures alone, which need no quiet host). Needs unbound, dnsperf, dig and jcmd;
 # stops only what it started. About 3 minutes a member and round, plus 3 minutes.
 set -euo pipefail
 if [[ $# -lt 2 || $1 == -h || $1 == --help ]]; then
@@ -30,6 +31,7 @@ if [[ $# -lt 2 || $1 == -h || $1 == --help ]]; then
   exit 2
 fi
 jar=$(realpath "$1"); mkdir -p "$2"; out=$(realpath "$2"); rounds=${3:-3}; settle=${FOOTPRINT_SETTLE:-45}
+load=${FOOTPRINT_LOAD:-yes}
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -87,6 +89,11 @@ for r in $(seq 1 "$rounds"); do
   for m in "${members[@]}"; do
     start "$m"; ask_a_few; sleep "$settle"
     idle="$(status $pid VmRSS),$(status $pid RssAnon),$(status $pid RssFile),$(status $pid Threads),$(heap_kib $pid)"
+    if [[ $load == no ]]; then
+      echo "$r,$m,$idle,,,,," >&3
+      echo "footprint: round $r/$rounds $m: idle ${idle%%,*} KiB" >&2
+      stop; continue
+    fi
     dnsperf -s 127.0.0.1 -p "$sh_port" -d queries.txt -c 8 -q 200 -T 1 -l 8 > /dev/null 2>&1
     read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
     result=$(dnsperf -s 127.0.0.1 -p "$sh_port" -d queries.txt -c 8 -q 200 -T 1 -l 12 2>&1)
