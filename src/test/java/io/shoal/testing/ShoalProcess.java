@@ -36,10 +36,16 @@ public final class ShoalProcess implements AutoCloseable {
 
   /** As {@link #launch}, in the working directory {@code dir} (null: this JVM's). */
   public static ShoalProcess launchIn(Path dir, String... args) throws IOException {
+    return launchWith(dir, List.of(), args);
+  }
+
+  /** As {@link #launchIn}, with {@code jvmOptions} after the defaults (a later -Xmx wins). */
+  public static ShoalProcess launchWith(Path dir, List<String> jvmOptions, String... args) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"));
     cmd.addAll(isolated());
+    cmd.addAll(jvmOptions);
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.shoal.Main"));
     cmd.addAll(List.of(args));
     return start(cmd, dir);
