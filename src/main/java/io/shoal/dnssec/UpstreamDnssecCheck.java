@@ -37,6 +37,8 @@ final class UpstreamDnssecCheck {
   private final DnssecMetrics metrics;
   private final Logger log;
   private final Executor executor;
+  /** Run after a check found the upstream capable: primes the validator's key for the anchor. */
+  private final Runnable whenCapable;
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean running = new AtomicBoolean();
   private final AtomicLong lastRun = new AtomicLong();
@@ -47,7 +49,8 @@ final class UpstreamDnssecCheck {
   record Verdict(String problem) {}
 
   UpstreamDnssecCheck(UpstreamResolver head, Name anchor, String group, DnssecMetrics metrics, Logger log,
-      Executor executor) {
+      Executor executor, Runnable whenCapable) {
+    this.whenCapable = whenCapable;
     this.head = head;
     this.anchor = anchor;
     this.group = group;
@@ -89,7 +92,11 @@ final class UpstreamDnssecCheck {
     head.sendAsync(ask, executor).whenComplete((reply, failure) -> {
       try {
         if (reply != null) {
-          judged(problemIn(reply));
+          String problem = problemIn(reply);
+          judged(problem);
+          if (problem == null) {
+            whenCapable.run();
+          }
         }
       } catch (RuntimeException e) {
         log.debug("checking DNSSEC support of upstream group {}", group, e);
@@ -120,13 +127,18 @@ final class UpstreamDnssecCheck {
     return null;
   }
 
+  /** The log line and readiness detail for upstream group {@code group} that cannot do DNSSEC: why, and the remedy. */
+  static String explained(String group, String problem) {
+    return "upstream group '" + group + "' cannot do DNSSEC: " + problem + ". Every answer validated through it is "
+        + "SERVFAIL (EDE 9 DNSKEY Missing or 10 RRSIGs Missing) until it can. Remedy: point upstreams." + group
+        + ".servers at a resolver that passes DNSSEC records (DO bit), or set dnssec.validation = off";
+  }
+
   private void judged(String problem) {
     Verdict was = verdict.getAndSet(new Verdict(problem));
     metrics.upstreamCapable(group, problem == null);
     if (problem != null && (was == null || was.problem() == null)) {
-      log.warn("upstream group '{}' cannot do DNSSEC: {}. Every answer validated through it is SERVFAIL (EDE 9 DNSKEY "
-          + "Missing or 10 RRSIGs Missing) until it can. Remedy: point upstreams.{}.servers at a resolver that passes "
-          + "DNSSEC records (DO bit), or set dnssec.validation = off", group, problem, group);
+      log.warn(explained(group, problem));
     } else if (problem == null && was != null && was.problem() != null) {
       log.info("upstream group '{}' hands over DNSSEC records again (DNSKEY of {} with its RRSIG)", group, anchor);
     }

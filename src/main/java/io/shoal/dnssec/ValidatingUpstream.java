@@ -98,7 +98,11 @@ public final class ValidatingUpstream implements Upstream {
     this.proofs = settings.aggressiveNsec() ? proofs : null;
     Name anchor = settings.trustAnchors().stream().map(Record::getName).min((a, b) -> a.labels() - b.labels())
         .orElse(Name.root);
-    this.capability = new UpstreamDnssecCheck(head, anchor, group, metrics, log, executor);
+    // The check's answer is still joinable in the head resolver (REUSE_NANOS): validating the
+    // anchor's keys from it now spares the first query a DNSKEY exchange of its own.
+    Message anchorKeys = Message.newQuery(Record.newRecord(anchor, Type.DNSKEY, DClass.IN));
+    this.capability = new UpstreamDnssecCheck(head, anchor, group, metrics, log, executor,
+        () -> validator.sendAsync(anchorKeys.clone(), executor));
   }
 
   /**
@@ -187,12 +191,37 @@ public final class ValidatingUpstream implements Upstream {
     return result;
   }
 
+  /** Checks now each of {@code upstreams} that validates ({@link #checkUpstream}). */
+  public static void checkUpstreams(List<Upstream> upstreams) {
+    for (Upstream u : upstreams) {
+      if (u instanceof ValidatingUpstream v) {
+        v.checkUpstream();
+      }
+    }
+  }
+
+  /** Why each of {@code upstreams} that validates cannot do DNSSEC ({@link #dnssecProblem}); empty when none. */
+  public static List<String> dnssecProblems(List<Upstream> upstreams) {
+    return upstreams.stream().filter(ValidatingUpstream.class::isInstance)
+        .map(u -> ((ValidatingUpstream) u).dnssecProblem()).filter(java.util.Objects::nonNull).toList();
+  }
+
   /**
-   * Why this upstream group cannot do DNSSEC (it strips RRSIGs, refuses DNSKEY queries ...), or
-   * null when it can or has not been checked yet: for a readiness or status page.
+   * Asks the upstream group, now, whether it hands over DNSSEC records (the trust anchor's DNSKEY
+   * with DO), unless the first validated query did already: at start, so an upstream that cannot
+   * is named before the first client meets it.
+   */
+  public void checkUpstream() {
+    capability.firstUse();
+  }
+
+  /**
+   * Why this upstream group cannot do DNSSEC, with the remedy, for the readiness page; null when it
+   * can or has not been checked yet.
    */
   public String dnssecProblem() {
-    return capability.problem();
+    String problem = capability.problem();
+    return problem == null ? null : UpstreamDnssecCheck.explained(group, problem);
   }
 
   private boolean underNegativeAnchor(Name name) {

@@ -211,6 +211,8 @@ final class QueryPlans {
     if (n.loops() != o.loops()) {
       n.loops().start(sockets, system);
     }
+    // Each plan validates through upstreams of its own, checked afresh.
+    ValidatingUpstream.checkUpstreams(n.profiles().upstreams());
     if (o.local() != null && o.local() != n.local()) {
       o.local().close();
     }

@@ -49,6 +49,7 @@ public class UpstreamDnssecSpec extends JUnitSuite {
   private static Path dir;
   private static LogRecorder logs;
   private static TestNode node;
+  private static int management;
 
   /** Passes queries to the zone's server and its replies back without their RRSIG records. */
   static final class StrippingRelay implements AutoCloseable {
@@ -130,13 +131,19 @@ public class UpstreamDnssecSpec extends JUnitSuite {
     relay = new StrippingRelay(new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])));
     dir = Files.createTempDirectory("shoal-stripped");
     logs = LogRecorder.start();
+    management = TestNode.freePort();
     // A group of its own: shoal_dnssec_upstream_capable{upstream="default"} is also set by the
     // nodes of other specs run earlier in the same JVM (one metrics registry per process).
     node = TestNode.start(relay.hostPort(),
         "shoal.dnssec.trust_anchors = [\"" + zone.writeAnchor(dir) + "\"]\nshoal.dnssec.validation = on\n"
             // One relay hop more than the other specs, on a host that may be busy.
             + "shoal.upstreams.stripping { servers = [\"" + relay.hostPort() + "\"], timeout = 2s }\n"
-            + "shoal.profiles.default.upstreams = stripping");
+            + "shoal.profiles.default.upstreams = stripping\n"
+            // Cluster mode for its management port's /ready; a cluster of one, ready without waiting for it.
+            + "shoal.cluster.enabled = on\nshoal.cluster.remoting.port = 0\n"
+            + "shoal.cluster.management.port = " + management + "\n"
+            + "shoal.cluster.discovery.contact_points = [\"127.0.0.1:" + management + "\"]\n"
+            + "shoal.cluster.discovery.required_contact_points = 1\nshoal.cluster.join_wait = 0s");
   }
 
   @AfterClass
@@ -159,8 +166,35 @@ public class UpstreamDnssecSpec extends JUnitSuite {
     return DnsClient.udp(new InetSocketAddress("127.0.0.1", node.udp().getPort()), q);
   }
 
+  /** /ready's status and body, or status -1 while nothing answers. */
+  private static java.util.Map.Entry<Integer, String> ready() {
+    try {
+      java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+          java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + management + "/ready"))
+              .timeout(Duration.ofSeconds(2)).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      return java.util.Map.entry(r.statusCode(), r.body());
+    } catch (IOException e) {
+      return java.util.Map.entry(-1, "");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return java.util.Map.entry(-1, "");
+    }
+  }
+
   @Test
-  public void anUpstreamThatStripsSignaturesIsNamedOnceWithTheRemedy() throws Exception {
+  public void anUpstreamThatStripsSignaturesIsNamedAtStartOnceWithTheRemedy() throws Exception {
+    // Before any client asks: the check runs at start.
+    List<String> atStart = Await.value(Duration.ofSeconds(10), () -> logs.mentioning("cannot do DNSSEC"), l -> !l.isEmpty());
+    assertTrue(atStart.get(0), atStart.get(0).contains("upstream group 'stripping'"));
+    // Ready (the node still answers from its cache, CD queries, names under negative trust
+    // anchors), with the problem and its remedy on the page.
+    java.util.Map.Entry<Integer, String> ready = Await.value(Duration.ofSeconds(30), UpstreamDnssecSpec::ready,
+        r -> r.getKey() == 200 && r.getValue().contains("cannot do DNSSEC"));
+    assertEquals(200, (int) ready.getKey());
+    assertTrue(ready.getValue(), ready.getValue().startsWith("OK\nwarning: upstream group 'stripping' cannot do DNSSEC: "
+        + "it strips RRSIG records"));
+    assertTrue(ready.getValue(), ready.getValue().contains("dnssec.validation = off"));
     for (String name : List.of("www.stripped.test.", "mail.stripped.test.")) {
       Message m = ask(name);
       assertEquals(name, Rcode.SERVFAIL, m.getRcode());
