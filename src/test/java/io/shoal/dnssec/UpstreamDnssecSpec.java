@@ -6,18 +6,15 @@ import static org.junit.Assert.assertTrue;
 
 import io.shoal.testing.Await;
 import io.shoal.testing.DnsClient;
+import io.shoal.testing.DnsRelay;
 import io.shoal.testing.LogRecorder;
 import io.shoal.testing.SignedZoneServer;
 import io.shoal.testing.TestNode;
 import java.io.IOException;
-import java.net.DatagramPacket;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,7 +29,6 @@ import org.xbill.DNS.ExtendedFlags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Rcode;
-import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
@@ -45,81 +41,11 @@ import org.xbill.DNS.Type;
 public class UpstreamDnssecSpec extends JUnitSuite {
   private static final AtomicInteger ids = new AtomicInteger();
   private static SignedZoneServer zone;
-  private static StrippingRelay relay;
+  private static DnsRelay relay;
   private static Path dir;
   private static LogRecorder logs;
   private static TestNode node;
   private static int management;
-
-  /** Passes queries to the zone's server and its replies back without their RRSIG records. */
-  static final class StrippingRelay implements AutoCloseable {
-    final DatagramSocket socket;
-    private final Thread thread;
-    private final InetSocketAddress target;
-    private final java.util.concurrent.ExecutorService exchanges = java.util.concurrent.Executors.newFixedThreadPool(4, r -> {
-      Thread t = new Thread(r, "stripping-relay");
-      t.setDaemon(true);
-      return t;
-    });
-
-    StrippingRelay(InetSocketAddress target) throws IOException {
-      this.target = target;
-      socket = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-      thread = new Thread(this::serve, "stripping-relay");
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    String hostPort() {
-      return "127.0.0.1:" + socket.getLocalPort();
-    }
-
-    private void serve() {
-      byte[] buf = new byte[65535];
-      while (!socket.isClosed()) {
-        DatagramPacket p = new DatagramPacket(buf, buf.length);
-        try {
-          socket.receive(p);
-        } catch (IOException e) {
-          return;
-        }
-        byte[] query = Arrays.copyOf(p.getData(), p.getLength());
-        java.net.SocketAddress from = p.getSocketAddress();
-        try {
-          exchanges.execute(() -> exchange(query, from));
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
-          return;
-        }
-      }
-    }
-
-    private void exchange(byte[] query, java.net.SocketAddress from) {
-      try (DatagramSocket out = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-        out.setSoTimeout(2000);
-        out.send(new DatagramPacket(query, query.length, target));
-        DatagramPacket reply = new DatagramPacket(new byte[65535], 65535);
-        out.receive(reply);
-        Message m = new Message(Arrays.copyOf(reply.getData(), reply.getLength()));
-        for (int section = Section.ANSWER; section <= Section.ADDITIONAL; section++) {
-          for (Record r : List.copyOf(m.getSection(section))) {
-            if (r.getType() == Type.RRSIG) {
-              m.removeRecord(r, section);
-            }
-          }
-        }
-        byte[] stripped = m.toWire();
-        socket.send(new DatagramPacket(stripped, stripped.length, from));
-      } catch (IOException e) {
-        // No reply in time, or the relay closing: the asker times out, as behind a real forwarder.
-      }
-    }
-
-    @Override
-    public void close() {
-      socket.close();
-      exchanges.shutdownNow();
-    }
-  }
 
   @BeforeClass
   public static void start() throws Exception {
@@ -128,7 +54,7 @@ public class UpstreamDnssecSpec extends JUnitSuite {
     zone.addA("mail.stripped.test.", "192.0.2.2");
     zone.sign();
     String[] hostPort = zone.hostPort().split(":");
-    relay = new StrippingRelay(new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])));
+    relay = new DnsRelay(new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])), true);
     dir = Files.createTempDirectory("shoal-stripped");
     logs = LogRecorder.start();
     management = TestNode.freePort();
