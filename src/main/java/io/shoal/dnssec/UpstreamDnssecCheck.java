@@ -21,9 +21,9 @@ import org.xbill.DNS.Type;
  * by default) with DO and CD, it must answer NOERROR with the DNSKEY RRset and an RRSIG over it.
  * One that strips RRSIGs, refuses DNSKEY queries or ignores DO turns every validated name into a
  * SERVFAIL (EDE 9 or 10, as Unbound answers), and without this the log would not say why. The
- * check runs with the first validated query after start (through the validator's head resolver,
- * so the validator's own first query for the anchor's keys joins it instead of asking again), and
- * again, at most every {@link #RECHECK_NANOS}, whenever a validation ends with missing keys or
+ * check runs at start (or with the first validated query, if that comes first), through the
+ * validator's head resolver, so a validation that needs the anchor's keys within a second of its
+ * answer joins it instead of asking again; and again, at most every {@link #RECHECK_NANOS}, whenever a validation ends with missing keys or
  * signatures or cannot finish. A change either way is logged once, with the remedy, and shown in
  * shoal_dnssec_upstream_capable{upstream}. An upstream that does not answer at all is not judged:
  * that is the upstream's timeout, counted where upstream failures are.
@@ -37,8 +37,6 @@ final class UpstreamDnssecCheck {
   private final DnssecMetrics metrics;
   private final Logger log;
   private final Executor executor;
-  /** Run after a check found the upstream capable: primes the validator's key for the anchor. */
-  private final Runnable whenCapable;
   private final AtomicBoolean started = new AtomicBoolean();
   private final AtomicBoolean running = new AtomicBoolean();
   private final AtomicLong lastRun = new AtomicLong();
@@ -49,8 +47,7 @@ final class UpstreamDnssecCheck {
   record Verdict(String problem) {}
 
   UpstreamDnssecCheck(UpstreamResolver head, Name anchor, String group, DnssecMetrics metrics, Logger log,
-      Executor executor, Runnable whenCapable) {
-    this.whenCapable = whenCapable;
+      Executor executor) {
     this.head = head;
     this.anchor = anchor;
     this.group = group;
@@ -92,11 +89,7 @@ final class UpstreamDnssecCheck {
     head.sendAsync(ask, executor).whenComplete((reply, failure) -> {
       try {
         if (reply != null) {
-          String problem = problemIn(reply);
-          judged(problem);
-          if (problem == null) {
-            whenCapable.run();
-          }
+          judged(problemIn(reply));
         }
       } catch (RuntimeException e) {
         log.debug("checking DNSSEC support of upstream group {}", group, e);

@@ -103,11 +103,7 @@ public final class ValidatingUpstream implements Upstream {
     this.proofs = settings.aggressiveNsec() ? proofs : null;
     Name anchor = settings.trustAnchors().stream().map(Record::getName).min((a, b) -> a.labels() - b.labels())
         .orElse(Name.root);
-    // The check's answer is still joinable in the head resolver (REUSE_NANOS): validating the
-    // anchor's keys from it now spares the first query a DNSKEY exchange of its own.
-    Message anchorKeys = Message.newQuery(Record.newRecord(anchor, Type.DNSKEY, DClass.IN));
-    this.capability = new UpstreamDnssecCheck(head, anchor, group, metrics, log, executor,
-        () -> validator.sendAsync(anchorKeys.clone(), executor));
+    this.capability = new UpstreamDnssecCheck(head, anchor, group, metrics, log, executor);
   }
 
   /**
