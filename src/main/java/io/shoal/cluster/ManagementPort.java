@@ -10,6 +10,7 @@ import akka.japi.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,10 +56,12 @@ public final class ManagementPort {
     String path = request.getUri().path();
     if (path.equals("/ready")) {
       request.discardEntityBytes(system);
+      // Warnings go below the status line, so the probe's answer and its first line stay as they were.
+      String warnings = status.warnings().stream().map(w -> "\nwarning: " + w).collect(Collectors.joining());
       return answer(status.ready()
-          ? HttpResponse.create().withStatus(StatusCodes.OK).withEntity(HEALTHY)
+          ? HttpResponse.create().withStatus(StatusCodes.OK).withEntity(HEALTHY + warnings)
           : HttpResponse.create().withStatus(StatusCodes.INTERNAL_SERVER_ERROR)
-              .withEntity("Not Healthy: " + status.notReadyBecause()));
+              .withEntity("Not Healthy: " + status.notReadyBecause() + warnings));
     }
     if (path.equals("/alive")) {
       // Answered by the system that answers DNS: if this replies, the node is running.

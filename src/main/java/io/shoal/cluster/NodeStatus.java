@@ -1,6 +1,8 @@
 package io.shoal.cluster;
 
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * What readiness means for a shoal node: its DNS sockets are bound, its caches are open, it is
@@ -20,6 +22,7 @@ public final class NodeStatus {
   private final AtomicBoolean cachesOpen = new AtomicBoolean();
   private final AtomicBoolean lameduck = new AtomicBoolean();
   private final AtomicBoolean flushesPending = new AtomicBoolean();
+  private volatile Supplier<List<String>> warnings = List::of;
 
   public void socketsBound(boolean bound) {
     socketsBound.set(bound);
@@ -49,6 +52,21 @@ public final class NodeStatus {
    */
   public boolean cachesServable() {
     return !flushesPending.get();
+  }
+
+  /**
+   * What is wrong that readiness does not fail for, each a sentence for the /ready body: an
+   * upstream group that cannot do DNSSEC. Every node with the same configuration shares it, so
+   * failing readiness would move no query to a better node; it would only take the Service away,
+   * and with it the answers still cached, CD queries and names under negative trust anchors.
+   */
+  public void warnings(Supplier<List<String>> source) {
+    warnings = source;
+  }
+
+  /** See {@link #warnings(Supplier)}; empty when there is nothing to say. */
+  public List<String> warnings() {
+    return warnings.get();
   }
 
   public boolean ready() {

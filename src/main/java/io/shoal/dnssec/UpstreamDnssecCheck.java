@@ -21,9 +21,9 @@ import org.xbill.DNS.Type;
  * by default) with DO and CD, it must answer NOERROR with the DNSKEY RRset and an RRSIG over it.
  * One that strips RRSIGs, refuses DNSKEY queries or ignores DO turns every validated name into a
  * SERVFAIL (EDE 9 or 10, as Unbound answers), and without this the log would not say why. The
- * check runs with the first validated query after start (through the validator's head resolver,
- * so the validator's own first query for the anchor's keys joins it instead of asking again), and
- * again, at most every {@link #RECHECK_NANOS}, whenever a validation ends with missing keys or
+ * check runs at start (or with the first validated query, if that comes first), through the
+ * validator's head resolver, so a validation that needs the anchor's keys within a second of its
+ * answer joins it instead of asking again; and again, at most every {@link #RECHECK_NANOS}, whenever a validation ends with missing keys or
  * signatures or cannot finish. A change either way is logged once, with the remedy, and shown in
  * shoal_dnssec_upstream_capable{upstream}. An upstream that does not answer at all is not judged:
  * that is the upstream's timeout, counted where upstream failures are.
@@ -120,13 +120,18 @@ final class UpstreamDnssecCheck {
     return null;
   }
 
+  /** The log line and readiness detail for upstream group {@code group} that cannot do DNSSEC: why, and the remedy. */
+  static String explained(String group, String problem) {
+    return "upstream group '" + group + "' cannot do DNSSEC: " + problem + ". Every answer validated through it is "
+        + "SERVFAIL (EDE 9 DNSKEY Missing or 10 RRSIGs Missing) until it can. Remedy: point upstreams." + group
+        + ".servers at a resolver that passes DNSSEC records (DO bit), or set dnssec.validation = off";
+  }
+
   private void judged(String problem) {
     Verdict was = verdict.getAndSet(new Verdict(problem));
     metrics.upstreamCapable(group, problem == null);
     if (problem != null && (was == null || was.problem() == null)) {
-      log.warn("upstream group '{}' cannot do DNSSEC: {}. Every answer validated through it is SERVFAIL (EDE 9 DNSKEY "
-          + "Missing or 10 RRSIGs Missing) until it can. Remedy: point upstreams.{}.servers at a resolver that passes "
-          + "DNSSEC records (DO bit), or set dnssec.validation = off", group, problem, group);
+      log.warn(explained(group, problem));
     } else if (problem == null && was != null && was.problem() != null) {
       log.info("upstream group '{}' hands over DNSSEC records again (DNSKEY of {} with its RRSIG)", group, anchor);
     }

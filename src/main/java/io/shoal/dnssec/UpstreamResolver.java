@@ -23,6 +23,7 @@ import org.xbill.DNS.Record;
 import org.xbill.DNS.Resolver;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.TSIG;
+import org.xbill.DNS.Type;
 
 /**
  * The validator's head resolver: dnsjava's {@link Resolver} over a profile's {@link Upstream}. It
@@ -38,22 +39,30 @@ final class UpstreamResolver implements Resolver {
   /** One question on its way upstream, and how many validations hold on to its answer. */
   static final class Fetch {
     final CompletableFuture<Upstream.Outcome> outcome = new CompletableFuture<>();
+    /** A DNSKEY or DS question: its answer stays joinable for {@link #REUSE_NANOS}. */
+    final boolean keys;
     int pins;
     /** When the answer came (System.nanoTime()); meaningful once {@link #outcome} is done. */
     volatile long answeredAt;
 
-    /** Whether nobody needs this any more: not pinned, and failed or past the reuse window. */
+    Fetch(boolean keys) {
+      this.keys = keys;
+    }
+
+    /** Whether nobody needs this any more: not pinned, and failed, not keys, or past the reuse window. */
     boolean droppable(long now) {
       return pins == 0 && outcome.isDone()
-          && (!(outcome.join() instanceof Upstream.Answered) || now - answeredAt >= REUSE_NANOS);
+          && (!keys || !(outcome.join() instanceof Upstream.Answered) || now - answeredAt >= REUSE_NANOS);
     }
   }
 
   /**
-   * How long an answer stays joinable after it came. Validations started by one burst of misses
-   * reach the zone's DNSKEY (and DS) query at slightly different times, and the key cache has the
-   * key only once the first has checked it; within this window the late ones join the answer
-   * already fetched instead of asking again. Short against any TTL, so nothing stale is served.
+   * How long a DNSKEY or DS answer stays joinable after it came. Validations started by one burst
+   * of misses reach the zone's DNSKEY (and DS) query at slightly different times, and the key
+   * cache has the key only once the first has checked it; within this window the late ones join
+   * the answer already fetched instead of asking again. Short against any TTL, so nothing stale is
+   * served. Other answers are dropped as soon as no validation holds them: kept, they would be a
+   * second answer cache, outside the answer cache's size and the cluster's ownership.
    */
   static final long REUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -95,7 +104,7 @@ final class UpstreamResolver implements Resolver {
     long now = System.nanoTime();
     Fetch f = inFlight.compute(q, (k, e) -> {
       if (e == null || e.droppable(now)) {
-        e = new Fetch();
+        e = new Fetch(q.type() == Type.DNSKEY || q.type() == Type.DS);
         started[0] = e;
       }
       if (pin) {
@@ -109,7 +118,7 @@ final class UpstreamResolver implements Resolver {
         // Complete first, then drop: an unpin in between sees it done and drops it itself.
         f.outcome.complete(outcome != null ? outcome : new Upstream.Failed(String.valueOf(failure)));
         drop(q, f);
-        if (f.outcome.join() instanceof Upstream.Answered) {
+        if (f.keys && f.outcome.join() instanceof Upstream.Answered) {
           CompletableFuture.delayedExecutor(REUSE_NANOS, TimeUnit.NANOSECONDS).execute(() -> drop(q, f));
         }
       });

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -18,6 +19,7 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -72,10 +74,13 @@ public final class ValidatingUpstream implements Upstream {
   private final DenialProofs proofs;
   /** Whether the upstream hands over DNSSEC records at all. */
   private final UpstreamDnssecCheck capability;
+  /** The group's one deadline per query: no client waits longer, however long validating takes. */
+  private final Duration deadline;
 
   ValidatingUpstream(DnssecSettings settings, Upstream inner, Clock clock, DnssecMetrics metrics, Executor executor,
-      String group, DenialProofs proofs) {
+      String group, DenialProofs proofs, Duration deadline) {
     this.inner = inner;
+    this.deadline = deadline;
     SignatureKeys keys = SignatureKeys.choose(settings.cryptoProvider(), settings.rememberedSignatures());
     keys.providers().forEach((alg, provider) -> metrics.signatureProvider(provider, SignatureKeys.algorithmLabel(alg)));
     keys.countIn((alg, provider, result) -> metrics.signatureCheck(SignatureKeys.algorithmLabel(alg), provider, result));
@@ -105,16 +110,17 @@ public final class ValidatingUpstream implements Upstream {
    * {@code upstream} validated as {@code settings} say ({@code upstream} itself when validation
    * is off), checking signature times against {@code clock} (epoch milliseconds, shoal's clock).
    * Secure denials of upstream group {@code group} are kept in {@code proofs} and answer the
-   * misses they cover when {@code settings} turn aggressive use on (RFC 8198).
+   * misses they cover when {@code settings} turn aggressive use on (RFC 8198). A query whose
+   * answer and validation together take longer than {@code deadline} (the group's) fails then.
    */
   public static Upstream wrap(DnssecSettings settings, Upstream upstream, LongSupplier clock, DnssecMetrics metrics,
-      String group, DenialProofs proofs) {
+      String group, DenialProofs proofs, Duration deadline) {
     if (settings.mode() == DnssecSettings.Mode.OFF) {
       return upstream;
     }
     // Signature checks run on validation's own threads, off the sockets' threads and the actors'.
     return new ValidatingUpstream(settings, upstream, new EpochClock(clock), metrics, ValidationThreads.shared(),
-        group, proofs);
+        group, proofs, deadline);
   }
 
   /**
@@ -184,15 +190,56 @@ public final class ValidatingUpstream implements Upstream {
       }
     });
     result.whenComplete((outcome, failure) -> head.unpin(question, fetch));
-    return result;
+    return withinDeadline(result, name);
   }
 
   /**
-   * Why this upstream group cannot do DNSSEC (it strips RRSIGs, refuses DNSKEY queries ...), or
-   * null when it can or has not been checked yet: for a readiness or status page.
+   * {@code validation}'s outcome, or a failure at the group's deadline if it has none by then (its
+   * key fetches each have a deadline of their own, so a chain of slow ones could take several).
+   * The validation goes on: the keys it fetches are kept for the next query.
+   */
+  private CompletionStage<Outcome> withinDeadline(CompletionStage<Outcome> validation, Name name) {
+    CompletableFuture<Outcome> bounded = new CompletableFuture<>();
+    validation.whenComplete((outcome, failure) -> bounded.complete(
+        outcome != null ? outcome : new Failed("DNSSEC validation of " + name + ": " + failure)));
+    if (!bounded.isDone()) {
+      bounded.completeOnTimeout(new Failed("DNSSEC validation of " + name + " did not finish within the deadline of "
+          + deadline.toMillis() + " ms"), deadline.toNanos(), TimeUnit.NANOSECONDS);
+    }
+    return bounded;
+  }
+
+  /** Checks now each of {@code upstreams} that validates ({@link #checkUpstream}). */
+  public static void checkUpstreams(List<Upstream> upstreams) {
+    for (Upstream u : upstreams) {
+      if (u instanceof ValidatingUpstream v) {
+        v.checkUpstream();
+      }
+    }
+  }
+
+  /** Why each of {@code upstreams} that validates cannot do DNSSEC ({@link #dnssecProblem}); empty when none. */
+  public static List<String> dnssecProblems(List<Upstream> upstreams) {
+    return upstreams.stream().filter(ValidatingUpstream.class::isInstance)
+        .map(u -> ((ValidatingUpstream) u).dnssecProblem()).filter(java.util.Objects::nonNull).toList();
+  }
+
+  /**
+   * Asks the upstream group, now, whether it hands over DNSSEC records (the trust anchor's DNSKEY
+   * with DO), unless the first validated query did already: at start, so an upstream that cannot
+   * is named before the first client meets it.
+   */
+  public void checkUpstream() {
+    capability.firstUse();
+  }
+
+  /**
+   * Why this upstream group cannot do DNSSEC, with the remedy, for the readiness page; null when it
+   * can or has not been checked yet.
    */
   public String dnssecProblem() {
-    return capability.problem();
+    String problem = capability.problem();
+    return problem == null ? null : UpstreamDnssecCheck.explained(group, problem);
   }
 
   private boolean underNegativeAnchor(Name name) {

@@ -1,5 +1,6 @@
 package io.shoal.profile;
 
+import io.shoal.upstream.Upstream;
 import io.shoal.wire.CacheKey;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,6 +36,11 @@ public final class ProfileTable {
     }
     this.bySuffixLength = table.stream().map(l -> l.toArray(Entry[]::new)).toArray(Entry[][]::new);
     this.only = suffixes.size() == 1 && bySuffixLength[1].length == 1 ? bySuffixLength[1][0].profile : null;
+  }
+
+  /** Every profile's upstream, each once. */
+  public List<Upstream> upstreams() {
+    return Arrays.stream(bySuffixLength).flatMap(Arrays::stream).map(e -> e.profile.upstream()).distinct().toList();
   }
 
   /** The profile for {@code key}'s name; the root suffix guarantees there is one. */

@@ -211,6 +211,8 @@ final class QueryPlans {
     if (n.loops() != o.loops()) {
       n.loops().start(sockets, system);
     }
+    // Each plan validates through upstreams of its own, checked afresh.
+    ValidatingUpstream.checkUpstreams(n.profiles().upstreams());
     if (o.local() != null && o.local() != n.local()) {
       o.local().close();
     }
@@ -302,7 +304,7 @@ final class QueryPlans {
         resolving.put(key, r);
         Upstream logged = queryLog == null ? r : queryLog.forwarder(r);
         upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
-            loops.guard(group.name(), logged), clock, dnssecMetrics, group.name(), denials));
+            loops.guard(group.name(), logged), clock, dnssecMetrics, group.name(), denials, group.deadline()));
         longest = group.deadline().compareTo(longest) > 0 ? group.deadline() : longest;
         continue;
       }
@@ -318,7 +320,7 @@ final class QueryPlans {
       // The forwarder log sees the exchanges themselves, DNSSEC key fetches included.
       Upstream logged = queryLog == null ? exchanges : queryLog.forwarder(exchanges);
       upstreams.put(group.name(), ValidatingUpstream.wrap(config.dnssec(),
-          loops.guard(group.name(), logged), clock, dnssecMetrics, group.name(), denials));
+          loops.guard(group.name(), logged), clock, dnssecMetrics, group.name(), denials, group.deadline()));
       longest = group.deadline().compareTo(longest) > 0 ? group.deadline() : longest;
     }
     if (previous != null) {

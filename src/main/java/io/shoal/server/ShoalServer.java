@@ -12,6 +12,7 @@ import io.shoal.cache.AnswerCache;
 import io.shoal.cache.HeapBudget;
 import io.shoal.cluster.ClusterNode;
 import io.shoal.cluster.NodeStatus;
+import io.shoal.dnssec.ValidatingUpstream;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ClusterSettings;
 import io.shoal.cache.lmdb.CacheShard;
@@ -194,6 +195,9 @@ public final class ShoalServer {
       status.socketsBound(true);
       resolver.ingress().plan().loops().start(upstreamSockets, system);
       Resolver live = resolver;
+      // Said at start, in the log and on /ready, not first by a client's SERVFAIL.
+      ValidatingUpstream.checkUpstreams(resolver.ingress().plan().profiles().upstreams());
+      status.warnings(() -> ValidatingUpstream.dnssecProblems(live.ingress().plan().profiles().upstreams()));
       if (cluster.enabled()) {
         step = "start the cluster (management " + cluster.managementHost() + ":" + cluster.managementPort()
             + ", remoting " + cluster.remotingHost() + ":" + cluster.remotingPort() + ")";

@@ -6,18 +6,15 @@ import static org.junit.Assert.assertTrue;
 
 import io.shoal.testing.Await;
 import io.shoal.testing.DnsClient;
+import io.shoal.testing.DnsRelay;
 import io.shoal.testing.LogRecorder;
 import io.shoal.testing.SignedZoneServer;
 import io.shoal.testing.TestNode;
 import java.io.IOException;
-import java.net.DatagramPacket;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,7 +29,6 @@ import org.xbill.DNS.ExtendedFlags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Rcode;
-import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
@@ -45,80 +41,11 @@ import org.xbill.DNS.Type;
 public class UpstreamDnssecSpec extends JUnitSuite {
   private static final AtomicInteger ids = new AtomicInteger();
   private static SignedZoneServer zone;
-  private static StrippingRelay relay;
+  private static DnsRelay relay;
   private static Path dir;
   private static LogRecorder logs;
   private static TestNode node;
-
-  /** Passes queries to the zone's server and its replies back without their RRSIG records. */
-  static final class StrippingRelay implements AutoCloseable {
-    final DatagramSocket socket;
-    private final Thread thread;
-    private final InetSocketAddress target;
-    private final java.util.concurrent.ExecutorService exchanges = java.util.concurrent.Executors.newFixedThreadPool(4, r -> {
-      Thread t = new Thread(r, "stripping-relay");
-      t.setDaemon(true);
-      return t;
-    });
-
-    StrippingRelay(InetSocketAddress target) throws IOException {
-      this.target = target;
-      socket = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-      thread = new Thread(this::serve, "stripping-relay");
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    String hostPort() {
-      return "127.0.0.1:" + socket.getLocalPort();
-    }
-
-    private void serve() {
-      byte[] buf = new byte[65535];
-      while (!socket.isClosed()) {
-        DatagramPacket p = new DatagramPacket(buf, buf.length);
-        try {
-          socket.receive(p);
-        } catch (IOException e) {
-          return;
-        }
-        byte[] query = Arrays.copyOf(p.getData(), p.getLength());
-        java.net.SocketAddress from = p.getSocketAddress();
-        try {
-          exchanges.execute(() -> exchange(query, from));
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
-          return;
-        }
-      }
-    }
-
-    private void exchange(byte[] query, java.net.SocketAddress from) {
-      try (DatagramSocket out = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-        out.setSoTimeout(2000);
-        out.send(new DatagramPacket(query, query.length, target));
-        DatagramPacket reply = new DatagramPacket(new byte[65535], 65535);
-        out.receive(reply);
-        Message m = new Message(Arrays.copyOf(reply.getData(), reply.getLength()));
-        for (int section = Section.ANSWER; section <= Section.ADDITIONAL; section++) {
-          for (Record r : List.copyOf(m.getSection(section))) {
-            if (r.getType() == Type.RRSIG) {
-              m.removeRecord(r, section);
-            }
-          }
-        }
-        byte[] stripped = m.toWire();
-        socket.send(new DatagramPacket(stripped, stripped.length, from));
-      } catch (IOException e) {
-        // No reply in time, or the relay closing: the asker times out, as behind a real forwarder.
-      }
-    }
-
-    @Override
-    public void close() {
-      socket.close();
-      exchanges.shutdownNow();
-    }
-  }
+  private static int management;
 
   @BeforeClass
   public static void start() throws Exception {
@@ -127,16 +54,22 @@ public class UpstreamDnssecSpec extends JUnitSuite {
     zone.addA("mail.stripped.test.", "192.0.2.2");
     zone.sign();
     String[] hostPort = zone.hostPort().split(":");
-    relay = new StrippingRelay(new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])));
+    relay = new DnsRelay(new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])), true);
     dir = Files.createTempDirectory("shoal-stripped");
     logs = LogRecorder.start();
+    management = TestNode.freePort();
     // A group of its own: shoal_dnssec_upstream_capable{upstream="default"} is also set by the
     // nodes of other specs run earlier in the same JVM (one metrics registry per process).
     node = TestNode.start(relay.hostPort(),
         "shoal.dnssec.trust_anchors = [\"" + zone.writeAnchor(dir) + "\"]\nshoal.dnssec.validation = on\n"
             // One relay hop more than the other specs, on a host that may be busy.
             + "shoal.upstreams.stripping { servers = [\"" + relay.hostPort() + "\"], timeout = 2s }\n"
-            + "shoal.profiles.default.upstreams = stripping");
+            + "shoal.profiles.default.upstreams = stripping\n"
+            // Cluster mode for its management port's /ready; a cluster of one, ready without waiting for it.
+            + "shoal.cluster.enabled = on\nshoal.cluster.remoting.port = 0\n"
+            + "shoal.cluster.management.port = " + management + "\n"
+            + "shoal.cluster.discovery.contact_points = [\"127.0.0.1:" + management + "\"]\n"
+            + "shoal.cluster.discovery.required_contact_points = 1\nshoal.cluster.join_wait = 0s");
   }
 
   @AfterClass
@@ -159,8 +92,35 @@ public class UpstreamDnssecSpec extends JUnitSuite {
     return DnsClient.udp(new InetSocketAddress("127.0.0.1", node.udp().getPort()), q);
   }
 
+  /** /ready's status and body, or status -1 while nothing answers. */
+  private static java.util.Map.Entry<Integer, String> ready() {
+    try {
+      java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+          java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + management + "/ready"))
+              .timeout(Duration.ofSeconds(2)).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      return java.util.Map.entry(r.statusCode(), r.body());
+    } catch (IOException e) {
+      return java.util.Map.entry(-1, "");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return java.util.Map.entry(-1, "");
+    }
+  }
+
   @Test
-  public void anUpstreamThatStripsSignaturesIsNamedOnceWithTheRemedy() throws Exception {
+  public void anUpstreamThatStripsSignaturesIsNamedAtStartOnceWithTheRemedy() throws Exception {
+    // Before any client asks: the check runs at start.
+    List<String> atStart = Await.value(Duration.ofSeconds(10), () -> logs.mentioning("cannot do DNSSEC"), l -> !l.isEmpty());
+    assertTrue(atStart.get(0), atStart.get(0).contains("upstream group 'stripping'"));
+    // Ready (the node still answers from its cache, CD queries, names under negative trust
+    // anchors), with the problem and its remedy on the page.
+    java.util.Map.Entry<Integer, String> ready = Await.value(Duration.ofSeconds(30), UpstreamDnssecSpec::ready,
+        r -> r.getKey() == 200 && r.getValue().contains("cannot do DNSSEC"));
+    assertEquals(200, (int) ready.getKey());
+    assertTrue(ready.getValue(), ready.getValue().startsWith("OK\nwarning: upstream group 'stripping' cannot do DNSSEC: "
+        + "it strips RRSIG records"));
+    assertTrue(ready.getValue(), ready.getValue().contains("dnssec.validation = off"));
     for (String name : List.of("www.stripped.test.", "mail.stripped.test.")) {
       Message m = ask(name);
       assertEquals(name, Rcode.SERVFAIL, m.getRcode());

@@ -90,4 +90,18 @@ class UpstreamResolverTest {
     head.unpin(KEY, pinned);
     assertTrue(Await.until(Duration.ofSeconds(5), () -> head.held() == 0), "dropped after the reuse window");
   }
+
+  @Test
+  void anAnswerThatIsNotKeysIsDroppedOnceUnpinnedSoTheNextMissAsksAgain() throws Exception {
+    HeldUpstream upstream = new HeldUpstream();
+    UpstreamResolver head = new UpstreamResolver(upstream, Runnable::run, SignatureKeys.choose(DnssecSettings.CryptoProvider.AUTO));
+    UpstreamResolver.Question www =
+        new UpstreamResolver.Question(Name.fromConstantString("www.signed.test."), Type.A, DClass.IN);
+    UpstreamResolver.Fetch pinned = head.pin(www);
+    upstream.pending.get(0).complete(new Upstream.Answered(reply(), "test"));
+    head.unpin(www, pinned);
+    assertEquals(0, head.held(), "not kept: the answer cache is where answers are kept");
+    head.pin(www);
+    assertEquals(2, upstream.asked.size());
+  }
 }

@@ -182,9 +182,12 @@ public class ValidationSpec extends JUnitSuite {
 
   @Test
   public void concurrentMissesInOneZoneAskForItsKeyOnce() throws Exception {
+    int before = zone.queries("signed.test.", Type.DNSKEY);
     try (TestNode fresh = TestNode.start(zone.hostPort(), "shoal.dnssec.trust_anchors = [\"" + dir.resolve("anchor.key")
         + "\"]\nshoal.dnssec.validation = on")) {
-      int before = zone.queries("signed.test.", Type.DNSKEY);
+      // The node's check at start asks for the anchor's DNSKEY; validations soon after may join it.
+      int checked = io.shoal.testing.Await.value(java.time.Duration.ofSeconds(10),
+          () -> zone.queries("signed.test.", Type.DNSKEY), n -> n >= before + 1);
       List<CompletableFuture<Message>> replies = new ArrayList<>();
       for (int i = 0; i < 8; i++) {
         String name = "c" + i + ".signed.test.";
@@ -199,8 +202,8 @@ public class ValidationSpec extends JUnitSuite {
       for (CompletableFuture<Message> r : replies) {
         assertTrue(r.get(10, TimeUnit.SECONDS).getHeader().getFlag(Flags.AD));
       }
-      assertEquals("one DNSKEY query for eight concurrent validations", before + 1,
-          zone.queries("signed.test.", Type.DNSKEY));
+      int asked = zone.queries("signed.test.", Type.DNSKEY) - checked;
+      assertTrue("at most one DNSKEY query for eight concurrent validations: " + asked, asked <= 1);
     }
   }
 

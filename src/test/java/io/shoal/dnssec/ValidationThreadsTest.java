@@ -52,7 +52,7 @@ class ValidationThreadsTest {
         }
       };
       ValidatingUpstream validating = new ValidatingUpstream(settings, upstream, Clock.systemUTC(),
-          new DnssecMetrics(null), pool, "default", null);
+          new DnssecMetrics(null), pool, "default", null, java.time.Duration.ofSeconds(8));
       Message q = Message.newQuery(Record.newRecord(Name.fromConstantString("www.signed.test."), Type.A, DClass.IN));
       CompletionStage<Upstream.Outcome> outcome = validating.forward(DnsQuery.parse(q.toWire()));
       Upstream.Outcome o = outcome.toCompletableFuture().get(5, TimeUnit.SECONDS);

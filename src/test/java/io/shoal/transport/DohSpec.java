@@ -30,8 +30,11 @@ import org.junit.BeforeClass;
 import org.junit.Test;
 import org.scalatestplus.junit.JUnitSuite;
 import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
 import org.xbill.DNS.Message;
+import org.xbill.DNS.Name;
 import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
@@ -142,6 +145,26 @@ public class DohSpec extends JUnitSuite {
         HttpResponse.BodyHandlers.discarding()).statusCode());
     // The connection still serves after all that.
     assertAnswer(get(h2, base64url(query("ok.example.test."))));
+  }
+
+  @Test
+  public void aBodyThatIsNotDnsIs400AndAnotherOpcodeIsAnsweredInDns() throws Exception {
+    // Twelve readable bytes: a header by length, but its counts promise sections that are not there.
+    HttpResponse<byte[]> text = post(h2, "application/dns-message",
+        "hello world!".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    assertEquals(new String(text.body(), java.nio.charset.StandardCharsets.ISO_8859_1), 400, text.statusCode());
+    assertEquals(400, get(h2, base64url("hello world!".getBytes(java.nio.charset.StandardCharsets.US_ASCII))).statusCode());
+    // A query with bytes after its question is not one DNS message either.
+    byte[] q = query("ok.example.test.");
+    byte[] trailing = java.util.Arrays.copyOf(q, q.length + 3);
+    assertEquals(400, post(h2, "application/dns-message", trailing).statusCode());
+    // A well-formed query with an opcode shoal does not serve (STATUS) is a DNS matter: NOTIMP.
+    Message status = Message.newQuery(Record.newRecord(Name.fromString("ok.example.test."), Type.A, DClass.IN));
+    status.getHeader().setID(0);
+    status.getHeader().setOpcode(org.xbill.DNS.Opcode.STATUS);
+    HttpResponse<byte[]> notimp = post(h2, "application/dns-message", status.toWire());
+    assertEquals(200, notimp.statusCode());
+    assertEquals(Rcode.NOTIMP, new Message(notimp.body()).getRcode());
   }
 
   @Test

@@ -32,7 +32,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
@@ -55,15 +54,16 @@ import org.xbill.DNS.Type;
  */
 public class DotUpstreamSpec extends JUnitSuite {
   private static final String[] GROUPS = {"good", "counted", "pinned", "badpin", "wrongname", "expired", "selfsigned",
-      "mixed", "forged"};
+      "mixed", "forged", "plain"};
   private static TestAuthServer auth;
   private static TestCertificates ca;
   private static TestNode a;
   private static TestNode b;
   private static CountingProxy proxy;
-  private static TlsServer expired;
-  private static TlsServer selfSigned;
-  private static TlsServer forging;
+  private static StreamServer expired;
+  private static StreamServer selfSigned;
+  private static StreamServer forging;
+  private static StreamServer plain;
   private static int deadUdpPort;
   private static final ListAppender<ILoggingEvent> log = new ListAppender<>();
   private static final AtomicInteger ids = new AtomicInteger(0x5100);
@@ -86,9 +86,10 @@ public class DotUpstreamSpec extends JUnitSuite {
         "shoal.upstreams.default.timeout = 3s"));
     int dot = a.server.tlsAddress().getPort();
     proxy = new CountingProxy(a.server.tlsAddress());
-    expired = new TlsServer(ca.serverContext(ca.issue("expired", -1)), DotUpstreamSpec::handshakeOnly);
-    selfSigned = new TlsServer(ca.serverContext(ca.selfSigned("self-signed")), DotUpstreamSpec::handshakeOnly);
-    forging = new TlsServer(ca.serverContext(ca.issue("forging")), DotUpstreamSpec::answerForgedThenReal);
+    expired = new StreamServer(ca.serverContext(ca.issue("expired", -1)), DotUpstreamSpec::handshakeOnly);
+    selfSigned = new StreamServer(ca.serverContext(ca.selfSigned("self-signed")), DotUpstreamSpec::handshakeOnly);
+    forging = new StreamServer(ca.serverContext(ca.issue("forging")), DotUpstreamSpec::answerForgedThenReal);
+    plain = new StreamServer(new java.net.ServerSocket(0, 50, InetAddress.getLoopbackAddress()), DotUpstreamSpec::plainDns);
     deadUdpPort = TestNode.freePort();
     String otherPin = Base64.getEncoder().encodeToString(new byte[32]);
     String[] servers = {
@@ -100,8 +101,9 @@ public class DotUpstreamSpec extends JUnitSuite {
         "tls://127.0.0.1:" + expired.port() + "#localhost",
         "tls://127.0.0.1:" + selfSigned.port() + "#localhost",
         "127.0.0.1:" + deadUdpPort + "\", \"tls://127.0.0.1:" + dot + "#localhost",
-        "tls://127.0.0.1:" + forging.port() + "#localhost"};
-    String[] pins = {null, null, TestCertificates.spkiPin(pair[0]), otherPin, null, null, null, null, null};
+        "tls://127.0.0.1:" + forging.port() + "#localhost",
+        "tls://127.0.0.1:" + plain.port() + "#localhost"};
+    String[] pins = {null, null, TestCertificates.spkiPin(pair[0]), otherPin, null, null, null, null, null, null};
     StringBuilder hocon = new StringBuilder();
     for (int i = 0; i < GROUPS.length; i++) {
       String g = GROUPS[i];
@@ -124,6 +126,7 @@ public class DotUpstreamSpec extends JUnitSuite {
     expired.close();
     selfSigned.close();
     forging.close();
+    plain.close();
     auth.close();
   }
 
@@ -244,6 +247,22 @@ public class DotUpstreamSpec extends JUnitSuite {
   }
 
   @Test
+  public void plainDnsOnATlsUpstreamsPortIsAHandshakeFailure() throws Exception {
+    int port = plain.port();
+    Metrics metrics = b.metrics();
+    assertEquals(Rcode.SERVFAIL, ask("p.plain.example.test.").getRcode());
+    assertTrue("attempt outcome tls_handshake", metrics.await(v -> v >= 1, "shoal_upstream_seconds_count",
+        upstream(port), "outcome=\"tls_handshake\"") >= 1);
+    assertEquals("not counted as a dropped connection", 0,
+        metrics.value("shoal_upstream_seconds_count", upstream(port), "outcome=\"error\""), 0.0);
+    assertTrue(metrics.await(v -> v >= 1, "shoal_upstream_tls_failures_total", upstream(port),
+        "reason=\"handshake\"") >= 1);
+    List<String> words = List.of("tls://127.0.0.1:" + port, "the TLS handshake failed (handshake)", "plain DNS on this port");
+    assertTrue("a log line with " + words + " in " + logged("DoT upstream"),
+        Await.until(Duration.ofSeconds(5), () -> !logged(words.toArray(String[]::new)).isEmpty()));
+  }
+
+  @Test
   public void aCertificateThatMatchesNoPinIsRefused() throws Exception {
     assertRefused("badpin", a.server.tlsAddress().getPort(), "pin", "SPKI pin");
   }
@@ -337,13 +356,19 @@ public class DotUpstreamSpec extends JUnitSuite {
     }
   }
 
-  /** A TLS server presenting the certificate of its context, each connection served by {@code handler} on a thread of its own. */
-  private static final class TlsServer implements AutoCloseable {
-    private final SSLServerSocket listener;
+  /**
+   * A TCP server (a TLS one presenting the certificate of its context, or a plain one), each
+   * connection served by {@code handler} on a thread of its own.
+   */
+  private static final class StreamServer implements AutoCloseable {
+    private final java.net.ServerSocket listener;
 
-    TlsServer(SSLContext context, java.util.function.Consumer<Socket> handler) throws IOException {
-      listener = (SSLServerSocket) context.getServerSocketFactory().createServerSocket(0, 50,
-          InetAddress.getLoopbackAddress());
+    StreamServer(SSLContext context, java.util.function.Consumer<Socket> handler) throws IOException {
+      this(context.getServerSocketFactory().createServerSocket(0, 50, InetAddress.getLoopbackAddress()), handler);
+    }
+
+    StreamServer(java.net.ServerSocket listener, java.util.function.Consumer<Socket> handler) {
+      this.listener = listener;
       daemon(() -> {
         while (!listener.isClosed()) {
           try {
@@ -363,6 +388,31 @@ public class DotUpstreamSpec extends JUnitSuite {
     @Override
     public void close() throws IOException {
       listener.close();
+    }
+  }
+
+  /**
+   * A plain DNS-over-TCP server, as on port 53: it reads a 2-byte length and that many bytes, and
+   * closes the connection when they do not come within its I/O timeout (as knotd's
+   * tcp-io-timeout) or are not a DNS message. A TLS ClientHello reads as a 5,635-byte "length".
+   */
+  private static void plainDns(Socket socket) {
+    try (socket; java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+        java.io.DataOutputStream out = new java.io.DataOutputStream(socket.getOutputStream())) {
+      socket.setSoTimeout(500);
+      while (true) {
+        byte[] wire = new byte[in.readUnsignedShort()];
+        in.readFully(wire);
+        Message q = new Message(wire);
+        q.getHeader().setFlag(org.xbill.DNS.Flags.QR);
+        q.getHeader().setRcode(Rcode.REFUSED);
+        byte[] answer = q.toWire();
+        out.writeShort(answer.length);
+        out.write(answer);
+        out.flush();
+      }
+    } catch (IOException e) {
+      // I/O timeout, not DNS, or the client went away: closed
     }
   }
 

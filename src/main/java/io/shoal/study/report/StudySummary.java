@@ -142,7 +142,10 @@ public final class StudySummary {
     c.setups().forEach((m, setup) -> md.append("- **").append(m).append("**: ").append(setup).append('\n'));
 
     md.append("\n## Held constant\n\n");
-    md.append("- upstream: knotd, zone `").append(r.zone()).append("` with a wildcard A record, TTL ")
+    md.append("- upstream: knotd, zone `").append(r.zone()).append(r.signed()
+            ? "` with an A record for each queried name (no wildcard, whose NSEC proof a resolver with aggressive "
+                + "NSEC would answer every other name from), TTL "
+            : "` with a wildcard A record, TTL ")
         .append(r.stubTtl().toSeconds()).append(" s, UDP workers: ").append(r.upstreamWorkers()).append('\n');
     if (r.signed()) {
       md.append("- DNSSEC: knotd signs the zone (").append(r.signing().algorithm()).append(", NSEC, keys made at ")

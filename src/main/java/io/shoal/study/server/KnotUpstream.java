@@ -106,7 +106,8 @@ public final class KnotUpstream implements AutoCloseable {
 
   /**
    * Writes a knotd that serves the recipe's zone on 127.0.0.1:{@code port} into {@code dir}: the
-   * zone (SOA, NS and a wildcard A record at the recipe's TTL), a database directory and
+   * zone (SOA, NS and a wildcard A record at the recipe's TTL; a signed zone has an A record for
+   * each queried name instead), a database directory and
    * knot.conf with mod-stats counting queries. A signed recipe's zone is signed by knotd itself
    * (keys generated at start under a policy of the recipe's algorithm, NSEC, no automatic KSK
    * submission). The upstream of every study and the knotd member
@@ -118,14 +119,24 @@ public final class KnotUpstream implements AutoCloseable {
     Path absolute = dir.toAbsolutePath();
     String zone = apex(recipe);
     long ttl = recipe.stubTtl().toSeconds();
-    Files.writeString(dir.resolve("zone.db"), String.join("\n",
+    StringBuilder records = new StringBuilder(String.join("\n",
         "$ORIGIN " + zone,
         "$TTL " + ttl,
         "@ SOA ns." + zone + " hostmaster." + zone + " 1 3600 900 604800 " + ttl,
         "@ NS ns." + zone,
         "ns A 127.0.0.1",
-        "* A 192.0.2.1",
         ""));
+    if (recipe.signed()) {
+      // Each queried name on its own: a wildcard answer carries an NSEC proof, from which a
+      // resolver with aggressive use of NSEC (RFC 8198) makes every other name's answer itself,
+      // so members would be compared on that setting rather than on validating a miss.
+      for (int i = 0; i < recipe.queries().names(); i++) {
+        records.append('n').append(i).append(" A 192.0.2.1\n");
+      }
+    } else {
+      records.append("* A 192.0.2.1\n");
+    }
+    Files.writeString(dir.resolve("zone.db"), records);
     Path conf = dir.resolve("knot.conf");
     Files.writeString(conf, String.join("\n",
         "server:",

@@ -32,6 +32,7 @@ import io.shoal.transport.tls.ServerCertificate;
 import io.shoal.wire.AnswerRenderer;
 import io.shoal.wire.Padding;
 import io.shoal.wire.ScannedAnswer;
+import io.shoal.wire.WellFormed;
 import io.shoal.wire.WireException;
 import akka.util.ByteString;
 import akka.util.ByteStringBuilder;
@@ -226,7 +227,9 @@ public final class DohTransport {
     }
 
     private CompletionStage<HttpResponse> answer(byte[] packet, InetSocketAddress client) {
-      if (packet.length < 12) {
+      // RFC 8484 section 4.2.1: what is not a DNS message is an HTTP error; a DNS message shoal
+      // does not serve (another opcode, no question) is answered in DNS, as over UDP.
+      if (!WellFormed.message(packet)) {
         metrics.dropped(ServerMetrics.MALFORMED);
         return done(error(StatusCodes.BAD_REQUEST, "not a DNS message"));
       }

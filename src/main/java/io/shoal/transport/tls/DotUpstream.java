@@ -156,6 +156,8 @@ final class DotUpstream {
   private final class Connection {
     private final ConcurrentHashMap<Integer, Pending> pending = new ConcurrentHashMap<>();
     private final BoundedSourceQueue<ByteString> queue;
+    /** Completes when the TCP connection is up, before the TLS handshake on it. */
+    private final CompletableFuture<Tcp.OutgoingConnection> tcp;
     private volatile boolean ended;
     private volatile UpstreamException endedWith;
     private volatile boolean verified;
@@ -166,12 +168,14 @@ final class DotUpstream {
               List.of(),
               Optional.of(CONNECT_TIMEOUT), Optional.empty(), session -> verify(this, session),
               TLSClosing.eagerClose());
-      Pair<BoundedSourceQueue<ByteString>, CompletionStage<Done>> m = Source.<ByteString>queue(QUEUE)
-          .via(tls)
-          .via(Framing.lengthField(2, 0, 65537, ByteOrder.BIG_ENDIAN))
-          .toMat(Sink.foreach(this::onFrame), Keep.both())
-          .run(system);
-      this.queue = m.first();
+      Pair<Pair<BoundedSourceQueue<ByteString>, CompletionStage<Tcp.OutgoingConnection>>, CompletionStage<Done>> m =
+          Source.<ByteString>queue(QUEUE)
+              .viaMat(tls, Keep.both())
+              .via(Framing.lengthField(2, 0, 65537, ByteOrder.BIG_ENDIAN))
+              .toMat(Sink.foreach(this::onFrame), Keep.both())
+              .run(system);
+      this.queue = m.first().first();
+      this.tcp = m.first().second().toCompletableFuture();
       m.second().whenComplete((done, failure) -> onEnd(failure));
     }
 
@@ -249,10 +253,21 @@ final class DotUpstream {
 
     private void onEnd(Throwable failure) {
       String reason = failure == null || verified ? null : DotTrust.reason(failure);
+      // Connected, then closed or reset before the handshake ended: not a TLS server (plain DNS on
+      // this port answers a ClientHello by waiting for its "length" and closing), so a handshake
+      // failure, not a dropped connection.
+      boolean cutInHandshake = reason == null && !verified && tcp.isDone() && !tcp.isCompletedExceptionally();
+      if (cutInHandshake) {
+        reason = "handshake";
+      }
       UpstreamException e;
       if (reason != null) {
-        e = new UpstreamException(reason.equals("handshake") ? TLS_HANDSHAKE : TLS_VERIFY, label + " (" + server.name() + ") refused: " + DotTrust.describe(reason)
-            + " (" + reason + "): " + DotTrust.innermost(failure));
+        String detail = cutInHandshake
+            ? "the server closed the connection before the handshake ended (not a TLS server? plain DNS on this port?)"
+                + (failure == null ? "" : " " + DotTrust.innermost(failure))
+            : DotTrust.innermost(failure);
+        e = new UpstreamException(reason.equals("handshake") ? TLS_HANDSHAKE : TLS_VERIFY,
+            label + " (" + server.name() + ") refused: " + DotTrust.describe(reason) + " (" + reason + "): " + detail);
         metrics.upstreamTlsFailure(label, reason);
       } else if (failure != null) {
         e = new UpstreamException("error", label + ": " + DotTrust.innermost(failure));

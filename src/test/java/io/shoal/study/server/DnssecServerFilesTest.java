@@ -45,6 +45,15 @@ class DnssecServerFilesTest {
         false));
     assertFalse(plain.contains("dnssec"), plain);
     assertFalse(plain.contains("policy:"), plain);
+    // A signed zone names every queried name (no wildcard whose NSEC proof would answer the rest);
+    // an unsigned one keeps its wildcard.
+    String signedZone = Files.readString(dir.resolve("signed").resolve("zone.db"));
+    int names = signed.recipe().queries().names();
+    assertFalse(signedZone.contains("* A"), signedZone);
+    assertTrue(signedZone.contains("\nn0 A 192.0.2.1\n") && signedZone.contains("\nn" + (names - 1) + " A 192.0.2.1\n"),
+        signedZone);
+    assertFalse(signedZone.contains("\nn" + names + " A"), signedZone);
+    assertTrue(Files.readString(dir.resolve("plain").resolve("zone.db")).contains("* A 192.0.2.1"));
   }
 
   @Test
