@@ -36,4 +36,10 @@ interface EvictionPolicy {
    * are not committed yet (see {@link Horizon}).
    */
   long[] soonest(Txn<ByteBuffer> txn, int depth);
+
+  /**
+   * The write transaction the policy worked in is about to commit or abort: what the policy keeps
+   * open in it (a cursor) must be closed now, while the transaction still lives.
+   */
+  default void ending() {}
 }

@@ -24,6 +24,13 @@ final class ExpiryIndexEviction implements EvictionPolicy {
   private final ByteBuffer indexKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY + 8);
   private final ByteBuffer victimKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY);
   private final ByteBuffer noValue = ByteBuffer.allocateDirect(0);
+  /**
+   * One cursor on the index for the whole write transaction: under churn every fill evicts, and
+   * opening a cursor per eviction (a JNI call and native key/value buffers each time) cost more
+   * than the eviction's own reads. Closed by {@link #ending} before the transaction ends.
+   */
+  private Cursor<ByteBuffer> cursor;
+  private Txn<ByteBuffer> cursorTxn;
 
   ExpiryIndexEviction(ShardDatabases databases, SampledEviction fallback) {
     this.databases = databases;
@@ -55,22 +62,21 @@ final class ExpiryIndexEviction implements EvictionPolicy {
   @Override
   public int evict(Txn<ByteBuffer> txn, long nowMillis, Consumer<byte[]> removedKeys) {
     int removed = 0;
-    try (Cursor<ByteBuffer> c = databases.expiry().openCursor(txn)) {
-      while (removed < 1 + EXPIRED_SWEEP && c.first()) {
-        ByteBuffer k = c.key().order(BIG_ENDIAN);
-        int base = k.position();
-        long expiresAt = k.getLong(base);
-        if (removed > 0 && expiresAt > nowMillis) {
-          break;
-        }
-        victimKey.clear();
-        k.position(base + 8);
-        victimKey.put(k).flip();
-        c.delete();
-        databases.answers().delete(txn, victimKey);
-        removedKeys.accept(AnswerCodec.bytes(victimKey));
-        removed++;
+    Cursor<ByteBuffer> c = cursor(txn);
+    while (removed < 1 + EXPIRED_SWEEP && c.first()) {
+      ByteBuffer k = c.key().order(BIG_ENDIAN);
+      int base = k.position();
+      long expiresAt = k.getLong(base);
+      if (removed > 0 && expiresAt > nowMillis) {
+        break;
       }
+      victimKey.clear();
+      k.position(base + 8);
+      victimKey.put(k).flip();
+      c.delete();
+      databases.answers().delete(txn, victimKey);
+      removedKeys.accept(AnswerCodec.bytes(victimKey));
+      removed++;
     }
     return removed > 0 ? removed : fallback.evict(txn, nowMillis, removedKeys);
   }
@@ -79,11 +85,31 @@ final class ExpiryIndexEviction implements EvictionPolicy {
   public long[] soonest(Txn<ByteBuffer> txn, int depth) {
     long[] soonest = new long[depth];
     int n = 0;
-    try (Cursor<ByteBuffer> c = databases.expiry().openCursor(txn)) {
-      for (boolean more = c.first(); more && n < depth; more = c.next()) {
-        soonest[n++] = AnswerCodec.expiresAt(c.key());
-      }
+    Cursor<ByteBuffer> c = cursor(txn);
+    for (boolean more = c.first(); more && n < depth; more = c.next()) {
+      soonest[n++] = AnswerCodec.expiresAt(c.key());
     }
     return n == depth ? soonest : Arrays.copyOf(soonest, n);
+  }
+
+  @Override
+  public void ending() {
+    if (cursor != null) {
+      Cursor<ByteBuffer> c = cursor;
+      cursor = null;
+      cursorTxn = null;
+      c.close();
+    }
+  }
+
+  /** This transaction's cursor on the index, opened on first use. */
+  private Cursor<ByteBuffer> cursor(Txn<ByteBuffer> txn) {
+    if (cursor == null || cursorTxn != txn) {
+      // A cursor left from a transaction that ended without ending() is not closed: LMDB freed
+      // it with its write transaction, and closing it now would touch freed memory.
+      cursor = databases.expiry().openCursor(txn);
+      cursorTxn = txn;
+    }
+    return cursor;
   }
 }

@@ -64,7 +64,7 @@ class ShardStore implements AutoCloseable {
     this.metrics = metrics;
     this.shardMetrics = metrics.lmdbShard(settings.shard());
     for (int attempt = 0; ; attempt++) {
-      try (Txn<ByteBuffer> txn = begin()) {
+      try (Txn<ByteBuffer> txn = begin(); Ending policy = eviction::ending) {
         eviction.reconcile(txn);
         finish(txn, databases.answers().stat(txn).entries);
         return;
@@ -161,7 +161,7 @@ class ShardStore implements AutoCloseable {
    * sync = full). On {@link Env.MapFullException} nothing was committed.
    */
   long store(List<Fill> fills, long nowMillis) {
-    try (Txn<ByteBuffer> txn = begin()) {
+    try (Txn<ByteBuffer> txn = begin(); Ending policy = eviction::ending) {
       long count = databases.answers().stat(txn).entries;
       for (Fill fill : fills) {
         count += put(txn, fill.key(), fill.answer(), count, nowMillis);
@@ -205,6 +205,7 @@ class ShardStore implements AutoCloseable {
   private long finish(Txn<ByteBuffer> txn, long count) {
     long[] soonest = eviction.soonest(txn, (int) Math.min(horizonDepth, count));
     Horizon next = soonest == null ? null : new Horizon(Math.max(0, settings.capacity() - count), soonest);
+    eviction.ending();
     long start = System.nanoTime();
     txn.commit();
     long commitNanos = System.nanoTime() - start;
@@ -213,6 +214,12 @@ class ShardStore implements AutoCloseable {
     readers.committed();
     hot.committed();
     return commitNanos;
+  }
+
+  /** Closed before its write transaction (resources close in reverse): ends what the policy holds in it. */
+  private interface Ending extends AutoCloseable {
+    @Override
+    void close();
   }
 
   /** Starts a write transaction; what an aborted one changed is forgotten. */
@@ -225,7 +232,7 @@ class ShardStore implements AutoCloseable {
   private void makeRoom(int round, long nowMillis) {
     long held = entries;
     if (round <= EVICTION_ROUNDS && held > 0) {
-      try (Txn<ByteBuffer> txn = begin()) {
+      try (Txn<ByteBuffer> txn = begin(); Ending policy = eviction::ending) {
         for (long removed = 0, wanted = Math.max(1, held / 8); removed < wanted; ) {
           int n = evict(txn, nowMillis);
           if (n == 0) {
@@ -325,7 +332,7 @@ class ShardStore implements AutoCloseable {
    */
   private <T> T removing(java.util.function.Function<Txn<ByteBuffer>, T> removal) {
     for (int round = 1; ; round++) {
-      try (Txn<ByteBuffer> txn = begin()) {
+      try (Txn<ByteBuffer> txn = begin(); Ending policy = eviction::ending) {
         T result = removal.apply(txn);
         finish(txn, databases.answers().stat(txn).entries);
         return result;
