@@ -250,7 +250,9 @@ public final class RecursionSummary {
     md.append("- the tree: ").append(c.tree()).append("; every name a resolver is asked exists (no wildcard, so no ")
         .append("aggressive use of NSEC records can answer it)\n");
     md.append("- each run: a fresh process; first one name per zone (`ns.zN.example.`), so the root, the TLD and each ")
-        .append("zone's cut and keys are cached; then **cold**: ").append(String.format(Locale.ROOT, "%,d", c.coldNames()))
+        .append("zone's cut and keys are cached; then a warm-up, not measured: as many other new names resolved once ")
+        .append("and asked again for ").append(c.load().warmup().toSeconds()).append(" s (a JVM compiles its ")
+        .append("resolution and hit paths; the others pay nothing for it); then **cold**: ").append(String.format(Locale.ROOT, "%,d", c.coldNames()))
         .append(" names nobody asked before (each member and round has names of its own), each once, spread over ")
         .append("the zones: dnsperf -n 1 -c 1 -q ").append(p.coldOutstanding()).append(" -l ")
         .append(p.coldLimit().toSeconds()).append(" -D; then **warm**: the same names again, dnsperf -c ")

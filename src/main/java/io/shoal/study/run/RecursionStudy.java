@@ -62,7 +62,8 @@ final class RecursionStudy {
     int rounds = run.rounds();
     int cold = plan.coldNames(run.quick());
     int runs = plan.runsNeedingNames(members.size(), rounds);
-    int perZone = (runs * cold + plan.zones() - 1) / plan.zones();
+    // each run asks two sets of names of its own: its warm-up's and its measured cold pass's
+    int perZone = (2 * runs * cold + plan.zones() - 1) / plan.zones();
     Map<String, String> setups = new LinkedHashMap<>();
     Map<String, String> notRun = new LinkedHashMap<>(run.skipped());
     List<RecursionRow> rows = new ArrayList<>();
@@ -79,11 +80,12 @@ final class RecursionStudy {
         for (int i = 0; i < members.size(); i++, slot++) {
           Member m = members.get(i).withRecursionTree(tree.rootHints(), tree.trustAnchor());
           Path dir = runDir.resolve("members").resolve(m.name()).resolve("round-" + round);
-          Path file = writeNames(names.resolve("names-" + slot + ".txt"), slot, cold, plan.zones());
+          Path file = writeNames(names.resolve("names-" + slot + ".txt"), 2 * slot, cold, plan.zones());
+          Path warmUp = writeNames(names.resolve("warm-up-" + slot + ".txt"), 2 * slot + 1, cold, plan.zones());
           out.println("study: round " + round + " of " + rounds + ", member " + (i + 1) + " of " + members.size()
               + ": " + m.name() + " (" + cold + " cold names)");
           try {
-            rows.addAll(measureServer(m, round, tree, cuts, file, dir, setups));
+            rows.addAll(measureServer(m, round, tree, cuts, warmUp, file, dir, setups));
           } catch (StudyException | IOException | RuntimeException e) {
             failed(m.name() + " in round " + round, e, dir, notRun);
           }
@@ -94,11 +96,12 @@ final class RecursionStudy {
           for (boolean clustered : new boolean[] {true, false}) {
             Member group = nodes(shoal, plan.clusterNodes(), clustered);
             Path dir = runDir.resolve("members").resolve(group.name()).resolve("round-" + round);
-            Path file = writeNames(names.resolve("names-" + slot + ".txt"), slot, cold, plan.zones());
+            Path file = writeNames(names.resolve("names-" + slot + ".txt"), 2 * slot, cold, plan.zones());
+            Path warmUp = writeNames(names.resolve("warm-up-" + slot + ".txt"), 2 * slot + 1, cold, plan.zones());
             slot++;
             out.println("study: round " + round + ", cluster part: " + group.name());
             try {
-              rows.add(measureNodes(group, round, tree, cuts, file, dir, setups));
+              rows.add(measureNodes(group, round, tree, cuts, warmUp, file, dir, setups));
             } catch (StudyException | IOException | RuntimeException e) {
               failed(group.name() + " in round " + round, e, dir, notRun);
             }
@@ -150,16 +153,15 @@ final class RecursionStudy {
     return Files.writeString(file, t);
   }
 
-  private List<RecursionRow> measureServer(Member m, int round, RecursionTree tree, Path cuts, Path names, Path dir,
-      Map<String, String> setups) throws IOException, StudyException {
+  private List<RecursionRow> measureServer(Member m, int round, RecursionTree tree, Path cuts, Path warmUp,
+      Path names, Path dir, Map<String, String> setups) throws IOException, StudyException {
     Files.createDirectories(dir);
     try (ServerUnderTest server = ServerUnderTest.of(m, run.scenario().recipe(), dir, root(tree), run.processes(),
         run.tools(), run.shoalJar(), null)) {
       setups.putIfAbsent(m.name(), server.setupNote() + "; CPU time read from " + server.servingProcesses());
       server.start();
-      dnsperf.onePass(server.port(), cuts, dir.resolve("dnsperf-cuts.txt"));
-      Pause.sleep(MemberMeasurement.SETTLE);
       List<ServerUnderTest> one = List.of(server);
+      warmUp(one, cuts, warmUp);
       RecursionRow coldRow = phase(m.name(), round, "cold", one, names, tree, dir);
       RecursionRow warmRow = phase(m.name(), round, "warm", one, names, tree, dir);
       int status = server.stop();
@@ -170,18 +172,15 @@ final class RecursionStudy {
     }
   }
 
-  private RecursionRow measureNodes(Member group, int round, RecursionTree tree, Path cuts, Path names, Path dir,
-      Map<String, String> setups) throws IOException, StudyException {
+  private RecursionRow measureNodes(Member group, int round, RecursionTree tree, Path cuts, Path warmUp, Path names,
+      Path dir, Map<String, String> setups) throws IOException, StudyException {
     Files.createDirectories(dir);
     try (ShoalNodes nodes = ShoalNodes.of(group, run.scenario().recipe(), dir, root(tree), run.processes(),
         run.tools(), run.shoalJar())) {
       setups.putIfAbsent(group.name(), nodes.setupNote() + "; CPU time read from the " + group.nodes()
           + " shoal JVMs, summed");
       nodes.start();
-      for (ShoalUnderTest n : nodes.nodes()) {
-        dnsperf.onePass(n.port(), cuts, n.directory().resolve("dnsperf-cuts.txt"));
-      }
-      Pause.sleep(MemberMeasurement.SETTLE);
+      warmUp(nodes.nodes(), cuts, warmUp);
       RecursionRow row = phase(group.name(), round, "cold", nodes.nodes(), names, tree, dir);
       int status = nodes.stop(List.of());
       if (status != 0) {
@@ -190,6 +189,32 @@ final class RecursionStudy {
       }
       return row;
     }
+  }
+
+  /**
+   * Before anything is measured: one name per zone ({@code cuts}), so every cut and key is cached;
+   * then the run's warm-up names resolved once (as many as the cold pass asks, none of them asked
+   * again) and asked again for the recipe's warm-up, so a JVM has compiled its resolution and hit
+   * paths before its CPU is read. Every server is sent the same names.
+   */
+  private void warmUp(List<? extends ServerUnderTest> servers, Path cuts, Path warmUp) throws StudyException {
+    RecursionPlan plan = run.scenario().recursion();
+    LoadSettings load = run.load();
+    for (ServerUnderTest s : servers) {
+      dnsperf.onePass(s.port(), cuts, s.directory().resolve("dnsperf-cuts.txt"));
+    }
+    List<StartedProcesses.Running> passes = new ArrayList<>();
+    for (ServerUnderTest s : servers) {
+      passes.add(dnsperf.launchOnce(s.port(), warmUp, plan.coldOutstanding(), plan.coldLimit(),
+          s.directory().resolve("dnsperf-warm-up-cold.txt")));
+    }
+    dnsperf.awaitAll(passes, plan.coldLimit());
+    if (!load.warmup().isZero()) {
+      dnsperf.awaitAll(dnsperf.launchAtOnce(servers.stream().map(ServerUnderTest::port).toList(),
+          servers.stream().map(s -> warmUp).toList(), load, load.warmup(), List.of(),
+          servers.stream().map(s -> s.directory().resolve("dnsperf-warm-up-hits.txt")).toList()), load.warmup());
+    }
+    Pause.sleep(MemberMeasurement.SETTLE);
   }
 
   /** The root server's address: what a member is given as its upstream, which a recursive member does not use. */

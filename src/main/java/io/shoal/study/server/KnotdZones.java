@@ -55,7 +55,8 @@ public final class KnotdZones implements AutoCloseable {
     NSEC3
   }
 
-  private static final Duration READY_LIMIT = Duration.ofSeconds(30);
+  // a deadline, not a wait: a zone of many thousand names takes knotd seconds to sign at start
+  private static final Duration READY_LIMIT = Duration.ofSeconds(120);
   private static final Duration TOOL_LIMIT = Duration.ofSeconds(30);
   private static final AtomicInteger ids = new AtomicInteger();
 
