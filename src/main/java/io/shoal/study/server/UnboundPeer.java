@@ -239,7 +239,8 @@ final class UnboundPeer extends ServerUnderTest {
         + setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY) + " B, rrset-cache-size "
         + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY) + " B (about "
         + answersHeld() + " answers), "
-        + (member.validates() ? "validator and iterator, trust anchor: the zone's DS, aggressive-nsec off" : "iterator only")
+        + (member.validates() ? "validator and iterator, trust anchor: the " + (recursive() ? "root's" : "zone's")
+            + " DS, aggressive-nsec off" : "iterator only")
         + (member.transport().encrypted() ? ", " + member.transport().configName() + " on its own port" : "")
         + (recursive() ? ", recursive from the tree's root hints, qname-minimisation on" : "")
         + (stubZone() ? ", knotd as a stub-zone (authoritative, ratelimit applies)" : "")
