@@ -53,6 +53,21 @@ public final class SignatureKeys {
     Signature signature() throws GeneralSecurityException {
       return provider == null ? Signature.getInstance(signatureAlgorithm) : Signature.getInstance(signatureAlgorithm, provider);
     }
+
+    // Each signature check finds its engine by its backend. A Provider is a Properties: its own
+    // hashCode walks every entry of the provider (hundreds for Conscrypt) under the provider's
+    // lock, so the record's generated hashCode cost a walk per check. A backend's provider is made
+    // once per process: it is compared by identity.
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Backend b && name.equals(b.name) && signatureAlgorithm.equals(b.signatureAlgorithm)
+          && provider == b.provider;
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * (31 * name.hashCode() + signatureAlgorithm.hashCode()) + System.identityHashCode(provider);
+    }
   }
 
   /** Results of shoal_dnssec_signature_checks_total. */

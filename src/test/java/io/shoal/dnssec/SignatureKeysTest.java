@@ -1,6 +1,7 @@
 package io.shoal.dnssec;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -172,5 +173,42 @@ class SignatureKeysTest {
     }
     assertEquals(Boolean.TRUE, memo.get(keys.get(999)));
     assertEquals(null, memo.get(keys.get(0)));
+  }
+
+  /** A provider that counts how often its (whole-map) hashCode runs. */
+  private static final class CountingProvider extends java.security.Provider {
+    private int hashes;
+
+    CountingProvider() {
+      super("Counting", "1", "counts hashCode calls");
+      for (int i = 0; i < 200; i++) {
+        put("Signature.Alg" + i, "none.Class" + i);
+      }
+    }
+
+    @Override
+    public synchronized int hashCode() {
+      hashes++;
+      return super.hashCode();
+    }
+  }
+
+  @Test
+  void findingABackendsEngineDoesNotWalkItsProvider() {
+    CountingProvider p = new CountingProvider();
+    SignatureKeys.Backend a = new SignatureKeys.Backend("native", "SHA256withECDSA", p);
+    SignatureKeys.Backend same = new SignatureKeys.Backend("native", "SHA256withECDSA", p);
+    java.util.Map<SignatureKeys.Backend, String> engines = new java.util.HashMap<>();
+    engines.put(a, "engine");
+    for (int i = 0; i < 1000; i++) {
+      assertEquals("engine", engines.get(same));
+    }
+    assertEquals(0, p.hashes, "the provider's map was walked to hash a backend");
+    assertEquals(a, same);
+    assertEquals(a.hashCode(), same.hashCode());
+    assertNotEquals(a, new SignatureKeys.Backend("native", "SHA256withECDSA", new CountingProvider()));
+    assertNotEquals(a, new SignatureKeys.Backend("jdk", "SHA256withECDSA", p));
+    assertEquals(new SignatureKeys.Backend("jdk", "SHA256withECDSA", null),
+        new SignatureKeys.Backend("jdk", "SHA256withECDSA", null));
   }
 }

@@ -1,6 +1,7 @@
 package io.shoal.testing;
 
 import io.shoal.study.host.StudyException;
+import io.shoal.study.server.KnotdZones;
 import java.io.IOException;
 import java.net.DatagramSocket;
 import java.net.InetAddress;

@@ -158,6 +158,20 @@ public final class Dnsperf {
     return processes.launch(cmd, output);
   }
 
+  /**
+   * Starts one pass over {@code queries} as fast as answers come with up to {@code outstanding} in
+   * flight (-n 1 -q), stopped at {@code limit} (-l) if it has not ended, with a line per query (-v)
+   * for latency percentiles: each name of the file asked once. Finish with {@link #awaitAll}.
+   */
+  public StartedProcesses.Running launchOnce(int port, Path queries, int outstanding, Duration limit, Path output)
+      throws StudyException {
+    List<String> cmd = new ArrayList<>(List.of(binary, "-s", "127.0.0.1", "-p", Integer.toString(port),
+        "-d", queries.toString(), "-c", "1", "-q", Integer.toString(outstanding), "-T", "1", "-n", "1",
+        "-l", Long.toString(Math.max(1, limit.toSeconds())), "-v"));
+    cmd.addAll(dnssecOk);
+    return processes.launch(cmd, output);
+  }
+
   /** Waits for a pass started by {@link #launchPass} expected to take {@code expected}; its report. */
   public DnsperfReport awaitPass(StartedProcesses.Running pass, Duration expected) throws StudyException {
     return DnsperfReport.parse(awaitAll(List.of(pass), expected).get(0));

@@ -62,6 +62,22 @@ public final class StudyCharts {
         values(rows, ResultRow::cpuMicrosPerQuery), "0.0' us'", subtitle);
   }
 
+  /**
+   * Writes one bar chart per file of {@code charts} (file name to title, value label, figure of a
+   * row and number format) into {@code dir}, one bar per row, named by {@code name}.
+   */
+  static <T> void writeBars(Path dir, List<T> rows, Function<T, String> name, List<Bars<T>> charts, String subtitle)
+      throws IOException {
+    System.setProperty("java.awt.headless", "true");
+    List<String> names = rows.stream().map(name).toList();
+    for (Bars<T> c : charts) {
+      bar(dir.resolve(c.file()), c.title(), c.valueLabel(), names, values(rows, c.value()), c.format(), subtitle);
+    }
+  }
+
+  /** One bar chart of {@link #writeBars}: its file, title, value axis, the figure of a row (null: no bar) and format. */
+  record Bars<T>(String file, String title, String valueLabel, Function<T, Double> value, String format) {}
+
   /** Writes the cluster charts (one bar per member, summed over its nodes) into {@code dir}. */
   public static void writeCluster(Path dir, List<ClusterRow> rows, String subtitle) throws IOException {
     System.setProperty("java.awt.headless", "true");

@@ -57,6 +57,14 @@ public final class StudyCsv<R> {
   public static final StudyCsv<OutageTimeline.Phase> OUTAGE_PHASES = new StudyCsv<>(
       "outage_phases.csv", OutageTimeline.PHASE_COLUMNS, OutageTimeline.Phase::cells, OutageTimeline.Phase::fromCells);
 
+  /** rounds.csv of a recursion study: every phase of every run. */
+  public static final StudyCsv<RecursionRow> RECURSION_ROUNDS =
+      new StudyCsv<>("rounds.csv", RecursionRow.COLUMNS, RecursionRow::cells, RecursionRow::fromCells);
+
+  /** results.csv of a recursion study: each member's and phase's medians over the rounds. */
+  public static final StudyCsv<RecursionRow> RECURSION_RESULTS =
+      new StudyCsv<>("results.csv", RecursionRow.COLUMNS, RecursionRow::cells, RecursionRow::fromCells);
+
   // Minimal quoting and "\n" keep the files as they were before this writer: Commons CSV's default
   // ends records with "\r\n".
   private static final CSVFormat FORMAT = CSVFormat.DEFAULT.builder().setRecordSeparator("\n").get();

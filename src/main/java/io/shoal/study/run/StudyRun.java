@@ -25,7 +25,8 @@ import java.util.Map;
 
 /**
  * One run of a scenario: the query files, then the scenario's kind of study ({@link PlainStudy},
- * {@link RobustnessStudy}, {@link OutageStudy} or {@link CacheMemoryStudy}) against one knotd,
+ * {@link RobustnessStudy}, {@link OutageStudy} or {@link CacheMemoryStudy}) against one knotd, or
+ * {@link RecursionStudy} against a tree of them,
  * which ends with the results' CSV files, the charts and summary.md in the run directory.
  */
 public final class StudyRun {
@@ -99,6 +100,10 @@ public final class StudyRun {
     }
     QueryFile recipeQueries = scenario.recipe().queries();
     out.println("study: " + scenario.name() + " -> " + runDir);
+    if (scenario.recursion() != null) {
+      // its names, tree and trust anchor are the study's own; every query sets DO
+      return new RecursionStudy(run, new Dnsperf(run.tools(), run.processes(), true)).run(startedAt);
+    }
     if (scenario.cacheMemory() != null) {
       // its query files are per size, written by the study itself
       return new CacheMemoryStudy(run, dnsperf).run(startedAt);

@@ -44,6 +44,9 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
   /** Where {@link #UNBOUND_SIDE_ZONE} goes, as unbound writes it (127.0.0.1@PORT); set by the run only. */
   public static final String UNBOUND_SIDE_ADDR = "side_forward_addr";
 
+  /** Where the run put the recursion tree's root hints, for an unbound or kresd member; set by the run only. */
+  public static final String ROOT_HINTS = "root_hints";
+
   /** A member outside any comparison group, not paced. */
   public Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
       String policyList, Transport transport) {
@@ -86,6 +89,23 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
         ? config.withValue(SHOAL_ANCHORS, ConfigValueFactory.fromIterable(List.of(path)))
         : config.withValue(UNBOUND_ANCHOR, ConfigValueFactory.fromAnyRef(path));
     return new Member(name, kind, anchored, nodes, cluster, kill, policyList, transport, group, pace);
+  }
+
+  /**
+   * This member resolving from the root of the recursion study's tree: {@code hints} as its root
+   * hints and {@code anchor} (the root's DS) as its trust anchor. shoal gets them as
+   * {@code upstreams.default.root_hints} and {@code dnssec.trust_anchors}; unbound and kresd as
+   * {@link #ROOT_HINTS} and {@link #UNBOUND_ANCHOR}.
+   */
+  public Member withRecursionTree(Path hints, Path anchor) {
+    String h = hints.toAbsolutePath().toString();
+    String a = anchor.toAbsolutePath().toString();
+    Config c = kind == MemberKind.SHOAL
+        ? config.withValue("upstreams.default.root_hints", ConfigValueFactory.fromAnyRef(h))
+            .withValue(SHOAL_ANCHORS, ConfigValueFactory.fromIterable(List.of(a)))
+        : config.withValue(ROOT_HINTS, ConfigValueFactory.fromAnyRef(h))
+            .withValue(UNBOUND_ANCHOR, ConfigValueFactory.fromAnyRef(a));
+    return new Member(name, kind, c, nodes, cluster, kill, policyList, transport, group, pace);
   }
 
   /**

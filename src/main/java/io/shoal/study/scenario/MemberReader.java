@@ -27,8 +27,12 @@ final class MemberReader {
   private MemberReader() {
   }
 
-  /** The members in {@code list}, in its order, at least one; the error names the member and key at fault. */
-  static List<Member> read(List<? extends Config> list, Recipe recipe) {
+  /**
+   * The members in {@code list}, in its order, at least one; the error names the member and key at
+   * fault. {@code signedTree}: the scenario's recursion tree is signed, so a member may validate over
+   * an unsigned recipe zone.
+   */
+  static List<Member> read(List<? extends Config> list, Recipe recipe, boolean signedTree) {
     LoadSettings load = recipe.load();
     int rounds = recipe.rounds();
     List<Member> members = new ArrayList<>();
@@ -106,7 +110,7 @@ final class MemberReader {
       }
       Pace pace = m.hasPath("pace") ? Pace.from(m.getConfig("pace"), at + "pace.", memberName, order) : null;
       Member member = new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport, group, pace);
-      checkDnssec(member, at, recipe);
+      checkDnssec(member, at, recipe, signedTree);
       members.add(member);
     }
     if (members.isEmpty()) {
@@ -117,9 +121,10 @@ final class MemberReader {
 
   /**
    * A member validates only over a signed zone, from the anchor the run takes from knotd; and in a
-   * signed recipe every member is one server, whose sample answer the run checks for AD.
+   * signed recipe every member is one server, whose sample answer the run checks for AD. A recursion
+   * scenario ({@code signedTree}) validates over its own signed tree.
    */
-  private static void checkDnssec(Member m, String at, Recipe recipe) {
+  private static void checkDnssec(Member m, String at, Recipe recipe, boolean signedTree) {
     if (m.kind() == MemberKind.SHOAL && m.config().hasPath(Member.SHOAL_VALIDATION)) {
       String mode = m.config().getString(Member.SHOAL_VALIDATION);
       if (!Member.SHOAL_MODES.contains(mode)) {
@@ -127,7 +132,7 @@ final class MemberReader {
             + String.join(", ", Member.SHOAL_MODES) + "; is " + mode);
       }
     }
-    if (m.validates() && !recipe.signed()) {
+    if (m.validates() && !recipe.signed() && !signedTree) {
       throw new IllegalArgumentException(at + "config: the member validates DNSSEC, but the zone is unsigned; "
           + "add recipe.dnssec so knotd signs it (validation over an unsigned zone measures nothing)");
     }

@@ -15,10 +15,12 @@ import java.util.Map;
  * @param cacheMemory the memory-per-answer test every member runs at each cache size instead of the
  *     plain measured run, or null
  * @param page the question and "when this matters" its page opens with, and the study it is a variant of
+ * @param recursion the recursion test every member runs over a DNS tree of its own instead of the plain
+ *     measured run, or null
  */
 public record Scenario(
     String name, String description, String baseline, Recipe recipe, List<Member> members, Path source,
-    AttackPlan attacks, OutagePlan outage, CacheMemoryPlan cacheMemory, StudyPage page) {
+    AttackPlan attacks, OutagePlan outage, CacheMemoryPlan cacheMemory, StudyPage page, RecursionPlan recursion) {
 
   /** True if any member runs as a group of shoal nodes, so the run also writes cluster.csv. */
   public boolean hasNodeGroups() {
@@ -45,7 +47,7 @@ public record Scenario(
   /** This scenario with the generated domain list, written at {@code file}, in its members' configurations. */
   public Scenario withPolicyListAt(Path file) {
     return new Scenario(name, description, baseline, recipe, members.stream().map(m -> m.withPolicyListAt(file)).toList(),
-        source, attacks, outage, cacheMemory, page);
+        source, attacks, outage, cacheMemory, page, recursion);
   }
 
   /** True if any member sends queries of its own and so must run without a route off loopback. */
@@ -58,11 +60,20 @@ public record Scenario(
    * zone knotd signed) given to every validating member; the scenario itself for an unsigned zone.
    */
   public Scenario withTrustAnchorAt(Path file) {
-    if (!recipe.signed()) {
+    if (!recipe.signed() || recursion != null) {
       return this;
     }
     return new Scenario(name, description, baseline, recipe, members.stream().map(m -> m.withTrustAnchorAt(file))
-        .toList(), source, attacks, outage, cacheMemory, page);
+        .toList(), source, attacks, outage, cacheMemory, page, recursion);
+  }
+
+  /**
+   * This scenario with the recursion tree's root hints and root trust anchor given to every member
+   * ({@link Member#withRecursionTree}).
+   */
+  public Scenario withRecursionTree(Path hints, Path anchor) {
+    return new Scenario(name, description, baseline, recipe, members.stream()
+        .map(m -> m.withRecursionTree(hints, anchor)).toList(), source, attacks, outage, cacheMemory, page, recursion);
   }
 
   /**

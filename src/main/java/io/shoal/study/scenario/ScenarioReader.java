@@ -15,7 +15,7 @@ final class ScenarioReader {
 
   private static final Set<String> TOP = Set.of(
       "description", "baseline", "recipe", "members", "attacks", "outage", "cache_memory", "question",
-      "when_this_matters", "part_of");
+      "when_this_matters", "part_of", "recursion");
   /** dnsperf's most outstanding queries (-q). */
   static final int MAX_OUTSTANDING = 65_535;
 
@@ -28,7 +28,7 @@ final class ScenarioReader {
     Recipe recipe = RecipeReader.read(c.getConfig("recipe"));
     Config d = c.getConfig("recipe").getConfig("dnsperf");
     int rounds = recipe.rounds();
-    List<Member> members = MemberReader.read(c.getConfigList("members"), recipe);
+    List<Member> members = MemberReader.read(c.getConfigList("members"), recipe, c.hasPath("recursion"));
     String baseline = c.hasPath("baseline") ? c.getString("baseline") : members.get(0).name();
     if (members.stream().noneMatch(m -> m.name().equals(baseline))) {
       throw new IllegalArgumentException("baseline: no member named '" + baseline + "'");
@@ -119,13 +119,22 @@ final class ScenarioReader {
       cacheMemory = CacheMemoryPlan.from(c.getConfig("cache_memory"), recipe);
       checkCacheMemoryMembers(members, recipe, rounds);
     }
+    RecursionPlan recursion = null;
+    if (c.hasPath("recursion")) {
+      if (attacks != null || outage != null || cacheMemory != null) {
+        throw new IllegalArgumentException("recursion: a scenario runs one kind of test; this one also has "
+            + (attacks != null ? "attacks" : outage != null ? "outage" : "cache_memory"));
+      }
+      recursion = RecursionPlan.from(c.getConfig("recursion"));
+      checkRecursionMembers(members, recursion);
+    }
     String partOf = c.hasPath("part_of") ? c.getString("part_of") : null;
     if (partOf != null && !partOf.matches("[A-Za-z0-9][A-Za-z0-9_.-]*")) {
       throw new IllegalArgumentException("part_of: a study name (letters, digits, '.', '_', '-'), is '" + partOf + "'");
     }
     StudyPage page = new StudyPage(c.hasPath("question") ? c.getString("question") : description,
         c.hasPath("when_this_matters") ? c.getString("when_this_matters") : null, partOf);
-    return new Scenario(name, description, baseline, recipe, members, source, attacks, outage, cacheMemory, page);
+    return new Scenario(name, description, baseline, recipe, members, source, attacks, outage, cacheMemory, page, recursion);
   }
 
   /**
@@ -158,6 +167,29 @@ final class ScenarioReader {
     if (recipe.cpuQuota() != null) {
       // a quota wraps the JVM in another process, and the test reads the resident set of the JVM's own
       throw new IllegalArgumentException("recipe.cpu_quota: the cache_memory test runs every member without one");
+    }
+  }
+
+  /**
+   * The members of a recursion test: shoal, unbound and kresd servers of one process each, over
+   * UDP; the cluster part runs the first shoal member's configuration on several nodes.
+   */
+  private static void checkRecursionMembers(List<Member> members, RecursionPlan plan) {
+    for (int i = 0; i < members.size(); i++) {
+      Member m = members.get(i);
+      String at = "members[" + i + "]";
+      if (m.kind() != MemberKind.SHOAL && m.kind() != MemberKind.UNBOUND && m.kind() != MemberKind.KRESD) {
+        throw new IllegalArgumentException(at + ".kind: a recursion scenario measures shoal, unbound and kresd "
+            + "members (resolvers that start from root hints); is " + m.kind().configName());
+      }
+      if (m.isNodeGroup() || m.kill() != null || m.pace() != null || m.transport() != Transport.UDP) {
+        throw new IllegalArgumentException(at + ": a recursion member is one process without a kill or pace "
+            + "block, queried over udp (recursion.cluster_nodes runs the cluster part)");
+      }
+    }
+    if (plan.clusterNodes() > 0 && members.stream().noneMatch(m -> m.kind() == MemberKind.SHOAL)) {
+      throw new IllegalArgumentException("recursion.cluster_nodes: the cluster part runs the first shoal member's "
+          + "configuration; list a shoal member");
     }
   }
 

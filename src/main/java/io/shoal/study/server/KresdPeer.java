@@ -68,13 +68,26 @@ final class KresdPeer extends ServerUnderTest {
         "net.listen('127.0.0.1', " + port + ", { kind = 'dns' })",
         "net.listen('" + control() + "', nil, { kind = 'control' })",
         "modules.load('stats')",
-        // the study zone is unsigned: no validation, as for the other members
+        // the study zone is unsigned: no validation, as for the other members (a recursive member
+        // validates from the tree's root DS instead)
         "trust_anchors.remove('.')",
-        "cache.open(" + cacheBytes() + ", 'lmdb://" + cacheDir() + "')",
-        "policy.add(policy.all(policy.FORWARD({'" + upstreamHost() + "@" + upstream.getPort() + "'})))"));
+        "cache.open(" + cacheBytes() + ", 'lmdb://" + cacheDir() + "')"));
+    lines.addAll(recursive()
+        // ALLOW_LOCAL: kresd ignores glue on loopback (the whole tree) without it; no RFC 8145
+        // signalling query, as unbound runs with trust-anchor-signaling: no
+        ? List.of("policy.add(policy.all(policy.FLAGS('ALLOW_LOCAL')))", "modules.unload('ta_signal_query')",
+            "modules.load('hints > iterate')",
+            "hints.root_file('" + member.config().getString(Member.ROOT_HINTS) + "')",
+            "trust_anchors.add_file('" + member.config().getString(Member.UNBOUND_ANCHOR) + "', true)")
+        : List.of("policy.add(policy.all(policy.FORWARD({'" + upstreamHost() + "@" + upstream.getPort() + "'})))"));
     lines.addAll(extraLines());
     lines.add("");
     Files.writeString(dir.resolve("kresd.conf"), String.join("\n", lines));
+  }
+
+  /** True if the member resolves from root hints (the recursion study's tree) instead of forwarding to knotd. */
+  private boolean recursive() {
+    return member.config().hasPath(Member.ROOT_HINTS);
   }
 
   @Override
@@ -180,6 +193,7 @@ final class KresdPeer extends ServerUnderTest {
   public String setupNote() {
     return "kresd, 1 process, LMDB cache of " + cacheBytes() + " B (about " + recipe.maxEntries() + " answers at "
         + BYTES_PER_ENTRY + " B each), kres-cache-gc " + (flag("cache_gc", true) ? "running" : "off")
+        + (recursive() ? ", recursive from the tree's root hints, validating from its root DS" : "")
         + "; cache_hits are answers flagged cached by its stats module";
   }
 }

@@ -56,7 +56,8 @@ final class UnboundPeer extends ServerUnderTest {
         // unbound refuses to forward to loopback and blocks test. (RFC 6761) unless told otherwise
         "  do-not-query-localhost: no",
         "  local-zone: \"" + topLabel() + ".\" nodefault",
-        "  qname-minimisation: no",
+        // a recursive member keeps unbound's default (on), as it resolves for real
+        "  qname-minimisation: " + (recursive() ? "yes" : "no"),
         "  prefetch: no",
         "  msg-cache-size: " + setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY),
         "  rrset-cache-size: " + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY),
@@ -65,7 +66,9 @@ final class UnboundPeer extends ServerUnderTest {
     lines.addAll(validatorLines());
     lines.addAll(encryptedListener());
     extraLines().forEach(l -> lines.add("  " + l));
-    lines.addAll(stubZone()
+    lines.addAll(recursive()
+        ? List.of("  root-hints: \"" + member.config().getString(Member.ROOT_HINTS) + "\"")
+        : stubZone()
         ? List.of("stub-zone:", "  name: \"" + zoneApex() + "\"", "  stub-addr: " + upstreamHost() + "@"
             + upstream.getPort())
         : List.of("forward-zone:", "  name: \"" + zoneApex() + "\"", "  forward-addr: " + upstreamHost() + "@"
@@ -117,6 +120,11 @@ final class UnboundPeer extends ServerUnderTest {
           "  tls-service-pem: \"" + certificate.certificate() + "\"");
       case UDP, TCP -> List.of();
     };
+  }
+
+  /** True if the member resolves from root hints (the recursion study's tree) instead of asking knotd. */
+  private boolean recursive() {
+    return member.config().hasPath(Member.ROOT_HINTS);
   }
 
   /** True if the member asks knotd as the zone's authoritative server (stub-zone), not as a forwarder. */
@@ -231,8 +239,10 @@ final class UnboundPeer extends ServerUnderTest {
         + setting("msg_cache_size", recipe.maxEntries() * MSG_BYTES_PER_ENTRY) + " B, rrset-cache-size "
         + setting("rrset_cache_size", recipe.maxEntries() * RRSET_BYTES_PER_ENTRY) + " B (about "
         + answersHeld() + " answers), "
-        + (member.validates() ? "validator and iterator, trust anchor: the zone's DS, aggressive-nsec off" : "iterator only")
+        + (member.validates() ? "validator and iterator, trust anchor: the " + (recursive() ? "root's" : "zone's")
+            + " DS, aggressive-nsec off" : "iterator only")
         + (member.transport().encrypted() ? ", " + member.transport().configName() + " on its own port" : "")
+        + (recursive() ? ", recursive from the tree's root hints, qname-minimisation on" : "")
         + (stubZone() ? ", knotd as a stub-zone (authoritative, ratelimit applies)" : "")
         + (extraLines().isEmpty() ? "" : ", " + String.join(", ", extraLines()));
   }

@@ -6,6 +6,7 @@ import static org.junit.Assert.assertTrue;
 import io.shoal.cli.ShoalCommand;
 import io.shoal.study.attack.PhaseRow;
 import io.shoal.study.host.Prerequisites;
+import io.shoal.study.report.RecursionRow;
 import io.shoal.study.report.ResultRow;
 import io.shoal.study.report.RobustnessSummary;
 import io.shoal.study.report.StudyCharts;
@@ -316,6 +317,44 @@ public class StudySpec extends JUnitSuite {
       throw new IOException(e);
     }
     return raw;
+  }
+
+  /**
+   * The recursion test end to end: a tree of knotd instances on 127.54.B.0/24 port 53 (so it runs
+   * as root), shoal and unbound resolving from its root; every cold name answered with one or two
+   * authority queries, warm hits with none.
+   */
+  @Test
+  public void aQuickRecursionRunResolvesColdNamesThroughTheTreeAndAnswersWarmOnesFromCache()
+      throws IOException, URISyntaxException {
+    for (String tool : List.of("keymgr", "unbound", "unbound-control")) {
+      Assume.assumeTrue(tool + " is not installed (apt-get install -y knot unbound)", Prerequisites.find(tool).isPresent());
+    }
+    Assume.assumeTrue("binding port 53 of the tree's addresses needs root", io.shoal.study.host.NetworkIsolation.root());
+    Path out = quickRun("recursion_tiny");
+    Path raw = unpacked(out);
+    List<RecursionRow> rounds = StudyCsv.RECURSION_ROUNDS.read(out.resolve("rounds.csv"));
+    assertEquals(List.of("unbound/cold", "unbound/warm", "shoal/cold", "shoal/warm"),
+        rounds.stream().map(r -> r.member() + "/" + r.phase()).toList());
+    for (RecursionRow r : rounds) {
+      assertTrue(r.toString(), r.servfail() == 0 && r.otherErrors() == 0 && r.answered() >= 0.99 * r.sent());
+      assertTrue(r.toString(), r.cpuSeconds() > 0 && r.p99Ms() != null);
+      if (r.phase().equals("cold")) {
+        assertEquals(r.toString(), 40.0, r.answered(), 0.0);
+        // each new name under a cached cut: one exchange with its zone's server, at most a retry more
+        assertTrue(r.toString(), r.authorityPerResolution() >= 1.0 && r.authorityPerResolution() <= 2.0);
+      } else {
+        assertEquals(r.toString(), 0.0, r.authorityQueries(), 0.0);
+      }
+    }
+    assertEquals(4, StudyCsv.RECURSION_RESULTS.read(out.resolve("results.csv")).size());
+    String conf = Files.readString(raw.resolve("members/shoal/round-1/shoal.conf"));
+    assertTrue(conf, conf.contains("root.hints") && conf.contains("root.ds") && conf.contains("recursive"));
+    String unbound = Files.readString(raw.resolve("members/unbound/round-1/unbound.conf"));
+    assertTrue(unbound, unbound.contains("root-hints:") && unbound.contains("aggressive-nsec: no"));
+    String summary = Files.readString(out.resolve("summary.md"));
+    assertTrue(summary, summary.contains("cold resolutions, shoal over unbound: CPU per answer "));
+    assertTrue(Files.size(out.resolve("cold_authority_queries.png")) > 1000);
   }
 
   @Test
