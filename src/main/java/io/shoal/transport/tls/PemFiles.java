@@ -46,8 +46,11 @@ final class PemFiles {
     }
   }
 
-  /** The chain and key, checked to belong together, as a TLS 1.2/1.3 server context. */
-  static Loaded load(Path certificateFile, Path keyFile) throws BadFile {
+  /**
+   * The chain and key, checked to belong together, as a TLS 1.2/1.3 server context of
+   * {@code provider} (null: the JDK's).
+   */
+  static Loaded load(Path certificateFile, Path keyFile, java.security.Provider provider) throws BadFile {
     List<X509Certificate> chain = certificates(certificateFile);
     PrivateKey key = privateKey(keyFile);
     checkPair(chain.get(0), key, keyFile);
@@ -57,7 +60,7 @@ final class PemFiles {
       store.setKeyEntry("shoal", key, new char[0], chain.toArray(new Certificate[0]));
       KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
       keys.init(store, new char[0]);
-      SSLContext context = SSLContext.getInstance("TLS");
+      SSLContext context = provider == null ? SSLContext.getInstance("TLS") : SSLContext.getInstance("TLS", provider);
       context.init(keys.getKeyManagers(), null, null);
       return new Loaded(context, chain.get(0));
     } catch (GeneralSecurityException | IOException e) {
