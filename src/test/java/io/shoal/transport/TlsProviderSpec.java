@@ -90,6 +90,24 @@ public class TlsProviderSpec extends JUnitSuite {
   }
 
   @Test
+  public void anEd25519CertificateIsServedByTheJdkWhereConscryptWouldFailEveryHandshake() throws Exception {
+    ca.openssl("req", "-newkey", "ed25519", "-nodes", "-keyout", "ed.key", "-out", "ed.csr", "-subj", "/CN=ed");
+    java.nio.file.Files.writeString(ca.dir.resolve("ed.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    ca.openssl("x509", "-req", "-in", "ed.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "ed.pem", "-days", "2", "-extfile", "ed.ext");
+    try (TestNode node = TestNode.start(auth.hostPort(), String.join("\n",
+        "shoal.listen.tls = \"127.0.0.1:0\"",
+        "shoal.tls.certificate = \"" + ca.dir.resolve("ed.pem") + "\"",
+        "shoal.tls.private_key = \"" + ca.dir.resolve("ed.key") + "\""))) {
+      try (SSLSocket s = DotSpec.connect(ca.clientContext(), node.server.tlsAddress(), "TLSv1.3")) {
+        assertEquals("EdDSA", s.getSession().getPeerCertificates()[0].getPublicKey().getAlgorithm());
+        assertEquals(Rcode.NOERROR, DotSpec.ask(s, 33, "ok.example.test.").getRcode());
+      }
+      assertEquals(1.0, node.metrics().await(v -> v == 1.0, "shoal_tls_provider", "provider=\"jdk\""), 0.0);
+    }
+  }
+
+  @Test
   public void providerJdkServesWithTheJdksTls() throws Exception {
     try (TestNode node = node("shoal.tls.provider = jdk")) {
       answersOverDotAndDoh(node);

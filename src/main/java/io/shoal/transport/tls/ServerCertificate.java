@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * the other) or a broken file never takes the listeners down.
  *
  * <p>The TLS implementation is {@code shoal.tls.provider}: {@code auto} takes Conscrypt (BoringSSL
- * inside its jar) where its native library loads on this OS and CPU, the JDK's otherwise (said in
- * the start log); {@code jdk} the JDK's. Shown in {@code shoal_tls_provider{provider}}.
+ * inside its jar) where its native library loads on this OS and CPU and the key is RSA or EC, the
+ * JDK's otherwise (said in the log); {@code jdk} the JDK's. Shown in {@code shoal_tls_provider{provider}}.
  */
 public final class ServerCertificate implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ServerCertificate.class);
@@ -45,7 +45,7 @@ public final class ServerCertificate implements AutoCloseable {
   private final ScheduledExecutorService checks;
   private final Duration every;
   private volatile ServerMetrics metrics;
-  /** Conscrypt's provider, or null for the JDK's. */
+  /** Conscrypt's provider, or null for the JDK's: what each loaded pair is offered to. */
   private final Provider provider;
   /** Why {@code auto} serves with the JDK's provider here, or null. */
   private final String fallback;
@@ -94,9 +94,20 @@ public final class ServerCertificate implements AutoCloseable {
         provider, fallback);
   }
 
-  /** The TLS implementation serving the listeners: "conscrypt" or "jdk". */
+  /** The TLS implementation serving new connections: "conscrypt" or "jdk". */
   public String provider() {
-    return provider == null ? "jdk" : "conscrypt";
+    return current.get().provider();
+  }
+
+  private String providerNote(PemFiles.Loaded loaded) {
+    if (loaded.provider().equals("conscrypt")) {
+      return "Conscrypt " + conscryptVersion();
+    }
+    if (provider != null) {
+      return "the JDK (Conscrypt serves RSA and EC keys only; this key is "
+          + loaded.leaf().getPublicKey().getAlgorithm() + ")";
+    }
+    return "the JDK" + (fallback == null ? "" : " (Conscrypt did not load on this host: " + fallback + ")");
   }
 
   /** Starts checking the files for a new certificate, reporting reloads and expiry to {@code metrics}. */
@@ -104,11 +115,10 @@ public final class ServerCertificate implements AutoCloseable {
     this.metrics = metrics;
     PemFiles.Loaded loaded = current.get();
     metrics.certificateExpiry(loaded.leaf().getNotAfter().toInstant().getEpochSecond());
-    metrics.tlsProvider(provider());
-    log.info("TLS certificate {}, valid until {}; checking {} and {} for changes every {} ms; TLS by {}{}",
+    metrics.tlsProvider(loaded.provider());
+    log.info("TLS certificate {}, valid until {}; checking {} and {} for changes every {} ms; TLS by {}",
         loaded.leaf().getSubjectX500Principal(), loaded.leaf().getNotAfter().toInstant(), certificateFile, keyFile,
-        every.toMillis(), provider == null ? "the JDK" : "Conscrypt " + conscryptVersion(),
-        fallback == null ? "" : " (Conscrypt did not load on this host: " + fallback + ")");
+        every.toMillis(), providerNote(loaded));
     checks.scheduleWithFixedDelay(this::check, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
   }
 
@@ -162,8 +172,9 @@ public final class ServerCertificate implements AutoCloseable {
       current.set(loaded);
       metrics.certificateReload("loaded");
       metrics.certificateExpiry(loaded.leaf().getNotAfter().toInstant().getEpochSecond());
-      log.info("TLS certificate reloaded: {}, valid until {}", loaded.leaf().getSubjectX500Principal(),
-          loaded.leaf().getNotAfter().toInstant());
+      metrics.tlsProvider(loaded.provider());
+      log.info("TLS certificate reloaded: {}, valid until {}; TLS by {}", loaded.leaf().getSubjectX500Principal(),
+          loaded.leaf().getNotAfter().toInstant(), providerNote(loaded));
     } catch (PemFiles.BadFile e) {
       metrics.certificateReload("failed");
       log.warn("TLS certificate not reloaded, still presenting {}: {}",
