@@ -11,10 +11,24 @@ import java.time.Duration;
  *
  * @param dohPlaintext DoH over plain HTTP, for a node behind a proxy that terminates TLS
  * @param reloadCheck how often the certificate and key files are checked for a change
+ * @param provider which TLS implementation the listeners use ({@code shoal.tls.provider})
  */
 public record TlsSettings(
     InetSocketAddress dot, InetSocketAddress doh, boolean dohPlaintext, Path certificate, Path privateKey,
-    Duration reloadCheck) {
+    Duration reloadCheck, Provider provider) {
+
+  /** {@code tls.provider}. */
+  public enum Provider {
+    /** Conscrypt (BoringSSL inside its jar) where its native library loads, the JDK's otherwise. */
+    AUTO,
+    /** The JDK's own TLS (SunJSSE). */
+    JDK;
+
+    /** The value as written in the configuration. */
+    public String configName() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
 
   /** Whether a listener needs the certificate: DoT, or DoH unless it is plain HTTP. */
   public boolean needsCertificate() {
@@ -26,12 +40,13 @@ public record TlsSettings(
    * typo fails the start before any socket is bound; their contents are read when the node starts.
    */
   static TlsSettings from(Section listen, Section tls) {
-    tls.allowOnly("certificate", "private_key", "reload_check");
+    tls.allowOnly("certificate", "private_key", "reload_check", "provider");
     InetSocketAddress dot = listen.string("tls").isEmpty() ? null : listen.address("tls", 853);
     InetSocketAddress doh = listen.string("https").isEmpty() ? null : listen.address("https", 443);
     TlsSettings settings = new TlsSettings(dot, doh, listen.bool("https_plaintext"),
         Path.of(tls.string("certificate")), Path.of(tls.string("private_key")),
-        tls.duration("reload_check", Duration.ofMillis(100), Duration.ofHours(1)));
+        tls.duration("reload_check", Duration.ofMillis(100), Duration.ofHours(1)),
+        tls.choice("provider", Provider.class, Provider::configName));
     if (settings.needsCertificate()) {
       for (String name : new String[] {"certificate", "private_key"}) {
         String file = tls.string(name);

@@ -186,6 +186,17 @@ public final class ServerMetrics {
         .withTags(base).update(epochSeconds);
   }
 
+  /**
+   * shoal_tls_provider{provider}: 1 for the TLS implementation serving the DoT and DoH listeners,
+   * 0 for the other ("conscrypt", "jdk").
+   */
+  public void tlsProvider(String provider) {
+    for (String p : new String[] {"conscrypt", "jdk"}) {
+      Kamon.gauge("shoal.tls.provider", "1 for the TLS implementation serving the DoT and DoH listeners, 0 for the other")
+          .withTags(base.withTag("provider", p)).update(p.equals(provider) ? 1 : 0);
+    }
+  }
+
   /** One upstream exchange: shoal_upstream_seconds{upstream,outcome}. */
   public void upstream(String server, String outcome, long nanos) {
     String key = server + "/" + outcome;

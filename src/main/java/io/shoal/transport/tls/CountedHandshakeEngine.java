@@ -91,6 +91,12 @@ public final class CountedHandshakeEngine extends SSLEngine {
       onFailure = label.apply(src);
     }
     received |= src.hasRemaining();
+    if (finished && handshakeRecord(src) && "TLSv1.2".equals(engine.getSession().getProtocol())) {
+      // Refused before the engine sees it: the JDK's would start a new handshake, Conscrypt's
+      // (BoringSSL) fails with an alert of its own that does not say why.
+      onRenegotiation.run();
+      throw new SSLException("client-initiated renegotiation refused");
+    }
     SSLEngineResult r;
     try {
       r = seen(engine.unwrap(src, dsts, offset, length));
@@ -102,6 +108,11 @@ public final class CountedHandshakeEngine extends SSLEngine {
       throw new SSLException("client-initiated renegotiation refused");
     }
     return r;
+  }
+
+  /** Whether the next record in {@code src} is a handshake record (content type 22). */
+  private static boolean handshakeRecord(ByteBuffer src) {
+    return src.hasRemaining() && src.get(src.position()) == 22;
   }
 
   /**

@@ -46,27 +46,34 @@ final class PemFiles {
     }
   }
 
-  /** The chain and key, checked to belong together, as a TLS 1.2/1.3 server context. */
-  static Loaded load(Path certificateFile, Path keyFile) throws BadFile {
+  /**
+   * The chain and key, checked to belong together, as a TLS 1.2/1.3 server context of
+   * {@code provider} (null: the JDK's). Conscrypt takes RSA and EC keys only (an Ed25519 key would
+   * fail every handshake), so a pair of another kind gets the JDK's context.
+   */
+  static Loaded load(Path certificateFile, Path keyFile, java.security.Provider provider) throws BadFile {
     List<X509Certificate> chain = certificates(certificateFile);
     PrivateKey key = privateKey(keyFile);
     checkPair(chain.get(0), key, keyFile);
+    if (provider != null && !List.of("RSA", "EC").contains(key.getAlgorithm())) {
+      provider = null;
+    }
     try {
       KeyStore store = KeyStore.getInstance("PKCS12");
       store.load(null, null);
       store.setKeyEntry("shoal", key, new char[0], chain.toArray(new Certificate[0]));
       KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
       keys.init(store, new char[0]);
-      SSLContext context = SSLContext.getInstance("TLS");
+      SSLContext context = provider == null ? SSLContext.getInstance("TLS") : SSLContext.getInstance("TLS", provider);
       context.init(keys.getKeyManagers(), null, null);
-      return new Loaded(context, chain.get(0));
+      return new Loaded(context, chain.get(0), provider == null ? "jdk" : "conscrypt");
     } catch (GeneralSecurityException | IOException e) {
       throw new BadFile(false, "cannot use the certificate and key: " + e.getMessage());
     }
   }
 
-  /** A context and the certificate it presents. */
-  record Loaded(SSLContext context, X509Certificate leaf) {}
+  /** A context, the certificate it presents, and whose TLS it is ("conscrypt" or "jdk"). */
+  record Loaded(SSLContext context, X509Certificate leaf, String provider) {}
 
   private static List<X509Certificate> certificates(Path file) throws BadFile {
     String text = read(file, false);

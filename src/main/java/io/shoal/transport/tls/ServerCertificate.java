@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.security.Provider;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
@@ -27,6 +28,10 @@ import org.slf4j.LoggerFactory;
  * that loads replaces the one in use for new connections (open ones keep theirs); one that does
  * not is logged once and the one in use stays, so a renewal written in two steps (one file, then
  * the other) or a broken file never takes the listeners down.
+ *
+ * <p>The TLS implementation is {@code shoal.tls.provider}: {@code auto} takes Conscrypt (BoringSSL
+ * inside its jar) where its native library loads on this OS and CPU and the key is RSA or EC, the
+ * JDK's otherwise (said in the log); {@code jdk} the JDK's. Shown in {@code shoal_tls_provider{provider}}.
  */
 public final class ServerCertificate implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ServerCertificate.class);
@@ -40,10 +45,16 @@ public final class ServerCertificate implements AutoCloseable {
   private final ScheduledExecutorService checks;
   private final Duration every;
   private volatile ServerMetrics metrics;
+  /** Conscrypt's provider, or null for the JDK's: what each loaded pair is offered to. */
+  private final Provider provider;
+  /** Why {@code auto} serves with the JDK's provider here, or null. */
+  private final String fallback;
 
-  private ServerCertificate(
-      Path certificateFile, Path keyFile, PemFiles.Loaded loaded, List<Object> seen, Duration every) {
+  private ServerCertificate(Path certificateFile, Path keyFile, PemFiles.Loaded loaded, List<Object> seen,
+      Duration every, Provider provider, String fallback) {
     this.every = every;
+    this.provider = provider;
+    this.fallback = fallback;
     this.certificateFile = certificateFile;
     this.keyFile = keyFile;
     this.current = new AtomicReference<>(loaded);
@@ -62,13 +73,41 @@ public final class ServerCertificate implements AutoCloseable {
    */
   public static ServerCertificate load(TlsSettings settings) {
     List<Object> seen = stamp(settings.certificate(), settings.privateKey());
+    Provider provider = null;
+    String fallback = null;
+    if (settings.provider() == TlsSettings.Provider.AUTO) {
+      try {
+        org.conscrypt.Conscrypt.checkAvailability();
+        provider = org.conscrypt.Conscrypt.newProvider();
+      } catch (Throwable t) {
+        // UnsatisfiedLinkError and friends: no native library for this OS or CPU.
+        fallback = t.getClass().getSimpleName() + ": " + t.getMessage();
+      }
+    }
     PemFiles.Loaded loaded;
     try {
-      loaded = PemFiles.load(settings.certificate(), settings.privateKey());
+      loaded = PemFiles.load(settings.certificate(), settings.privateKey(), provider);
     } catch (PemFiles.BadFile e) {
       throw new InvalidConfigException(e.key ? "shoal.tls.private_key" : "shoal.tls.certificate", e.getMessage());
     }
-    return new ServerCertificate(settings.certificate(), settings.privateKey(), loaded, seen, settings.reloadCheck());
+    return new ServerCertificate(settings.certificate(), settings.privateKey(), loaded, seen, settings.reloadCheck(),
+        provider, fallback);
+  }
+
+  /** The TLS implementation serving new connections: "conscrypt" or "jdk". */
+  public String provider() {
+    return current.get().provider();
+  }
+
+  private String providerNote(PemFiles.Loaded loaded) {
+    if (loaded.provider().equals("conscrypt")) {
+      return "Conscrypt " + conscryptVersion();
+    }
+    if (provider != null) {
+      return "the JDK (Conscrypt serves RSA and EC keys only; this key is "
+          + loaded.leaf().getPublicKey().getAlgorithm() + ")";
+    }
+    return "the JDK" + (fallback == null ? "" : " (Conscrypt did not load on this host: " + fallback + ")");
   }
 
   /** Starts checking the files for a new certificate, reporting reloads and expiry to {@code metrics}. */
@@ -76,9 +115,10 @@ public final class ServerCertificate implements AutoCloseable {
     this.metrics = metrics;
     PemFiles.Loaded loaded = current.get();
     metrics.certificateExpiry(loaded.leaf().getNotAfter().toInstant().getEpochSecond());
-    log.info("TLS certificate {}, valid until {}; checking {} and {} for changes every {} ms",
+    metrics.tlsProvider(loaded.provider());
+    log.info("TLS certificate {}, valid until {}; checking {} and {} for changes every {} ms; TLS by {}",
         loaded.leaf().getSubjectX500Principal(), loaded.leaf().getNotAfter().toInstant(), certificateFile, keyFile,
-        every.toMillis());
+        every.toMillis(), providerNote(loaded));
     checks.scheduleWithFixedDelay(this::check, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
   }
 
@@ -109,6 +149,11 @@ public final class ServerCertificate implements AutoCloseable {
     return current.get().context();
   }
 
+  private static String conscryptVersion() {
+    org.conscrypt.Conscrypt.Version v = org.conscrypt.Conscrypt.version();
+    return v.major() + "." + v.minor() + "." + v.patch();
+  }
+
   /** Looks at the files now, as the periodic check does (a configuration reload asks for it). */
   public void checkNow() {
     if (metrics != null) {
@@ -123,12 +168,13 @@ public final class ServerCertificate implements AutoCloseable {
     }
     lastSeen = now;
     try {
-      PemFiles.Loaded loaded = PemFiles.load(certificateFile, keyFile);
+      PemFiles.Loaded loaded = PemFiles.load(certificateFile, keyFile, provider);
       current.set(loaded);
       metrics.certificateReload("loaded");
       metrics.certificateExpiry(loaded.leaf().getNotAfter().toInstant().getEpochSecond());
-      log.info("TLS certificate reloaded: {}, valid until {}", loaded.leaf().getSubjectX500Principal(),
-          loaded.leaf().getNotAfter().toInstant());
+      metrics.tlsProvider(loaded.provider());
+      log.info("TLS certificate reloaded: {}, valid until {}; TLS by {}", loaded.leaf().getSubjectX500Principal(),
+          loaded.leaf().getNotAfter().toInstant(), providerNote(loaded));
     } catch (PemFiles.BadFile e) {
       metrics.certificateReload("failed");
       log.warn("TLS certificate not reloaded, still presenting {}: {}",

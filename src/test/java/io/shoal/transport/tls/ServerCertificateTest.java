@@ -26,7 +26,8 @@ class ServerCertificateTest {
   }
 
   private static TlsSettings files(Path certificate, Path key) {
-    return new TlsSettings(new InetSocketAddress("127.0.0.1", 0), null, false, certificate, key, Duration.ofSeconds(5));
+    return new TlsSettings(new InetSocketAddress("127.0.0.1", 0), null, false, certificate, key, Duration.ofSeconds(5),
+        TlsSettings.Provider.AUTO);
   }
 
   private static InvalidConfigException refused(Path certificate, Path key) {
