@@ -6,7 +6,7 @@ import static org.junit.Assert.assertTrue;
 
 import io.shoal.study.host.Prerequisites;
 import io.shoal.testing.DnsClient;
-import io.shoal.testing.KnotdZones;
+import io.shoal.study.server.KnotdZones;
 import io.shoal.testing.Metrics;
 import io.shoal.testing.TestNode;
 import java.net.InetSocketAddress;

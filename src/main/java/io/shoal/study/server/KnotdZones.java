@@ -123,7 +123,7 @@ public final class KnotdZones implements AutoCloseable {
      */
     public Builder rsaNsec3Zone(String apex, int iterations, String... lines) {
       zone(apex, Signing.NSEC3, lines);
-      rsaIterations.put(TestAuthServer.name(apex), iterations);
+      rsaIterations.put(name(apex), iterations);
       return this;
     }
 
