@@ -6,7 +6,7 @@
 # Each member is a shoal.jar on the shipped configuration (only the addresses changed: the DNS
 # port, an upstream Unbound on 127.0.0.1 serving 2,048 names of bench.test as local data, the
 # metrics and admin endpoints on ports the OS picks; DNSSEC validation off, the upstream being
-# unsigned), with the JVM options bin/shoal passes. Each round starts each member afresh, in turn
+# unsigned), with G1 and the heap bin/shoal sizes. Each round starts each member afresh, in turn
 # (before, after; ROUNDS rounds, default 5), warms it for 10 s with the load below and then
 # measures 15 s of warm hits: dnsperf -c 8 -q 200 -T 1 over the 2,048 names, the member's CPU from
 # /proc/PID/stat per completed query. OUT_DIR/hits.csv has a row per member and round, and
@@ -19,31 +19,16 @@ if [[ $# -lt 3 || $1 == -h || $1 == --help ]]; then
 fi
 declare -A jars=([before]=$(realpath "$1") [after]=$(realpath "$2"))
 mkdir -p "$3"; out=$(realpath "$3"); rounds=${4:-5}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 cd "$work"
 
-free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-up_port=$(free_port); sh_port=$(free_port)
-for i in $(seq 0 2047); do echo "  local-data: \"n$i.bench.test. 3600 A 192.0.2.1\""; done > names.conf
-printf '%s\n' "server:" "  interface: 127.0.0.1@$up_port" "  do-ip6: no" '  username: ""' '  chroot: ""' \
-  '  pidfile: ""' "  use-syslog: no" '  logfile: ""' "  num-threads: 1" '  local-zone: "test." nodefault' \
-  '  local-zone: "bench.test." static' "  include: \"$work/names.conf\"" \
-  "remote-control:" "  control-enable: no" > upstream.conf
-cat > shoal.conf <<CONF
-shoal {
-  listen { udp = "127.0.0.1:$sh_port", tcp = "127.0.0.1:$sh_port" }
-  upstreams.default.servers = ["127.0.0.1:$up_port"]
-  dnssec.validation = off
-  admin { port = 0, token_file = "$work/admin.token" }
-  metrics.prometheus.port = 0
-}
-CONF
-awk 'BEGIN { for (r = 0; r < 1000; r++) for (i = 0; i < 2048; i++) print "n" i ".bench.test A" }' > queries.txt
-unbound -d -c upstream.conf > upstream.log 2>&1 & pids+=($!)
-# The options bin/shoal passes (its java_options function), with the heap it derives.
+# shellcheck source=../lib/cached_names.sh
+source "$here/../lib/cached_names.sh"
+# G1 and the heap bin/shoal derives from the configuration, with its -Xms8m and young-generation cap.
 opts="-XX:+UseG1GC -XX:+ExitOnOutOfMemoryError $(java -jar "${jars[before]}" config --java-heap --config shoal.conf) -Xms8m -XX:MaxNewSize=64m"
 
 tck=$(getconf CLK_TCK)

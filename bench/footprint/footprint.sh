@@ -32,31 +32,15 @@ if [[ $# -lt 2 || $1 == -h || $1 == --help ]]; then
 fi
 jar=$(realpath "$1"); mkdir -p "$2"; out=$(realpath "$2"); rounds=${3:-3}; settle=${FOOTPRINT_SETTLE:-45}
 load=${FOOTPRINT_LOAD:-yes}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 cd "$work"
 
-free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-up_port=$(free_port); sh_port=$(free_port)
-
-for i in $(seq 0 2047); do echo "  local-data: \"n$i.bench.test. 3600 A 192.0.2.1\""; done > names.conf
-printf '%s\n' "server:" "  interface: 127.0.0.1@$up_port" "  do-ip6: no" '  username: ""' '  chroot: ""' \
-  '  pidfile: ""' "  use-syslog: no" '  logfile: ""' "  num-threads: 1" '  local-zone: "test." nodefault' \
-  '  local-zone: "bench.test." static' "  include: \"$work/names.conf\"" \
-  "remote-control:" "  control-enable: no" > upstream.conf
-cat > shoal.conf <<CONF
-shoal {
-  listen { udp = "127.0.0.1:$sh_port", tcp = "127.0.0.1:$sh_port" }
-  upstreams.default.servers = ["127.0.0.1:$up_port"]
-  dnssec.validation = off
-  admin { port = 0, token_file = "$work/admin.token" }
-  metrics.prometheus.port = 0
-}
-CONF
-awk 'BEGIN { for (r = 0; r < 1000; r++) for (i = 0; i < 2048; i++) print "n" i ".bench.test A" }' > queries.txt
-unbound -d -c upstream.conf > upstream.log 2>&1 & pids+=($!)
+# shellcheck source=../lib/cached_names.sh
+source "$here/../lib/cached_names.sh"
 
 heap=$(java -jar "$jar" config --java-heap --config shoal.conf)
 common="-XX:+UseG1GC -XX:+ExitOnOutOfMemoryError $heap"
