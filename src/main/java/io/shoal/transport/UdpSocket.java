@@ -37,10 +37,14 @@ final class UdpSocket extends UdpReplies {
   private Timer queriesQueued;
   private Timer responsesQueued;
 
-  /** See {@link UdpReplies#UdpReplies}. */
-  UdpSocket(int index, DatagramChannel channel, int batch, ServerMetrics metrics, ResponseRateLimiter rateLimiter)
-      throws IOException {
+  /** Whether the batched reader asks the kernel for arrival stamps and times each datagram's wait. */
+  private final boolean queueTime;
+
+  /** See {@link UdpReplies#UdpReplies}; {@code queueTime}: see {@link UdpTransport#bind}. */
+  UdpSocket(int index, DatagramChannel channel, int batch, boolean queueTime, ServerMetrics metrics,
+      ResponseRateLimiter rateLimiter) throws IOException {
     super(index, channel, batch, metrics, rateLimiter);
+    this.queueTime = queueTime;
   }
 
   /** Datagrams read per system call: 1 through the JDK's channel. */
@@ -146,9 +150,10 @@ final class UdpSocket extends UdpReplies {
    */
   private boolean batchesMade() {
     try {
-      // The kernel stamps each datagram's arrival, so the time it waited for the reader shows
-      // (shoal_udp_queue_seconds): under a CPU quota that is where a throttled node's datagrams wait.
-      boolean stamped = os.stampArrivals(fd);
+      // With listen.udp_queue_time the kernel stamps each datagram's arrival, so the time it waited
+      // for the reader shows (shoal_udp_queue_seconds): under a CPU quota that is where a throttled
+      // node's datagrams wait. Off by default: a diagnostic, kept off the hit path unless asked for.
+      boolean stamped = queueTime && os.stampArrivals(fd);
       in = new DatagramBatch(os, batch, 65536, stamped);
       if (stamped) {
         queriesQueued = metrics.udpQueueTime("query");

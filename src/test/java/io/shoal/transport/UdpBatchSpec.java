@@ -100,7 +100,7 @@ public class UdpBatchSpec extends JUnitSuite {
    */
   @Test
   public void batchedReadersTimeEachDatagramsWaitInTheQueue() throws Exception {
-    TestNode node = TestNode.start(auth.hostPort(), "shoal.listen.udp_sockets = 1");
+    TestNode node = TestNode.start(auth.hostPort(), "shoal.listen.udp_sockets = 1\nshoal.listen.udp_queue_time = on");
     try {
       Message warm = DnsClient.udp(node.udp(), DnsClient.query(1, "b1.example.test.", Type.A, null));
       assertEquals(Rcode.NOERROR, warm.getRcode());
@@ -129,6 +129,23 @@ public class UdpBatchSpec extends JUnitSuite {
     }
   }
 
+  /** Off by default: the kernel stamps nothing and no datagram is timed. */
+  @Test
+  public void queueTimesAreNotTakenUnlessAskedFor() throws Exception {
+    TestNode node = TestNode.start(auth.hostPort(), "shoal.listen.udp_sockets = 1");
+    try {
+      for (int id = 0; id < 5; id++) {
+        assertEquals(Rcode.NOERROR, DnsClient.udp(node.udp(), DnsClient.query(200 + id, "b1.example.test.", Type.A, null)).getRcode());
+      }
+      java.util.Map<String, Double> after = node.metrics().settled();
+      double answered = io.shoal.testing.Metrics.value(after, "shoal_queries_total", "transport=\"udp\"");
+      assertTrue("queries answered: " + answered, answered >= 5);
+      assertEquals("queries timed", 0, io.shoal.testing.Metrics.value(after, "shoal_udp_queue_seconds_count", "datagram=\"query\""), 0.0);
+    } finally {
+      node.close();
+    }
+  }
+
   private static double delta(java.util.Map<String, Double> before, java.util.Map<String, Double> after, String name,
       String label) {
     return io.shoal.testing.Metrics.value(after, name, label) - io.shoal.testing.Metrics.value(before, name, label);
@@ -141,7 +158,7 @@ public class UdpBatchSpec extends JUnitSuite {
   @Test
   public void closingAWaitingBatchedReaderEndsItAndFreesThePort() throws Exception {
     ServerMetrics metrics = new ServerMetrics();
-    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, 16, metrics,
+    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, 16, false, metrics,
         new ResponseRateLimiter(new RateLimitSettings(0, 0, false, 1024), metrics));
     InetSocketAddress port = transport.localAddress();
     UdpSocket socket = transport.sockets().get(0);
