@@ -31,6 +31,7 @@ public record ShoalConfig(
     InetSocketAddress tcpListen,
     int udpSockets,
     int udpBatch,
+    boolean udpQueueTime,
     int workers,
     FillMode fill,
     int maxPendingPerWorker,
@@ -91,7 +92,7 @@ public record ShoalConfig(
     FileLimits fileLimits = fileLimits(shoal.section("files"));
 
     Section listen = shoal.section("listen");
-    listen.allowOnly("udp", "tcp", "udp_sockets", "udp_batch", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
+    listen.allowOnly("udp", "tcp", "udp_sockets", "udp_batch", "udp_queue_time", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
         "tcp_first_query_timeout", "tls_handshake_timeout",
         "max_udp_size", "tls", "https", "https_plaintext");
     InetSocketAddress udp = listen.address("udp", 53);
@@ -104,6 +105,7 @@ public record ShoalConfig(
       udpSockets = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
     }
     int udpBatch = (int) listen.integer("udp_batch", 1, 64);
+    boolean udpQueueTime = listen.bool("udp_queue_time");
     TcpSettings tcpLimits = new TcpSettings(
         listen.string("tcp_max_connections").equals("auto")
             ? TcpSettings.AUTO : (int) listen.integer("tcp_max_connections", 1, 1_000_000),
@@ -186,7 +188,7 @@ public record ShoalConfig(
         (int) adminSection.integer("port", 0, 65535), tokenFile);
 
     return new ShoalConfig(
-        udp, tcp, udpSockets, udpBatch, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
+        udp, tcp, udpSockets, udpBatch, udpQueueTime, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         ClusterSettings.from(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit,
         MissBudgetSettings.from(shoal.section("miss_budget")), replies,

@@ -232,6 +232,17 @@ public final class ServerMetrics {
   }
 
   /**
+   * How long datagrams of one kind ({@code query} or {@code response}) waited in a listening UDP
+   * socket's receive queue, from the kernel's receipt to their reader's read:
+   * shoal_udp_queue_seconds{datagram}. In a cluster a lookup waits there twice: as a query at the
+   * owner, and as the owner's response at the asking node.
+   */
+  public Timer udpQueueTime(String datagram) {
+    return Kamon.timer("shoal.udp.queue", "Time datagrams waited in a listening UDP socket's receive queue")
+        .withTags(base.withTag("datagram", datagram));
+  }
+
+  /**
    * How long an owner lookup that the owner answered took, from the question leaving this node to
    * the answer back in its worker: shoal_cluster_remote_lookup_seconds.
    */

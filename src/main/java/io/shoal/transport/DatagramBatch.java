@@ -21,6 +21,12 @@ final class DatagramBatch {
   private static final int IOVEC = 16;
   /** Room for a sockaddr_in6 (28 bytes), rounded up. */
   private static final int NAME = 32;
+  /**
+   * Control data per message, room for one SCM_TIMESTAMPNS: a 16-byte cmsghdr (length, level,
+   * type) and a 16-byte struct timespec.
+   */
+  private static final int CONTROL = 32;
+  private static final int SCM_TIMESTAMPNS = LinuxDatagrams.SO_TIMESTAMPNS;
   private static final int SOCKADDR_IN = 16;
   private static final int SOCKADDR_IN6 = 28;
   private static final byte[] V4_MAPPED_PREFIX = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (byte) 0xff, (byte) 0xff};
@@ -31,6 +37,8 @@ final class DatagramBatch {
   private final ByteBuffer iovecs;
   private final ByteBuffer names;
   private final ByteBuffer data;
+  /** Each message's control data (its arrival time), for a batch that receives; null for one that sends. */
+  private final ByteBuffer control;
   private final long headersAddress;
   /** Messages filled for sending. */
   private int size;
@@ -39,7 +47,16 @@ final class DatagramBatch {
   private int lastPort = -1;
   private InetSocketAddress lastSender;
 
+  /** A batch to send from, or to receive into without arrival times. */
   DatagramBatch(LinuxDatagrams os, int capacity, int slot) {
+    this(os, capacity, slot, false);
+  }
+
+  /**
+   * @param arrivals room for each message's arrival time, which recvmmsg hands over for a socket
+   *     that {@link LinuxDatagrams#stampArrivals stamps} them ({@link #arrivedAtNanos})
+   */
+  DatagramBatch(LinuxDatagrams os, int capacity, int slot, boolean arrivals) {
     this.capacity = capacity;
     this.slot = slot;
     ByteOrder order = ByteOrder.nativeOrder();
@@ -47,7 +64,9 @@ final class DatagramBatch {
     iovecs = ByteBuffer.allocateDirect(capacity * IOVEC).order(order);
     names = ByteBuffer.allocateDirect(capacity * NAME).order(order);
     data = ByteBuffer.allocateDirect(capacity * slot).order(order);
+    control = arrivals ? ByteBuffer.allocateDirect(capacity * CONTROL).order(order) : null;
     headersAddress = os.address(headers);
+    long controlAddress = arrivals ? os.address(control) : 0;
     long iovecsAddress = os.address(iovecs);
     long namesAddress = os.address(names);
     long dataAddress = os.address(data);
@@ -59,6 +78,10 @@ final class DatagramBatch {
       headers.putLong(h + 24, 1); // msg_iovlen
       iovecs.putLong(i * IOVEC, dataAddress + (long) i * slot); // iov_base
       iovecs.putLong(i * IOVEC + 8, slot); // iov_len: the whole slot
+      if (arrivals) {
+        headers.putLong(h + 32, controlAddress + (long) i * CONTROL); // msg_control
+        headers.putLong(h + 40, CONTROL); // msg_controllen
+      }
     }
   }
 
@@ -84,7 +107,26 @@ final class DatagramBatch {
   void readyToReceive(int received) {
     for (int i = 0; i < received; i++) {
       headers.putInt(i * HEADER + 8, NAME); // msg_namelen
+      if (control != null) {
+        headers.putLong(i * HEADER + 40, CONTROL); // msg_controllen, which recvmmsg set to what it used
+      }
     }
+  }
+
+  /**
+   * When the kernel received message {@code i}, in nanoseconds since the epoch (CLOCK_REALTIME),
+   * from its control data; -1 when it carries none (a batch without room for it, or a socket that
+   * does not stamp arrivals).
+   */
+  long arrivedAtNanos(int i) {
+    if (control == null || headers.getLong(i * HEADER + 40) < CONTROL) {
+      return -1;
+    }
+    int c = i * CONTROL;
+    if (control.getInt(c + 8) != 1 || control.getInt(c + 12) != SCM_TIMESTAMPNS) { // cmsg_level SOL_SOCKET
+      return -1;
+    }
+    return control.getLong(c + 16) * 1_000_000_000L + control.getLong(c + 24);
   }
 
   /** Bytes received into message {@code i}. */
@@ -95,6 +137,11 @@ final class DatagramBatch {
   /** Whether message {@code i} was cut to its slot. */
   boolean truncated(int i) {
     return (headers.getInt(i * HEADER + 48) & LinuxDatagrams.MSG_TRUNC) != 0;
+  }
+
+  /** Byte {@code offset} of message {@code i}'s data, unsigned. */
+  int byteAt(int i, int offset) {
+    return data.get(i * slot + offset) & 0xff;
   }
 
   /** The first {@code length} bytes of message {@code i}, into {@code to}. */

@@ -27,6 +27,9 @@ final class LinuxDatagrams {
   static final int EINTR = 4;
   static final int EAGAIN = 11;
   private static final int SHUT_RD = 0;
+  private static final int SOL_SOCKET = 1;
+  /** setsockopt: stamp each datagram with the time the kernel received it (a struct timespec, CLOCK_REALTIME). */
+  static final int SO_TIMESTAMPNS = 35;
 
   /** The C library's calls, as jnr-ffi binds them; pointers are passed as addresses. */
   public interface LibC {
@@ -37,6 +40,9 @@ final class LinuxDatagrams {
     int sendmmsg(int fd, long msgvec, int vlen, int flags);
 
     int shutdown(int fd, int how);
+
+    @SaveError
+    int setsockopt(int fd, int level, int optname, long optval, int optlen);
   }
 
   private static final LinuxDatagrams INSTANCE;
@@ -104,6 +110,17 @@ final class LinuxDatagrams {
   /** Messages sent of {@code count} at {@code msgvec}; -1 when the first failed ({@link #errno}). */
   int send(int fd, long msgvec, int count) {
     return libc.sendmmsg(fd, msgvec, count, 0);
+  }
+
+  /**
+   * Has the kernel stamp every datagram {@code fd} receives with the time it arrived, handed to
+   * recvmmsg in each message's control data ({@link DatagramBatch#arrivedAtNanos}); false when it
+   * refused.
+   */
+  boolean stampArrivals(int fd) {
+    ByteBuffer one = ByteBuffer.allocateDirect(4).order(java.nio.ByteOrder.nativeOrder());
+    one.putInt(0, 1);
+    return libc.setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, address(one), 4) == 0;
   }
 
   /** The error of the last failed call on this thread. */

@@ -54,6 +54,8 @@ abstract class UdpReplies implements ReplyPath, DatagramSender {
   /** The reading thread's batches (made by it): what it read, and the replies it has not sent yet. */
   DatagramBatch in;
   DatagramBatch out;
+  /** In {@link #outRcodes}: the message is this node's owner lookup, not a reply (not counted). */
+  static final int LOOKUP = -1;
   /** The answer codes of {@link #out}'s replies and whom they go to, counted or logged once sent. */
   int[] outRcodes;
   InetSocketAddress[] outClients;
@@ -116,7 +118,9 @@ abstract class UdpReplies implements ReplyPath, DatagramSender {
       int sent = os.send(fd, out.address(start), filled - start);
       if (sent > 0) {
         for (int i = start; i < start + sent; i++) {
-          replies.answered(outRcodes[i]);
+          if (outRcodes[i] != LOOKUP) {
+            replies.answered(outRcodes[i]);
+          }
         }
         start += sent;
         continue;
@@ -126,7 +130,11 @@ abstract class UdpReplies implements ReplyPath, DatagramSender {
       if (errno == LinuxDatagrams.EINTR && interrupted++ < 3) {
         continue;
       }
-      metrics.dropped(ServerMetrics.UDP_SEND_FAILED);
+      // A lookup that could not be sent is no reply lost: it times out (owner_timeout) and its
+      // worker asks the upstreams. It is logged all the same.
+      if (outRcodes[start] != LOOKUP) {
+        metrics.dropped(ServerMetrics.UDP_SEND_FAILED);
+      }
       failures.warn("UDP send to " + outClients[start] + " (sendmmsg) failed: errno " + errno);
       start++;
     }
@@ -205,6 +213,20 @@ abstract class UdpReplies implements ReplyPath, DatagramSender {
         || (bound instanceof Inet6Address) != (target instanceof Inet6Address)
         || (bound.isLoopbackAddress() && !target.isLoopbackAddress())) {
       return false;
+    }
+    if (Thread.currentThread() == reader && current >= 0 && packet.length <= out.slot()) {
+      // Asked while the reader answers a batch: the lookup leaves in the batch's sendmmsg with the
+      // replies, not in a sendto of its own (a system call per lookup, which on a node held to a
+      // CPU quota below saturation is a share of the quota the queries could use).
+      if (out.full()) {
+        flush();
+      }
+      int i = out.size();
+      if (out.add(packet, packet.length, to, null, current, ipv6)) {
+        outRcodes[i] = LOOKUP;
+        outClients[i] = to;
+        return true;
+      }
     }
     try {
       ByteBuffer out = Thread.currentThread() == reader ? sendBuffer.clear().put(packet).flip() : ByteBuffer.wrap(packet);

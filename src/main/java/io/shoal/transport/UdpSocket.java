@@ -11,9 +11,11 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.DatagramChannel;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.LockSupport;
+import kamon.metric.Timer;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -31,11 +33,18 @@ import org.slf4j.LoggerFactory;
 final class UdpSocket extends UdpReplies {
   private final ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(65535);
   private final CompletableFuture<Done> inbound = new CompletableFuture<>();
+  /** How long queries and responses waited in the socket's receive queue; null where arrivals are not stamped. */
+  private Timer queriesQueued;
+  private Timer responsesQueued;
 
-  /** See {@link UdpReplies#UdpReplies}. */
-  UdpSocket(int index, DatagramChannel channel, int batch, ServerMetrics metrics, ResponseRateLimiter rateLimiter)
-      throws IOException {
+  /** Whether the batched reader asks the kernel for arrival stamps and times each datagram's wait. */
+  private final boolean queueTime;
+
+  /** See {@link UdpReplies#UdpReplies}; {@code queueTime}: see {@link UdpTransport#bind}. */
+  UdpSocket(int index, DatagramChannel channel, int batch, boolean queueTime, ServerMetrics metrics,
+      ResponseRateLimiter rateLimiter) throws IOException {
     super(index, channel, batch, metrics, rateLimiter);
+    this.queueTime = queueTime;
   }
 
   /** Datagrams read per system call: 1 through the JDK's channel. */
@@ -91,10 +100,14 @@ final class UdpSocket extends UdpReplies {
         continue;
       }
       received.increment(n);
+      long readAt = queriesQueued == null ? 0 : epochNanos();
       for (int i = 0; i < n; i++) {
         int length = in.length(i);
         if (!reading && length == 0) {
           continue; // a stop's wake-up
+        }
+        if (readAt != 0) {
+          queued(i, readAt);
         }
         InetSocketAddress client = in.sender(i);
         if (client == null) {
@@ -114,13 +127,38 @@ final class UdpSocket extends UdpReplies {
   }
 
   /**
+   * Records how long message {@code i} of {@link #in} waited between its arrival and the read at
+   * {@code readAt} (both on the wall clock): as a response (QR set) or as a query.
+   */
+  private void queued(int i, long readAt) {
+    long arrived = in.arrivedAtNanos(i);
+    if (arrived > 0 && in.length(i) > 2) {
+      boolean response = (in.byteAt(i, 2) & 0x80) != 0;
+      (response ? responsesQueued : queriesQueued).record(Math.max(0, readAt - arrived));
+    }
+  }
+
+  private static long epochNanos() {
+    Instant now = Instant.now();
+    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+  }
+
+  /**
    * Makes the reading thread's batches: a slot per datagram as large as any datagram, and reply
    * slots of 4 KiB (a longer reply is sent on its own). False, logged, where the direct memory
    * for them cannot be had: the socket is then read one datagram per call, not left unread.
    */
   private boolean batchesMade() {
     try {
-      in = new DatagramBatch(os, batch, 65536);
+      // With listen.udp_queue_time the kernel stamps each datagram's arrival, so the time it waited
+      // for the reader shows (shoal_udp_queue_seconds): under a CPU quota that is where a throttled
+      // node's datagrams wait. Off by default: a diagnostic, kept off the hit path unless asked for.
+      boolean stamped = queueTime && os.stampArrivals(fd);
+      in = new DatagramBatch(os, batch, 65536, stamped);
+      if (stamped) {
+        queriesQueued = metrics.udpQueueTime("query");
+        responsesQueued = metrics.udpQueueTime("response");
+      }
       out = new DatagramBatch(os, batch, 4096);
       outRcodes = new int[batch];
       outClients = new InetSocketAddress[batch];

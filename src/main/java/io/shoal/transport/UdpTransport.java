@@ -51,9 +51,11 @@ public final class UdpTransport {
    * included) holds the port, since reuseport sockets of the same user would silently share it.
    * {@code batch}: datagrams each reader takes per system call (recvmmsg and sendmmsg); 1, or
    * where those calls cannot be had (logged), one per call through the JDK's channel.
+   * {@code queueTime}: batched readers time each datagram's wait in the socket's queue from the
+   * kernel's arrival stamp (shoal_udp_queue_seconds).
    */
-  public static UdpTransport bind(InetSocketAddress address, int count, int batch, ServerMetrics metrics,
-      ResponseRateLimiter rateLimiter) throws IOException {
+  public static UdpTransport bind(InetSocketAddress address, int count, int batch, boolean queueTime,
+      ServerMetrics metrics, ResponseRateLimiter rateLimiter) throws IOException {
     if (batch > 1 && LinuxDatagrams.get() == null) {
       LoggerFactory.getLogger(UdpTransport.class).warn(
           "listen.udp_batch = {}: reading one datagram per system call instead: {}", batch, LinuxDatagrams.unavailable());
@@ -83,7 +85,7 @@ public final class UdpTransport {
     }
     List<UdpSocket> sockets = new ArrayList<>();
     for (int i = 0; i < channels.size(); i++) {
-      sockets.add(new UdpSocket(i, channels.get(i), batch, metrics, rateLimiter));
+      sockets.add(new UdpSocket(i, channels.get(i), batch, queueTime, metrics, rateLimiter));
     }
     return new UdpTransport(List.copyOf(sockets));
   }

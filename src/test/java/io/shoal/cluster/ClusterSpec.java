@@ -155,6 +155,28 @@ public class ClusterSpec extends JUnitSuite {
   }
 
   /**
+   * The owner lookups a reader sends with its batch of replies are not replies: a node's
+   * shoal_queries_total counts its clients' answers only, however many of them it asked owners.
+   */
+  @Test
+  public void clientRepliesAreCountedButNotTheOwnerLookupsSentWithThem() throws Exception {
+    TestNode asked = nodes.get(1);
+    String node = "node=\"node-1\"";
+    Map<String, Double> before = asked.metrics().settled();
+    int queries = 9;
+    for (int i = 0; i < queries; i++) {
+      assertEquals(Rcode.NOERROR, ask(asked, 4000 + i, "c" + (31 + i) + ".example.test.").getRcode());
+    }
+    Map<String, Double> after = asked.metrics().settled();
+    double lookups = Metrics.value(after, "shoal_cluster_remote_lookups_total", node, "outcome=\"answered\"")
+        - Metrics.value(before, "shoal_cluster_remote_lookups_total", node, "outcome=\"answered\"");
+    assertTrue("node-1 asked owners for some of the names: " + lookups, lookups > 0);
+    assertEquals("replies counted on node-1", queries,
+        Metrics.value(after, "shoal_queries_total", node, "transport=\"udp\"")
+            - Metrics.value(before, "shoal_queries_total", node, "transport=\"udp\""), 0.0);
+  }
+
+  /**
    * An owner lookup is a DNS query with shoal's peer option: whichever node gets one resolves it
    * itself, so a lookup is never passed on, even where the rings of two nodes disagree.
    */

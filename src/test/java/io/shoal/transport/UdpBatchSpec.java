@@ -94,13 +94,71 @@ public class UdpBatchSpec extends JUnitSuite {
   }
 
   /**
+   * shoal_udp_queue_seconds: each datagram a batched reader takes is timed from the kernel's
+   * receipt to the read, queries and responses apart (a stray response, here, as an owner's reply
+   * would be in a cluster).
+   */
+  @Test
+  public void batchedReadersTimeEachDatagramsWaitInTheQueue() throws Exception {
+    TestNode node = TestNode.start(auth.hostPort(), "shoal.listen.udp_sockets = 1\nshoal.listen.udp_queue_time = on");
+    try {
+      Message warm = DnsClient.udp(node.udp(), DnsClient.query(1, "b1.example.test.", Type.A, null));
+      assertEquals(Rcode.NOERROR, warm.getRcode());
+      java.util.Map<String, Double> before = node.metrics().settled();
+      int queries = 20;
+      for (int id = 0; id < queries; id++) {
+        Message reply = DnsClient.udp(node.udp(), DnsClient.query(100 + id, "b1.example.test.", Type.A, null));
+        assertEquals(Rcode.NOERROR, reply.getRcode());
+      }
+      byte[] stray = DnsClient.query(7, "b1.example.test.", Type.A, null).toWire();
+      stray[2] |= (byte) 0x80; // QR: a response, which the listener drops
+      try (DatagramSocket s = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
+        s.send(new DatagramPacket(stray, stray.length, node.udp()));
+      }
+      String dropped = "reason=\"response\"";
+      double droppedBefore = io.shoal.testing.Metrics.value(before, "shoal_dropped_total", dropped);
+      node.metrics().await(v -> v >= droppedBefore + 1, "shoal_dropped_total", dropped);
+      java.util.Map<String, Double> after = node.metrics().settled();
+      assertEquals("queries timed", queries, delta(before, after, "shoal_udp_queue_seconds_count", "datagram=\"query\""), 0.0);
+      assertEquals("responses timed", 1, delta(before, after, "shoal_udp_queue_seconds_count", "datagram=\"response\""), 0.0);
+      double waited = delta(before, after, "shoal_udp_queue_seconds_sum", "datagram=\"query\"");
+      assertTrue("an idle reader takes a query within a second of its arrival: " + waited + " s for " + queries,
+          waited >= 0 && waited < queries);
+    } finally {
+      node.close();
+    }
+  }
+
+  /** Off by default: the kernel stamps nothing and no datagram is timed. */
+  @Test
+  public void queueTimesAreNotTakenUnlessAskedFor() throws Exception {
+    TestNode node = TestNode.start(auth.hostPort(), "shoal.listen.udp_sockets = 1");
+    try {
+      for (int id = 0; id < 5; id++) {
+        assertEquals(Rcode.NOERROR, DnsClient.udp(node.udp(), DnsClient.query(200 + id, "b1.example.test.", Type.A, null)).getRcode());
+      }
+      java.util.Map<String, Double> after = node.metrics().settled();
+      double answered = io.shoal.testing.Metrics.value(after, "shoal_queries_total", "transport=\"udp\"");
+      assertTrue("queries answered: " + answered, answered >= 5);
+      assertEquals("queries timed", 0, io.shoal.testing.Metrics.value(after, "shoal_udp_queue_seconds_count", "datagram=\"query\""), 0.0);
+    } finally {
+      node.close();
+    }
+  }
+
+  private static double delta(java.util.Map<String, Double> before, java.util.Map<String, Double> after, String name,
+      String label) {
+    return io.shoal.testing.Metrics.value(after, name, label) - io.shoal.testing.Metrics.value(before, name, label);
+  }
+
+  /**
    * A reader waiting in recvmmsg when its socket is closed without a stop first (no wake-up
    * datagram): closing the JDK channel alone would neither wake it nor free the port.
    */
   @Test
   public void closingAWaitingBatchedReaderEndsItAndFreesThePort() throws Exception {
     ServerMetrics metrics = new ServerMetrics();
-    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, 16, metrics,
+    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, 16, false, metrics,
         new ResponseRateLimiter(new RateLimitSettings(0, 0, false, 1024), metrics));
     InetSocketAddress port = transport.localAddress();
     UdpSocket socket = transport.sockets().get(0);

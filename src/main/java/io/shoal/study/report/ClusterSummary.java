@@ -18,8 +18,10 @@ final class ClusterSummary {
    * The 90th percentile an owner lookup's round trip should stay within on a cluster paced below
    * its capacity (cluster_capacity's paced member). At saturation the nodes queue, and the round
    * trip measures the queue; a paced member's says what a busy but not overloaded cluster adds.
+   * 5 ms: the goal at half a node's capacity on a 2-core test host shared by the nodes, their load
+   * generators and the upstream (docs/cluster.md).
    */
-  static final double PACED_REMOTE_P90_GOAL_MS = 2.0;
+  static final double PACED_REMOTE_P90_GOAL_MS = 5.0;
 
   private ClusterSummary() {}
 
