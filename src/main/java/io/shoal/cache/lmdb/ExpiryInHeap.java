@@ -3,11 +3,13 @@ package io.shoal.cache.lmdb;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.wire.CacheKey;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.function.Consumer;
@@ -32,6 +34,8 @@ import org.lmdbjava.Txn;
 final class ExpiryInHeap implements EvictionPolicy {
   /** Beyond the victim, expired entries at the head of the order removed in the same go. */
   private static final int EXPIRED_SWEEP = 16;
+  /** The shortest key {@link CacheKey} takes: the root name, type, class and flags. */
+  private static final int MIN_KEY = 6;
 
   /** An answer's place in the order: soonest expiry first, then the key's bytes as LMDB sorts them. */
   private record Slot(long expiresAt, CacheKey key) {}
@@ -57,7 +61,8 @@ final class ExpiryInHeap implements EvictionPolicy {
 
   /**
    * Builds the order from the answers. An expiry index that an earlier shoal kept in LMDB is
-   * dropped: nothing would keep it in step from now on.
+   * dropped: nothing would keep it in step from now on. An entry too short to be an answer
+   * (damage: {@code shoal cache check} names it) is deleted, as it could never be served.
    */
   @Override
   public void reconcile(Txn<ByteBuffer> txn) {
@@ -66,12 +71,21 @@ final class ExpiryInHeap implements EvictionPolicy {
     }
     byKey.clear();
     order.clear();
+    List<byte[]> damaged = new ArrayList<>();
     try (CursorIterable<ByteBuffer> all = databases.answers().iterate(txn)) {
       for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
-        Slot slot = new Slot(AnswerCodec.expiresAt(kv.val()), CacheKey.ofBytes(AnswerCodec.bytes(kv.key())));
+        byte[] key = AnswerCodec.bytes(kv.key());
+        if (key.length < MIN_KEY || kv.val().remaining() < 8) {
+          damaged.add(key);
+          continue;
+        }
+        Slot slot = new Slot(AnswerCodec.expiresAt(kv.val()), CacheKey.ofBytes(key));
         byKey.put(slot.key(), slot);
         order.add(slot);
       }
+    }
+    for (byte[] key : damaged) {
+      writes.delete(txn, key);
     }
   }
 

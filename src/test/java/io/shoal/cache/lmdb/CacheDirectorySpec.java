@@ -115,6 +115,31 @@ public class CacheDirectorySpec extends JUnitSuite {
     }
   }
 
+  /**
+   * A node builds its expiry order from every entry when it opens a shard: an entry too short
+   * to be an answer is deleted there rather than failing the shard at every open.
+   */
+  @Test
+  public void aNodeOpensAShardHoldingEntriesTooShortToBeAnswers() throws Exception {
+    Path path = tmp.newFolder().toPath().resolve("answers");
+    long now = System.currentTimeMillis();
+    Map<CacheKey, CachedAnswer> answers = sample(now);
+    StoredAnswers.fill(testKit, StoredAnswers.settings("dir-short", path, 2, SyncMode.FULL), answers);
+    try (RawShard raw = new RawShard(LmdbAnswerCache.shardDirectory(path, 0))) {
+      raw.putRaw(new byte[] {0, 0, 1}, new byte[30], 0);
+      raw.putRaw(keyIn(0, "short").bytes(), new byte[4], 0);
+    }
+    try (LmdbAnswerCache cache = StoredAnswers.open(testKit, StoredAnswers.settings("dir-short", path, 2, SyncMode.FULL))) {
+      CacheShardSpec.awaitShardOpen(cache, 0);
+      assertEquals("every answer, and neither damaged entry", answers.size(), cache.size());
+      CacheKey k = StoredAnswers.key("n7.example.test.", Type.A);
+      assertArrayEquals(answers.get(k).wire(), cache.get(k, now).wire());
+    }
+    try (CacheDirectory dir = CacheDirectory.open(path, CacheDirectory.Access.EXCLUSIVE_READ)) {
+      assertTrue(dir.check(now).problems().toString(), dir.check(now).clean());
+    }
+  }
+
   @Test
   public void checkListsEveryKindOfDamage() throws Exception {
     Path path = tmp.newFolder().toPath().resolve("answers");
