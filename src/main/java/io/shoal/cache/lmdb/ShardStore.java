@@ -44,8 +44,7 @@ class ShardStore implements AutoCloseable {
   private final CacheMetrics metrics;
   private final LmdbShardMetrics shardMetrics;
 
-  // Writer-side buffer: only the shard's actor writes, never two messages at once.
-  private final ByteBuffer writeKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY);
+  private final ShardEdits edits;
 
   /** Entries as of the last commit; written by the writer, read by anyone. */
   private volatile long entries;
@@ -62,6 +61,7 @@ class ShardStore implements AutoCloseable {
     this.hot = new HotAnswers(settings.hotEntries(), settings.hotIndex().answers);
     this.metrics = metrics;
     this.shardMetrics = metrics.lmdbShard(settings.shard());
+    this.edits = new ShardEdits(settings, databases, eviction, hot, this::evict);
     for (int attempt = 0; ; attempt++) {
       try (Txn<ByteBuffer> txn = begin(); Ending policy = eviction::ending) {
         eviction.reconcile(txn);
@@ -254,74 +254,19 @@ class ShardStore implements AutoCloseable {
         settings.shard(), settings.cache(), before, before * 2);
   }
 
-  /**
-   * Stores the answers of a load in one transaction, each only where it takes no live answer's
-   * place (see {@link AnswerCache#loadIntoRoom}): a key held live keeps its answer; a new key
-   * needs room under the shard's capacity, or (with an expiry index) a soonest entry that has
-   * expired, which goes. A full map grows; it never makes room by evicting.
-   */
+  /** Stores the answers of a load where they take no live answer's place: see {@link ShardEdits#loadIntoRoom}. */
   AnswerCache.Loaded[] loadIntoRoom(List<AnswerCache.Keyed> answers, long nowMillis) {
-    return removing(txn -> {
-      AnswerCache.Loaded[] results = new AnswerCache.Loaded[answers.size()];
-      long count = databases.answers().stat(txn).entries;
-      for (int i = 0; i < results.length; i++) {
-        CacheKey cacheKey = answers.get(i).key();
-        CachedAnswer answer = answers.get(i).answer();
-        long replaced = eviction.expiryOf(txn, cacheKey);
-        if (replaced > nowMillis) {
-          results[i] = AnswerCache.Loaded.ALREADY_CACHED;
-          continue;
-        }
-        if (replaced < 0 && count >= settings.capacity()) {
-          long[] head = eviction.soonest(txn, 1);
-          if (head == null || head.length == 0 || head[0] > nowMillis) {
-            results[i] = AnswerCache.Loaded.NO_ROOM;
-            continue;
-          }
-          // Only expired entries: the head of the expiry index and the expired ones behind it.
-          count -= evict(txn, nowMillis);
-        }
-        eviction.store(txn, cacheKey, answer);
-        hot.stored(cacheKey, answer);
-        if (replaced < 0) {
-          count++;
-        }
-        results[i] = AnswerCache.Loaded.STORED;
-      }
-      return results;
-    });
+    return removing(txn -> edits.loadIntoRoom(txn, answers, nowMillis));
   }
 
   /** Removes every answer for the wire-form {@code name} of {@code qtype} (0: every type). */
   int removeName(byte[] name, int qtype) {
-    return removing(txn -> databases.removeName(txn, name, qtype, key -> {
-      hot.removed(key);
-      eviction.removed(key);
-    }));
+    return removing(txn -> edits.removeName(txn, name, qtype));
   }
 
-  /**
-   * Removes, in one transaction, the answer under each release's key that was stored at its
-   * {@code storedAtMillis} or before; returns, release by release, whether one went.
-   */
+  /** Removes each release's answer unless it was stored since: see {@link ShardEdits#removeStored}. */
   boolean[] removeStored(List<ShardState.Release> releases) {
-    return removing(txn -> {
-      boolean[] removed = new boolean[releases.size()];
-      ByteBuffer indexScratch = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY + 8);
-      for (int i = 0; i < removed.length; i++) {
-        ShardState.Release release = releases.get(i);
-        byte[] key = release.key().bytes();
-        ByteBuffer held = databases.answers().get(txn, AnswerCodec.copyInto(writeKey, key));
-        if (held == null || held.remaining() < 16 || AnswerCodec.storedAt(held) > release.storedAtMillis()) {
-          continue;
-        }
-        databases.delete(txn, key, AnswerCodec.expiresAt(held), writeKey, indexScratch);
-        hot.removed(key);
-        eviction.removed(key);
-        removed[i] = true;
-      }
-      return removed;
-    });
+    return removing(txn -> edits.removeStored(txn, releases));
   }
 
   /**
