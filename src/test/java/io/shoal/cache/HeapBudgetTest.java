@@ -36,7 +36,13 @@ class HeapBudgetTest {
         "shoal.caches.disk { backend = lmdb, max_entries = 50000000, lmdb.path = \"unused\", lmdb.hot_entries = 20000 }");
     // the LMDB cache's answers are on disk: only its hot ones count
     assertEquals(1_020_000, HeapBudget.answersInHeap(two));
-    assertEquals(HeapBudget.BASE_BYTES + 1_020_000 * HeapBudget.BYTES_PER_ANSWER, HeapBudget.bytes(two));
+    // ... and, with when_full = evict_one, the expiry order of all of them
+    assertEquals(50_000_000, HeapBudget.lmdbAnswersOrdered(two));
+    assertEquals(HeapBudget.BASE_BYTES + 1_020_000 * HeapBudget.BYTES_PER_ANSWER
+        + 50_000_000 * HeapBudget.LMDB_ORDER_BYTES_PER_ANSWER, HeapBudget.bytes(two));
+    ShoalConfig sampled = config(
+        "shoal.caches.answers { backend = lmdb, when_full = sample, lmdb.path = \"unused\", lmdb.hot_entries = 20000 }");
+    assertEquals(0, HeapBudget.lmdbAnswersOrdered(sampled));
   }
 
   @Test

@@ -21,7 +21,9 @@ import org.xbill.DNS.Type;
  * {@code shoal cache check}: verifies what a node relies on when it opens a cache directory.
  * Every shard opens and has both databases; every key is well formed and lives in the shard its
  * hash names; every value decodes, its wire bytes scan, and the TTL offsets stored with it are
- * the scan's; and the expiry index holds exactly one entry, with the same expiry, per answer.
+ * the scan's; and where the directory holds an expiry index (an older shoal kept one in LMDB;
+ * a node now keeps the order in memory), it holds exactly one entry, with the same expiry, per
+ * answer.
  */
 final class CacheCheck {
   /** Problems listed in a check report; beyond this they are only counted. */
@@ -55,10 +57,9 @@ final class CacheCheck {
       ShardDatabases db = s.databases();
       try (Txn<ByteBuffer> txn = s.env().txnRead()) {
         long answers = db.answers().stat(txn).entries;
-        boolean indexUsed = db.expiry().stat(txn).entries > 0 || answers == 0;
-        if (!indexUsed) {
-          notes.add(s.label() + ": no expiry index (the cache runs with when_full = sample)");
-        }
+        // A node keeps its expiry order in memory; only a directory last written by an older
+        // shoal holds an index, and then it must agree with the answers.
+        boolean indexUsed = db.expiry().stat(txn).entries > 0;
         ByteBuffer indexKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY + 8);
         try (CursorIterable<ByteBuffer> all = db.answers().iterate(txn)) {
           for (CursorIterable.KeyVal<ByteBuffer> kv : all) {

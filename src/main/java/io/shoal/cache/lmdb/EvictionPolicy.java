@@ -1,6 +1,8 @@
 package io.shoal.cache.lmdb;
 
+import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.WhenFull;
+import io.shoal.wire.CacheKey;
 import java.nio.ByteBuffer;
 import java.util.function.Consumer;
 import org.lmdbjava.Txn;
@@ -8,38 +10,48 @@ import org.lmdbjava.Txn;
 /**
  * A shard's {@code when_full} policy, applied inside the shard's own write transaction: the
  * entries it removes go in the same commit as the answers that needed the room, so the cap is
- * exact at every commit and a crash can never leave the shard over it.
+ * exact at every commit and a crash can never leave the shard over it. The answers the shard
+ * stores go through the policy too, which writes them to LMDB at once or when the transaction is
+ * about to commit ({@link #flush}).
  */
 interface EvictionPolicy {
 
   /** The policy for {@code whenFull} over {@code databases}. */
   static EvictionPolicy of(WhenFull whenFull, ShardDatabases databases) {
-    SampledEviction sampled = new SampledEviction(databases);
-    return whenFull == WhenFull.EVICT_ONE ? new ExpiryIndexEviction(databases, sampled) : sampled;
+    return whenFull == WhenFull.EVICT_ONE ? new ExpiryInHeap(databases) : new SampledEviction(databases);
   }
 
-  /** Makes what is on disk fit the policy at open (an index built or dropped). */
+  /** Makes what is on disk fit the policy at open (an index dropped, an order built). */
   void reconcile(Txn<ByteBuffer> txn);
 
-  /** An answer was stored under {@code key}; {@code replacedExpiry} is the old one's, or -1 when new. */
-  void stored(Txn<ByteBuffer> txn, byte[] key, long expiresAt, long replacedExpiry);
+  /** The expiry of the answer stored under {@code key} in this transaction, or -1 when none is. */
+  long expiryOf(Txn<ByteBuffer> txn, CacheKey key);
+
+  /** Stores {@code answer} under {@code key}, replacing the one there. */
+  void store(Txn<ByteBuffer> txn, CacheKey key, CachedAnswer answer);
+
+  /** The answer under {@code key} was deleted from LMDB by the caller (a flush or a release). */
+  void removed(byte[] key);
 
   /**
    * Removes at least one entry when there is one, telling {@code removed} each key that went;
    * returns how many went (0: the shard is empty).
    */
-  int evict(Txn<ByteBuffer> txn, long nowMillis, Consumer<byte[]> removed);
+  int evict(Txn<ByteBuffer> txn, long nowMillis, Consumer<CacheKey> removed);
 
   /**
    * The expiry times of up to {@code depth} entries that the policy would evict first, in order,
-   * or null when it cannot tell (no index): what readers use to apply the cap to answers that
-   * are not committed yet (see {@link Horizon}).
+   * or null when it cannot tell (no order kept): what readers use to apply the cap to answers
+   * that are not committed yet (see {@link Horizon}).
    */
   long[] soonest(Txn<ByteBuffer> txn, int depth);
 
-  /**
-   * The write transaction the policy worked in is about to commit or abort: what the policy keeps
-   * open in it (a cursor) must be closed now, while the transaction still lives.
-   */
+  /** The transaction is about to commit: writes to LMDB what the policy has held back. */
+  default void flush(Txn<ByteBuffer> txn) {}
+
+  /** The transaction committed. */
+  default void committed() {}
+
+  /** The transaction ended, after {@link #committed} or aborted without it. */
   default void ending() {}
 }

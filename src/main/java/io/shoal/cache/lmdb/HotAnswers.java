@@ -99,10 +99,17 @@ final class HotAnswers {
     }
   }
 
-  /** The transaction removed the answer under the raw {@code key} (eviction or flush). */
+  /** The transaction removed the answer under the raw {@code key} (a flush). */
   void removed(byte[] key) {
     if (admitted.length > 0) {
-      changes.add(new Change(CacheKey.ofBytes(key), null));
+      removed(CacheKey.ofBytes(key));
+    }
+  }
+
+  /** The transaction removed the answer under {@code key} (an eviction). */
+  void removed(CacheKey key) {
+    if (admitted.length > 0) {
+      changes.add(new Change(key, null));
     }
   }
 

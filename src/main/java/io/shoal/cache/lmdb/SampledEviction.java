@@ -1,5 +1,7 @@
 package io.shoal.cache.lmdb;
 
+import io.shoal.cache.CachedAnswer;
+import io.shoal.wire.CacheKey;
 import java.nio.ByteBuffer;
 import java.util.function.Consumer;
 import java.util.ArrayList;
@@ -21,6 +23,7 @@ final class SampledEviction implements EvictionPolicy {
   static final int SAMPLES = 5;
 
   private final ShardDatabases databases;
+  private final AnswerWrites writes;
   // Writer-side buffers: only the shard's actor writes, never two messages at once.
   private final ByteBuffer seekKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY);
   private final ByteBuffer victimKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY);
@@ -28,6 +31,7 @@ final class SampledEviction implements EvictionPolicy {
 
   SampledEviction(ShardDatabases databases) {
     this.databases = databases;
+    this.writes = new AnswerWrites(databases.answers());
   }
 
   /** Stale index entries would linger if the mode changed back later: drop them. */
@@ -39,12 +43,22 @@ final class SampledEviction implements EvictionPolicy {
   }
 
   @Override
-  public void stored(Txn<ByteBuffer> txn, byte[] key, long expiresAt, long replacedExpiry) {
-    // No index.
+  public long expiryOf(Txn<ByteBuffer> txn, CacheKey key) {
+    return writes.expiryOf(txn, key.bytes());
   }
 
   @Override
-  public int evict(Txn<ByteBuffer> txn, long nowMillis, Consumer<byte[]> removedKeys) {
+  public void store(Txn<ByteBuffer> txn, CacheKey key, CachedAnswer answer) {
+    writes.put(txn, key.bytes(), answer);
+  }
+
+  @Override
+  public void removed(byte[] key) {
+    // Nothing kept beside LMDB.
+  }
+
+  @Override
+  public int evict(Txn<ByteBuffer> txn, long nowMillis, Consumer<CacheKey> removedKeys) {
     List<byte[]> keys = new ArrayList<>(SAMPLES);
     List<Long> expiries = new ArrayList<>(SAMPLES);
     try (Cursor<ByteBuffer> c = databases.answers().openCursor(txn)) {
@@ -83,7 +97,7 @@ final class SampledEviction implements EvictionPolicy {
     for (int i = 0; i < keys.size(); i++) {
       if (i == soonest || expiries.get(i) <= nowMillis) {
         databases.delete(txn, keys.get(i), expiries.get(i), victimKey, indexKey);
-        removedKeys.accept(keys.get(i));
+        removedKeys.accept(CacheKey.ofBytes(keys.get(i)));
         removed++;
       }
     }

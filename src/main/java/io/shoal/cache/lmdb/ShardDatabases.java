@@ -23,7 +23,7 @@ record ShardDatabases(Dbi<ByteBuffer> answers, Dbi<ByteBuffer> expiry) {
         env.openDbi(AnswerCodec.EXPIRY, DbiFlags.MDB_CREATE));
   }
 
-  /** Deletes an answer and its expiry-index entry (absent in sample mode: a no-op). */
+  /** Deletes an answer and its expiry-index entry (only a directory an older shoal wrote has one). */
   void delete(Txn<ByteBuffer> txn, byte[] key, long expiresAt, ByteBuffer keyScratch, ByteBuffer indexScratch) {
     answers.delete(txn, AnswerCodec.copyInto(keyScratch, key));
     expiry.delete(txn, AnswerCodec.indexKey(indexScratch, expiresAt, key));

@@ -44,9 +44,7 @@ class ShardStore implements AutoCloseable {
   private final CacheMetrics metrics;
   private final LmdbShardMetrics shardMetrics;
 
-  // Writer-side buffers: only the shard's actor writes, never two messages at once.
-  private final ByteBuffer writeKey = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY);
-  private ByteBuffer writeValue = ByteBuffer.allocateDirect(4096);
+  private final ShardEdits edits;
 
   /** Entries as of the last commit; written by the writer, read by anyone. */
   private volatile long entries;
@@ -63,10 +61,11 @@ class ShardStore implements AutoCloseable {
     this.hot = new HotAnswers(settings.hotEntries(), settings.hotIndex().answers);
     this.metrics = metrics;
     this.shardMetrics = metrics.lmdbShard(settings.shard());
+    this.edits = new ShardEdits(settings, databases, eviction, hot, this::evict);
     for (int attempt = 0; ; attempt++) {
       try (Txn<ByteBuffer> txn = begin(); Ending policy = eviction::ending) {
         eviction.reconcile(txn);
-        finish(txn, databases.answers().stat(txn).entries);
+        finish(txn, -1);
         return;
       } catch (Env.MapFullException e) {
         if (attempt >= 3) {
@@ -173,23 +172,18 @@ class ShardStore implements AutoCloseable {
 
   /** Stores one answer; returns the change in the entry count. */
   private long put(Txn<ByteBuffer> txn, CacheKey cacheKey, CachedAnswer answer, long count, long nowMillis) {
-    byte[] key = cacheKey.bytes();
-    ByteBuffer k = AnswerCodec.copyInto(writeKey, key);
-    ByteBuffer old = databases.answers().get(txn, k);
-    long replaced = old == null ? -1 : AnswerCodec.expiresAt(old);
+    boolean fresh = eviction.expiryOf(txn, cacheKey) < 0;
     long removed = 0;
-    while (old == null && count - removed >= settings.capacity()) {
+    while (fresh && count - removed >= settings.capacity()) {
       int n = evict(txn, nowMillis);
       if (n == 0) {
         break;
       }
       removed += n;
     }
-    writeValue = AnswerCodec.encode(answer, writeValue);
-    databases.answers().put(txn, k, writeValue);
-    eviction.stored(txn, key, answer.expiresAtMillis(), replaced);
+    eviction.store(txn, cacheKey, answer);
     hot.stored(cacheKey, answer);
-    return old == null ? 1 - removed : 0;
+    return fresh ? 1 - removed : 0;
   }
 
   private int evict(Txn<ByteBuffer> txn, long nowMillis) {
@@ -201,14 +195,21 @@ class ShardStore implements AutoCloseable {
     return removed;
   }
 
-  /** Commits {@code txn} holding {@code count} answers and publishes the result to readers. */
+  /**
+   * Commits {@code txn} holding {@code count} answers (-1: as many as LMDB then counts) and
+   * publishes the result to readers.
+   */
   private long finish(Txn<ByteBuffer> txn, long count) {
+    eviction.flush(txn);
+    if (count < 0) {
+      count = databases.answers().stat(txn).entries;
+    }
     long[] soonest = eviction.soonest(txn, (int) Math.min(horizonDepth, count));
     Horizon next = soonest == null ? null : new Horizon(Math.max(0, settings.capacity() - count), soonest);
-    eviction.ending();
     long start = System.nanoTime();
     txn.commit();
     long commitNanos = System.nanoTime() - start;
+    eviction.committed();
     entries = count;
     horizon = next;
     readers.committed();
@@ -216,7 +217,7 @@ class ShardStore implements AutoCloseable {
     return commitNanos;
   }
 
-  /** Closed before its write transaction (resources close in reverse): ends what the policy holds in it. */
+  /** Closed before its write transaction (resources close in reverse): the policy undoes an abort. */
   private interface Ending extends AutoCloseable {
     @Override
     void close();
@@ -240,7 +241,7 @@ class ShardStore implements AutoCloseable {
           }
           removed += n;
         }
-        finish(txn, databases.answers().stat(txn).entries);
+        finish(txn, -1);
         return;
       } catch (Env.MapFullException e) {
         // Even deleting needs fresh pages (copy-on-write): only growth helps now.
@@ -253,76 +254,19 @@ class ShardStore implements AutoCloseable {
         settings.shard(), settings.cache(), before, before * 2);
   }
 
-  /**
-   * Stores the answers of a load in one transaction, each only where it takes no live answer's
-   * place (see {@link AnswerCache#loadIntoRoom}): a key held live keeps its answer; a new key
-   * needs room under the shard's capacity, or (with an expiry index) a soonest entry that has
-   * expired, which goes. A full map grows; it never makes room by evicting.
-   */
+  /** Stores the answers of a load where they take no live answer's place: see {@link ShardEdits#loadIntoRoom}. */
   AnswerCache.Loaded[] loadIntoRoom(List<AnswerCache.Keyed> answers, long nowMillis) {
-    return removing(txn -> {
-      AnswerCache.Loaded[] results = new AnswerCache.Loaded[answers.size()];
-      long count = databases.answers().stat(txn).entries;
-      for (int i = 0; i < results.length; i++) {
-        CacheKey cacheKey = answers.get(i).key();
-        CachedAnswer answer = answers.get(i).answer();
-        byte[] key = cacheKey.bytes();
-        ByteBuffer k = AnswerCodec.copyInto(writeKey, key);
-        ByteBuffer old = databases.answers().get(txn, k);
-        long replaced = old == null ? -1 : AnswerCodec.expiresAt(old);
-        if (old != null && replaced > nowMillis) {
-          results[i] = AnswerCache.Loaded.ALREADY_CACHED;
-          continue;
-        }
-        if (old == null && count >= settings.capacity()) {
-          long[] head = eviction.soonest(txn, 1);
-          if (head == null || head.length == 0 || head[0] > nowMillis) {
-            results[i] = AnswerCache.Loaded.NO_ROOM;
-            continue;
-          }
-          // Only expired entries: the head of the expiry index and the expired ones behind it.
-          count -= evict(txn, nowMillis);
-          k = AnswerCodec.copyInto(writeKey, key);
-        }
-        writeValue = AnswerCodec.encode(answer, writeValue);
-        databases.answers().put(txn, k, writeValue);
-        eviction.stored(txn, key, answer.expiresAtMillis(), replaced);
-        hot.stored(cacheKey, answer);
-        if (old == null) {
-          count++;
-        }
-        results[i] = AnswerCache.Loaded.STORED;
-      }
-      return results;
-    });
+    return removing(txn -> edits.loadIntoRoom(txn, answers, nowMillis));
   }
 
   /** Removes every answer for the wire-form {@code name} of {@code qtype} (0: every type). */
   int removeName(byte[] name, int qtype) {
-    return removing(txn -> databases.removeName(txn, name, qtype, hot::removed));
+    return removing(txn -> edits.removeName(txn, name, qtype));
   }
 
-  /**
-   * Removes, in one transaction, the answer under each release's key that was stored at its
-   * {@code storedAtMillis} or before; returns, release by release, whether one went.
-   */
+  /** Removes each release's answer unless it was stored since: see {@link ShardEdits#removeStored}. */
   boolean[] removeStored(List<ShardState.Release> releases) {
-    return removing(txn -> {
-      boolean[] removed = new boolean[releases.size()];
-      ByteBuffer indexScratch = ByteBuffer.allocateDirect(AnswerCodec.KEY_CAPACITY + 8);
-      for (int i = 0; i < removed.length; i++) {
-        ShardState.Release release = releases.get(i);
-        byte[] key = release.key().bytes();
-        ByteBuffer held = databases.answers().get(txn, AnswerCodec.copyInto(writeKey, key));
-        if (held == null || held.remaining() < 16 || AnswerCodec.storedAt(held) > release.storedAtMillis()) {
-          continue;
-        }
-        databases.delete(txn, key, AnswerCodec.expiresAt(held), writeKey, indexScratch);
-        hot.removed(key);
-        removed[i] = true;
-      }
-      return removed;
-    });
+    return removing(txn -> edits.removeStored(txn, releases));
   }
 
   /**
@@ -334,7 +278,7 @@ class ShardStore implements AutoCloseable {
     for (int round = 1; ; round++) {
       try (Txn<ByteBuffer> txn = begin(); Ending policy = eviction::ending) {
         T result = removal.apply(txn);
-        finish(txn, databases.answers().stat(txn).entries);
+        finish(txn, -1);
         return result;
       } catch (Env.MapFullException e) {
         if (round > MAX_MAP_ROUNDS) {

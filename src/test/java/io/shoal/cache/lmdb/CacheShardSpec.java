@@ -22,9 +22,12 @@ import io.shoal.cache.CachedAnswer;
 import io.shoal.cache.WhenFull;
 import io.shoal.cache.CacheSettings;
 import io.shoal.wire.CacheKey;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
@@ -164,6 +167,50 @@ public class CacheShardSpec extends JUnitSuite {
       assertNull("the replaced answer's new, soonest expiry made it the victim",
           cache.get(key("host5.example."), now));
       assertEquals(10, cache.size());
+    }
+  }
+
+  /**
+   * The expiry order lives in the heap: a transaction that fills the shard three times over
+   * leaves in LMDB exactly the answers that expire last, and a cache opened again on the
+   * directory rebuilds the order from them, so it evicts the soonest-expiring of those.
+   */
+  @Test
+  public void evictOneKeepsItsOrderAcrossABatchAndARestart() throws Exception {
+    Path path = tmp.newFolder().toPath();
+    long now = System.currentTimeMillis();
+    TestProbe<CacheShard.Event> events = testKit.createTestProbe();
+    // A window far longer than the test waits: the awaited last fill ends it, one transaction for all.
+    CacheSettings windowed = CacheFixture.withCommitWindow(
+        settings("order-first", path, 1, 10, WhenFull.EVICT_ONE), Duration.ofSeconds(60));
+    try (LmdbAnswerCache cache = open(testKit, windowed, events)) {
+      awaitShardOpen(cache, 0);
+      for (int i = 0; i < 29; i++) {
+        // Keys in no particular order of expiry: host(i) expires i seconds after host0.
+        cache.fillBehind(key("host" + i + ".example."), answer(80, (byte) i, now + 100_000 + i * 1000L));
+      }
+      assertTrue(await(cache.fill(key("host29.example."), answer(80, (byte) 29, now + 129_000))));
+      assertEquals("one transaction", 30, events.expectMessageClass(CacheShard.Committed.class).fills());
+      assertEquals(10, cache.size());
+    }
+    try (CacheDirectory dir = CacheDirectory.open(path, CacheDirectory.Access.EXCLUSIVE_READ)) {
+      Set<String> stored = new TreeSet<>();
+      dir.dump(null, Long.MAX_VALUE, e -> stored.add(e.key().name()));
+      Set<String> last = new TreeSet<>();
+      for (int i = 20; i < 30; i++) {
+        last.add("host" + i + ".example.");
+      }
+      assertEquals("the ten that expire last, and nothing else", last, stored);
+      assertEquals("no expiry index in LMDB", 0, dir.stat(now).get(0).indexed());
+    }
+    try (LmdbAnswerCache cache = open(testKit, settings("order-second", path, 1, 10, WhenFull.EVICT_ONE), events)) {
+      awaitShardOpen(cache, 0);
+      assertEquals(10, cache.size());
+      assertTrue(await(cache.fill(key("late.example."), answer(80, (byte) 1, now + 500_000))));
+      assertEquals("the cap holds after the restart", 10, cache.size());
+      assertNull("the soonest to expire went", cache.get(key("host20.example."), now));
+      assertNotNull(cache.get(key("host21.example."), now));
+      assertNotNull(cache.get(key("late.example."), now));
     }
   }
 
