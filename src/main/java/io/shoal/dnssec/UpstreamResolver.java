@@ -152,19 +152,28 @@ final class UpstreamResolver implements Resolver {
   public CompletionStage<Message> sendAsync(Message query, Executor ignored) {
     Record r = query.getQuestion();
     Fetch f = fetch(new Question(r.getName(), r.getType(), r.getDClass()), false);
+    int id = query.getHeader().getID();
+    if (f.outcome.isDone() && ValidationThreads.current()) {
+      // Already on a validation thread with the answer there (a resolving group's walk ends on
+      // one): validation goes on here; a hand-off to another validation thread would only cost.
+      return f.outcome.thenApply(outcome -> answer(outcome, id));
+    }
     // Validation (signature checks) continues on the executor, not on the upstream's socket thread.
-    return f.outcome.thenApplyAsync(outcome -> {
-      if (!(outcome instanceof Upstream.Answered answered)) {
-        throw new CompletionException(new IOException(((Upstream.Failed) outcome).reason()));
-      }
-      try {
-        Message m = new Message(answered.wire());
-        m.getHeader().setID(query.getHeader().getID());
-        return withPreparedKeys(m);
-      } catch (IOException e) {
-        throw new CompletionException(e);
-      }
-    }, executor);
+    return f.outcome.thenApplyAsync(outcome -> answer(outcome, id), executor);
+  }
+
+  /** The validator's view of {@code outcome} (as the answer to query {@code id}), its DNSKEYs prepared; a failure for no answer. */
+  private Message answer(Upstream.Outcome outcome, int id) {
+    if (!(outcome instanceof Upstream.Answered answered)) {
+      throw new CompletionException(new IOException(((Upstream.Failed) outcome).reason()));
+    }
+    try {
+      Message m = new Message(answered.wire());
+      m.getHeader().setID(id);
+      return withPreparedKeys(m);
+    } catch (IOException e) {
+      throw new CompletionException(e);
+    }
   }
 
   /**

@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
@@ -121,6 +122,16 @@ public final class ValidatingUpstream implements Upstream {
     // Signature checks run on validation's own threads, off the sockets' threads and the actors'.
     return new ValidatingUpstream(settings, upstream, new EpochClock(clock), metrics, ValidationThreads.shared(),
         group, proofs, deadline);
+  }
+
+  /**
+   * Where an upstream that resolves by itself runs the steps between its exchanges, when
+   * {@code settings} have its answers validated next: on the validation threads (its last step
+   * then hands the answer to the validator on the same thread, one hand-off fewer per answer);
+   * else on the JVM's common pool.
+   */
+  public static Executor upstreamSteps(DnssecSettings settings) {
+    return settings.mode() == DnssecSettings.Mode.OFF ? ForkJoinPool.commonPool() : ValidationThreads.forUpstreamSteps();
   }
 
   /**

@@ -35,9 +35,9 @@ final class AuthorityQuery {
       UpstreamSelector sockets, InetSocketAddress server, Name name, int type, long deadlineNanos) {
     int id = sockets.newQueryId();
     Message m = new Message(id);
-    m.addRecord(Record.newRecord(mixCase(name), type, DClass.IN), Section.QUESTION);
+    m.addRecord(Record.newRecord(name, type, DClass.IN), Section.QUESTION);
     m.addRecord(new OPTRecord(DnsQuery.EDNS_UDP_SIZE, 0, 0, ExtendedFlags.DO), Section.ADDITIONAL);
-    byte[] wire = m.toWire();
+    byte[] wire = mixCase(m.toWire());
     CacheKey key;
     try {
       key = CacheKey.ofQuestion(wire, 0);
@@ -76,29 +76,33 @@ final class AuthorityQuery {
     }
   }
 
-  /** {@code name} with each letter's case chosen at random. */
-  static Name mixCase(Name name) {
-    if (name.labels() <= 1) {
-      return name;
-    }
-    char[] s = name.toString(false).toCharArray();
-    ThreadLocalRandom r = ThreadLocalRandom.current();
-    boolean escaped = false;
-    for (int i = 0; i < s.length; i++) {
-      char c = s[i];
-      if (c == '\\') {
-        escaped = true; // leave escapes (\DDD, \.) as written
-        continue;
+  /**
+   * {@code query} with each letter of its question name given a random case, in place: the
+   * name is the first in the message, written whole from offset 12 (nothing before it to point to).
+   */
+  static byte[] mixCase(byte[] query) {
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    long bits = 0;
+    int left = 0;
+    int i = 12;
+    while (i < query.length && query[i] != 0) {
+      int end = i + 1 + (query[i] & 0xff);
+      for (int j = i + 1; j < end && j < query.length; j++) {
+        int c = query[j] | 0x20;
+        if (c >= 'a' && c <= 'z') {
+          if (left == 0) {
+            bits = random.nextLong();
+            left = 64;
+          }
+          if ((bits & 1) != 0) {
+            query[j] ^= 0x20;
+          }
+          bits >>>= 1;
+          left--;
+        }
       }
-      if (!escaped && Character.isLetter(c) && c < 128 && r.nextBoolean()) {
-        s[i] = Character.isUpperCase(c) ? Character.toLowerCase(c) : Character.toUpperCase(c);
-      }
-      escaped = escaped && Character.isDigit(c);
+      i = end;
     }
-    try {
-      return Name.fromString(new String(s));
-    } catch (org.xbill.DNS.TextParseException e) {
-      return name;
-    }
+    return query;
   }
 }

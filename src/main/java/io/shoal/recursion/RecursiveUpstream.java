@@ -82,7 +82,17 @@ public final class RecursiveUpstream implements Upstream {
    */
   public RecursiveUpstream(UpstreamGroupSettings group, List<Name> stubZones, UpstreamSelector sockets,
       RecursionMetrics metrics) {
-    this(group, stubZones, sockets, metrics, 53, ForkJoinPool.commonPool());
+    this(group, stubZones, sockets, metrics, ForkJoinPool.commonPool());
+  }
+
+  /**
+   * The same, running the steps between authority exchanges on {@code steps} (never on the
+   * thread that reads the authorities' sockets): where its answers go on to next, when that is
+   * a pool of its own, so no thread hands an answer to another one on the way.
+   */
+  public RecursiveUpstream(UpstreamGroupSettings group, List<Name> stubZones, UpstreamSelector sockets,
+      RecursionMetrics metrics, Executor steps) {
+    this(group, stubZones, sockets, metrics, 53, steps);
   }
 
   /** @param authorityPort the port every authority is asked on: 53, other only in tests */

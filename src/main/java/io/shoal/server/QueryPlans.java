@@ -7,6 +7,7 @@ import io.shoal.access.AccessControl;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CacheSettings;
 import io.shoal.cache.TtlRules;
+import io.shoal.config.DnssecSettings;
 import io.shoal.config.InvalidConfigException;
 import io.shoal.config.ProfileSettings;
 import io.shoal.config.QueryLogSettings;
@@ -295,10 +296,13 @@ final class QueryPlans {
       if (group.mode() != UpstreamGroupSettings.Mode.FORWARD) {
         // Resolves itself: its own state, no upstream servers to probe for health.
         List<org.xbill.DNS.Name> stubZones = stubZones(config, group);
-        List<Object> key = List.of(group, stubZones);
+        // Whether its answers are validated decides where its steps run: part of what it is.
+        boolean validated = config.dnssec().mode() != DnssecSettings.Mode.OFF;
+        List<Object> key = List.of(group, stubZones, validated);
         RecursiveUpstream r = resolvers.get(key);
         if (r == null) {
-          r = new RecursiveUpstream(group, stubZones, sockets, recursionMetrics);
+          r = new RecursiveUpstream(group, stubZones, sockets, recursionMetrics,
+              ValidatingUpstream.upstreamSteps(config.dnssec()));
           r.start();
         }
         resolving.put(key, r);

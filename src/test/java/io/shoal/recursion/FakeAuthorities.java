@@ -42,6 +42,8 @@ final class FakeAuthorities implements AutoCloseable {
     final List<Zone> zones = new ArrayList<>();
     final AtomicInteger queries = new AtomicInteger();
     final Map<String, AtomicInteger> asked = new ConcurrentHashMap<>();
+    /** Each question name as it came, letter case and all. */
+    final List<String> spellings = java.util.Collections.synchronizedList(new ArrayList<>());
     volatile Behaviour behaviour = Behaviour.NORMAL;
     final DatagramSocket socket;
 
@@ -140,6 +142,7 @@ final class FakeAuthorities implements AutoCloseable {
         Message q = new Message(java.util.Arrays.copyOf(p.getData(), p.getLength()));
         s.queries.incrementAndGet();
         Record question = q.getQuestion();
+        s.spellings.add(question.getName().toString());
         s.asked.computeIfAbsent(question.getName().toString().toLowerCase() + "/" + Type.string(question.getType()),
             k -> new AtomicInteger()).incrementAndGet();
         Message reply = answer(s, q);

@@ -269,6 +269,26 @@ class RecursiveUpstreamTest {
   }
 
   @Test
+  void everyQuestionGoesOutInMixedCase() throws Exception {
+    List<String> sent = new java.util.ArrayList<>();
+    for (int i = 1; i <= 5; i++) {
+      tree.server(i).spellings.clear();
+    }
+    RecursiveUpstream r = resolver(64);
+    for (String name : List.of("www.test.", "alias.test.", "a.b.c.test.", "host.sub.test.")) {
+      assertEquals(Rcode.NOERROR, ask(r, name, Type.A).getRcode(), name);
+    }
+    for (int i = 1; i <= 5; i++) {
+      sent.addAll(tree.server(i).spellings);
+    }
+    String letters = String.join("", sent).replaceAll("[^A-Za-z]", "");
+    // Each letter's case is a coin toss (0x20): over this many letters both cases must show up.
+    assertTrue(letters.length() >= 60, "letters asked: " + sent);
+    assertTrue(letters.chars().anyMatch(Character::isUpperCase), "no upper case in " + sent);
+    assertTrue(letters.chars().anyMatch(Character::isLowerCase), "no lower case in " + sent);
+  }
+
+  @Test
   void aLongCnameChainStopsAtTheLinkLimit() throws Exception {
     RecursiveUpstream r = resolver(64);
     Message ok = ask(r, "short0.test.", Type.A);
