@@ -35,7 +35,6 @@ import org.xbill.DNS.Type;
 public class SlowValidationSpec extends JUnitSuite {
   /** Per attempt; the query's one deadline is 4 x 1 s + 250 ms with three servers. */
   private static final long TIMEOUT_MS = 1000;
-  private static final long DEADLINE_MS = 4 * TIMEOUT_MS + 250;
   private static SignedZoneServer zone;
   /** The group's three servers, all in front of the zone's. */
   private static DnsRelay[] relays = new DnsRelay[3];
@@ -106,9 +105,10 @@ public class SlowValidationSpec extends JUnitSuite {
       }
     }
     assertNotNull("an extended DNS error", why);
-    assertEquals(ExtendedErrorCodeOption.NO_REACHABLE_AUTHORITY, why.getErrorCode());
-    // Generous: the bound is the deadline, and this only says the answer did not wait for the validation.
-    assertTrue("answered " + waitedMs + " ms after asking", waitedMs < DEADLINE_MS + 2000);
+    // EDE 22 is the deadline's answer: a validation that ended (in time or not) answers with its
+    // verdict (NOERROR here, or SERVFAIL with EDE 6-10), so no wall-clock bound is needed to tell
+    // them apart, and a loaded host cannot fail the check by being slow.
+    assertEquals("answered after " + waitedMs + " ms", ExtendedErrorCodeOption.NO_REACHABLE_AUTHORITY, why.getErrorCode());
     assertEquals("the answer was asked of every server", 3,
         relays[0].queries(Type.A) + relays[1].queries(Type.A) + relays[2].queries(Type.A));
   }
