@@ -11,8 +11,8 @@ Modes (--modes, comma separated; all three by default), the servers taking turns
             first answer after it (query sent until the last byte of the answer). shoal with
             shoal.tls.provider = auto (Conscrypt), shoal with jdk, Unbound (tls-service-key/pem).
             With --load-seconds S > 0 each round then loads each server with dnsperf for S seconds
-            over DoT (-m dot; shoal also over DoH, -m doh, GET) on a few long-lived connections and
-            records the server's CPU per answered query.
+            over DoT (-m dot) and DoH (-m doh, HTTP/2 GET, Unbound's https-port) on a few
+            long-lived connections and records the server's CPU per answered query.
   upstream  shoal forwarding to a DoT upstream (Unbound's TLS port, answering a local zone): dnsperf
             sends S seconds of distinct names over UDP, so every query is a cache miss that goes
             out on shoal's long-lived TLS connection to Unbound; shoal's CPU per answered query,
@@ -222,13 +222,15 @@ def main():
     with open(queries, "w") as f:
         f.write(f"{NAME} A\n")
 
-    unbound_tcp, unbound_tls = free_port(), free_port()
+    unbound_tcp, unbound_tls, unbound_https = free_port(), free_port(), free_port()
     conf = os.path.join(work, "unbound.conf")
     with open(conf, "w") as f:
         f.write(f"""server:
   interface: 127.0.0.1@{unbound_tcp}
   interface: 127.0.0.1@{unbound_tls}
+  interface: 127.0.0.1@{unbound_https}
   tls-port: {unbound_tls}
+  https-port: {unbound_https}
   tls-service-key: "{key}"
   tls-service-pem: "{cert}"
   do-daemonize: no
@@ -246,7 +248,7 @@ def main():
     procs, tcp, dot, doh, udp = {}, {}, {}, {}, {}
     procs["unbound"] = subprocess.Popen(["unbound", "-d", "-c", conf], stdout=subprocess.DEVNULL,
                                         stderr=open(os.path.join(a.out, "unbound.log"), "w"))
-    tcp["unbound"], dot["unbound"] = unbound_tcp, unbound_tls
+    tcp["unbound"], dot["unbound"], doh["unbound"] = unbound_tcp, unbound_tls, unbound_https
     if "tcp" in modes or "dot" in modes:
         for name, provider in (("shoal-conscrypt", "auto"), ("shoal-jdk", "jdk")):
             tcp[name], dot[name], doh[name] = free_port(), free_port(), free_port()
@@ -287,6 +289,11 @@ def main():
             return names
         for name in udp:
             dnsperf_cpu("udp", udp[name], procs[name].pid, 5, a.load_clients, distinct_names(f"warm-{name}"), once=True)
+        if a.load_seconds > 0 and "dot" in modes:
+            for name in DOT_SERVERS:  # the JIT of the DoT and DoH paths, before the first measured load
+                for mode, port in (("dot", dot[name]), ("doh", doh.get(name))):
+                    if port is not None:
+                        dnsperf_cpu(mode, port, procs[name].pid, 5, a.load_clients, queries)
         with open("/proc/loadavg") as f:
             print(f"load average at start: {f.read().split()[0]}")
 
