@@ -197,6 +197,17 @@ public final class ServerMetrics {
     }
   }
 
+  /**
+   * shoal_upstream_tls_provider{provider}: 1 for the TLS implementation of the connections to DoT
+   * upstream servers, 0 for the other ("conscrypt", "jdk"); set when the first one is asked.
+   */
+  public void upstreamTlsProvider(String provider) {
+    for (String p : new String[] {"conscrypt", "jdk"}) {
+      Kamon.gauge("shoal.upstream.tls.provider", "1 for the TLS implementation of DoT upstream connections, 0 for the other")
+          .withTags(base.withTag("provider", p)).update(p.equals(provider) ? 1 : 0);
+    }
+  }
+
   /** One upstream exchange: shoal_upstream_seconds{upstream,outcome}. */
   public void upstream(String server, String outcome, long nanos) {
     String key = server + "/" + outcome;

@@ -16,6 +16,7 @@ import io.shoal.cluster.NearCache;
 import io.shoal.cluster.NodeStatus;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.config.ShoalConfig;
+import io.shoal.config.TlsSettings;
 import io.shoal.ingress.Ingress;
 import io.shoal.ingress.IngressWorker;
 import io.shoal.ingress.QueryPlan;
@@ -64,7 +65,7 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
       caches.put(c.name(), openCache(ctx, c, m, lmdbStores));
     }
     QueryPlans plans = new QueryPlans(ctx.getSystem(), caches, cacheMetrics, clock, metrics, node, upstreamSockets,
-        dotUpstreams(ctx, metrics, upstreamSockets));
+        dotUpstreams(ctx, metrics, upstreamSockets, config.tls().provider()));
     QueryPlan plan = plans.first(config, local, responsePolicy, loops).plan();
     List<ActorRef<IngressWorker.Command>> workers = new ArrayList<>();
     AtomicInteger[] pending = new AtomicInteger[config.workers()];
@@ -103,8 +104,9 @@ record Resolver(Ingress ingress, List<AnswerCache> caches, OwnerDirectory owners
    * The DoT upstream connections, opened when a group first asks a tls:// server (at start, or
    * after a reload that added one), closed with the upstream sockets.
    */
-  private static DotExchanges dotUpstreams(ActorContext<Void> ctx, ServerMetrics metrics, UpstreamSelector upstreamSockets) {
-    DotUpstreams dot = new DotUpstreams(ctx.getSystem(), metrics, upstreamSockets::newQueryId);
+  private static DotExchanges dotUpstreams(ActorContext<Void> ctx, ServerMetrics metrics,
+      UpstreamSelector upstreamSockets, TlsSettings.Provider provider) {
+    DotUpstreams dot = new DotUpstreams(ctx.getSystem(), metrics, upstreamSockets::newQueryId, provider);
     CoordinatedShutdown.get(ctx.getSystem()).addTask(CoordinatedShutdown.PhaseServiceStop(), "close-dot-upstreams",
         () -> {
           dot.close();

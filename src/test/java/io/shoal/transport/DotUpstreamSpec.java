@@ -68,8 +68,17 @@ public class DotUpstreamSpec extends JUnitSuite {
   private static final ListAppender<ILoggingEvent> log = new ListAppender<>();
   private static final AtomicInteger ids = new AtomicInteger(0x5100);
 
+  /** The TLS implementation node B's DoT upstream connections are expected to use. */
+  private static String provider;
+
   @BeforeClass
   public static void start() throws Exception {
+    startWith("auto");
+  }
+
+  /** Starts node A (the DoT server) and node B (its DoT client) with B's {@code shoal.tls.provider}. */
+  static void startWith(String tlsProvider) throws Exception {
+    provider = tlsProvider.equals("auto") && org.conscrypt.Conscrypt.isAvailable() ? "conscrypt" : "jdk";
     LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
     log.setContext(context);
     log.start();
@@ -113,6 +122,7 @@ public class DotUpstreamSpec extends JUnitSuite {
           .append("shoal.profiles.").append(g).append(" { match = [\"").append(g)
           .append(".example.test.\"], cache = answers, upstreams = ").append(g).append(" }\n");
     }
+    hocon.append("shoal.tls.provider = ").append(tlsProvider).append('\n');
     b = TestNode.start(auth.hostPort(), hocon.toString());
   }
 
@@ -182,7 +192,13 @@ public class DotUpstreamSpec extends JUnitSuite {
     assertAnswered(ask("one.good.example.test."));
     assertEquals("the second answer came from B's cache", 1, auth.queries("one.good.example.test.", Type.A));
     int dot = a.server.tlsAddress().getPort();
-    assertTrue(b.metrics().await(v -> v >= 1, "shoal_upstream_seconds_count", upstream(dot), "outcome=\"ok\"") >= 1);
+    Metrics metrics = b.metrics();
+    assertTrue(metrics.await(v -> v >= 1, "shoal_upstream_seconds_count", upstream(dot), "outcome=\"ok\"") >= 1);
+    assertEquals("its TLS is shoal.tls.provider's", 1.0,
+        metrics.await(v -> v == 1.0, "shoal_upstream_tls_provider", "provider=\"" + provider + "\""), 0.0);
+    String other = provider.equals("jdk") ? "conscrypt" : "jdk";
+    assertEquals(0.0, Metrics.value(metrics.settled(), "shoal_upstream_tls_provider", "provider=\"" + other + "\""),
+        0.0);
   }
 
   @Test

@@ -3,15 +3,18 @@ package io.shoal.transport.tls;
 import io.shoal.config.DotServerSettings;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.MessageDigest;
 import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateExpiredException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.CertPathValidatorException;
+import java.security.cert.X509Certificate;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
@@ -22,7 +25,9 @@ import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
+import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * How a DoT upstream's certificate is checked ({@link DotUpstream}): the trust (a CA file or the
@@ -57,8 +62,13 @@ final class DotTrust {
     return name.indexOf(':') >= 0 || name.matches("[0-9.]+");
   }
 
-  /** The trust of {@code s}: its CA file, or the JVM's trust store when it names none. */
-  static SSLContext context(DotServerSettings s) throws IOException, GeneralSecurityException {
+  /**
+   * The trust of {@code s}: its CA file, or the JVM's trust store when it names none; the
+   * connections are made by {@code conscrypt}'s engines, or the JDK's when it is null. The chain
+   * and name are checked by the JDK's PKIX trust manager either way, so both refuse alike.
+   */
+  static SSLContext context(DotServerSettings s, java.security.Provider conscrypt)
+      throws IOException, GeneralSecurityException {
     TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
     if (s.caFile() == null) {
       tmf.init((KeyStore) null);
@@ -73,9 +83,78 @@ final class DotTrust {
       }
       tmf.init(trust);
     }
-    SSLContext context = SSLContext.getInstance("TLS");
-    context.init(null, tmf.getTrustManagers(), null);
+    if (conscrypt == null) {
+      SSLContext context = SSLContext.getInstance("TLS");
+      context.init(null, tmf.getTrustManagers(), null);
+      return context;
+    }
+    SSLContext context = SSLContext.getInstance("TLS", conscrypt);
+    TrustManager[] managers = tmf.getTrustManagers().clone();
+    for (int i = 0; i < managers.length; i++) {
+      if (managers[i] instanceof X509ExtendedTrustManager jdk) {
+        managers[i] = new TlsThirteenAuthType(jdk);
+      }
+    }
+    context.init(null, managers, null);
     return context;
+  }
+
+  /**
+   * The JDK's PKIX trust manager behind Conscrypt's engines. In TLS 1.3 the cipher suite names no
+   * key exchange, and Conscrypt says so with the auth type "GENERIC", which the JDK's end-entity
+   * check does not know (it refuses every such handshake); the JDK's own TLS 1.3 says "UNKNOWN",
+   * which it checks as a signing server's certificate. Everything else (chain, expiry, the HTTPS
+   * name rules on the engine's SNI and peer host) is the JDK's check unchanged.
+   */
+  private static final class TlsThirteenAuthType extends X509ExtendedTrustManager {
+    private final X509ExtendedTrustManager jdk;
+
+    TlsThirteenAuthType(X509ExtendedTrustManager jdk) {
+      this.jdk = jdk;
+    }
+
+    private static String authType(String conscrypts) {
+      return "GENERIC".equals(conscrypts) ? "UNKNOWN" : conscrypts;
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+        throws CertificateException {
+      jdk.checkServerTrusted(chain, authType(authType), engine);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
+        throws CertificateException {
+      jdk.checkServerTrusted(chain, authType(authType), socket);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+      jdk.checkServerTrusted(chain, authType(authType));
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+        throws CertificateException {
+      jdk.checkClientTrusted(chain, authType, engine);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
+        throws CertificateException {
+      jdk.checkClientTrusted(chain, authType, socket);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+      jdk.checkClientTrusted(chain, authType);
+    }
+
+    @Override
+    public X509Certificate[] getAcceptedIssuers() {
+      return jdk.getAcceptedIssuers();
+    }
   }
 
   /**

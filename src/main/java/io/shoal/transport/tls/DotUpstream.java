@@ -71,7 +71,8 @@ final class DotUpstream {
   private String lastLogged;
   private boolean closed;
 
-  DotUpstream(ActorSystem<?> system, DotServerSettings server, ServerMetrics metrics, IntSupplier ids) {
+  DotUpstream(
+      ActorSystem<?> system, DotServerSettings server, ServerMetrics metrics, IntSupplier ids, TlsImplementation tls) {
     this.system = system;
     this.server = server;
     this.label = label(server);
@@ -80,7 +81,7 @@ final class DotUpstream {
     SSLContext c = null;
     String failure = null;
     try {
-      c = DotTrust.context(server);
+      c = DotTrust.context(server, tls.conscrypt());
     } catch (IOException | GeneralSecurityException e) {
       failure = "cannot use " + (server.caFile() == null ? "the JVM trust store" : server.caFile()) + ": " + e;
       log.error("DoT upstream {}: {}", label, failure);

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.security.Provider;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
@@ -45,16 +44,13 @@ public final class ServerCertificate implements AutoCloseable {
   private final ScheduledExecutorService checks;
   private final Duration every;
   private volatile ServerMetrics metrics;
-  /** Conscrypt's provider, or null for the JDK's: what each loaded pair is offered to. */
-  private final Provider provider;
-  /** Why {@code auto} serves with the JDK's provider here, or null. */
-  private final String fallback;
+  /** What each loaded pair is offered to (Conscrypt's provider, or the JDK's), and why. */
+  private final TlsImplementation tls;
 
   private ServerCertificate(Path certificateFile, Path keyFile, PemFiles.Loaded loaded, List<Object> seen,
-      Duration every, Provider provider, String fallback) {
+      Duration every, TlsImplementation tls) {
     this.every = every;
-    this.provider = provider;
-    this.fallback = fallback;
+    this.tls = tls;
     this.certificateFile = certificateFile;
     this.keyFile = keyFile;
     this.current = new AtomicReference<>(loaded);
@@ -73,25 +69,15 @@ public final class ServerCertificate implements AutoCloseable {
    */
   public static ServerCertificate load(TlsSettings settings) {
     List<Object> seen = stamp(settings.certificate(), settings.privateKey());
-    Provider provider = null;
-    String fallback = null;
-    if (settings.provider() == TlsSettings.Provider.AUTO) {
-      try {
-        org.conscrypt.Conscrypt.checkAvailability();
-        provider = org.conscrypt.Conscrypt.newProvider();
-      } catch (Throwable t) {
-        // UnsatisfiedLinkError and friends: no native library for this OS or CPU.
-        fallback = t.getClass().getSimpleName() + ": " + t.getMessage();
-      }
-    }
+    TlsImplementation tls = TlsImplementation.choose(settings.provider());
     PemFiles.Loaded loaded;
     try {
-      loaded = PemFiles.load(settings.certificate(), settings.privateKey(), provider);
+      loaded = PemFiles.load(settings.certificate(), settings.privateKey(), tls.conscrypt());
     } catch (PemFiles.BadFile e) {
       throw new InvalidConfigException(e.key ? "shoal.tls.private_key" : "shoal.tls.certificate", e.getMessage());
     }
     return new ServerCertificate(settings.certificate(), settings.privateKey(), loaded, seen, settings.reloadCheck(),
-        provider, fallback);
+        tls);
   }
 
   /** The TLS implementation serving new connections: "conscrypt" or "jdk". */
@@ -100,14 +86,11 @@ public final class ServerCertificate implements AutoCloseable {
   }
 
   private String providerNote(PemFiles.Loaded loaded) {
-    if (loaded.provider().equals("conscrypt")) {
-      return "Conscrypt " + conscryptVersion();
-    }
-    if (provider != null) {
+    if (tls.conscrypt() != null && !loaded.provider().equals("conscrypt")) {
       return "the JDK (Conscrypt serves RSA and EC keys only; this key is "
           + loaded.leaf().getPublicKey().getAlgorithm() + ")";
     }
-    return "the JDK" + (fallback == null ? "" : " (Conscrypt did not load on this host: " + fallback + ")");
+    return tls.note();
   }
 
   /** Starts checking the files for a new certificate, reporting reloads and expiry to {@code metrics}. */
@@ -149,11 +132,6 @@ public final class ServerCertificate implements AutoCloseable {
     return current.get().context();
   }
 
-  private static String conscryptVersion() {
-    org.conscrypt.Conscrypt.Version v = org.conscrypt.Conscrypt.version();
-    return v.major() + "." + v.minor() + "." + v.patch();
-  }
-
   /** Looks at the files now, as the periodic check does (a configuration reload asks for it). */
   public void checkNow() {
     if (metrics != null) {
@@ -168,7 +146,7 @@ public final class ServerCertificate implements AutoCloseable {
     }
     lastSeen = now;
     try {
-      PemFiles.Loaded loaded = PemFiles.load(certificateFile, keyFile, provider);
+      PemFiles.Loaded loaded = PemFiles.load(certificateFile, keyFile, tls.conscrypt());
       current.set(loaded);
       metrics.certificateReload("loaded");
       metrics.certificateExpiry(loaded.leaf().getNotAfter().toInstant().getEpochSecond());
