@@ -7,7 +7,11 @@ package io.shoal.wire;
  * Such an answer can be cached as it is: no pointer leads into a TTL or other data that shoal
  * patches on the way out. Anything this walk does not know (a type whose RDATA might hold a name
  * it does not parse, a pointer elsewhere) is left to the full check, which rewrites the answer.
- * Types it knows: A, AAAA, TXT, and NS, CNAME, SOA, PTR, MX, SRV, DNAME with their names.
+ * Types it knows: A, AAAA, TXT, and NS, CNAME, SOA, PTR, MX, SRV, DNAME with their names; and the
+ * DNSSEC records every signed answer to a DO query carries (RRSIG, NSEC, NSEC3, DS, DNSKEY,
+ * NSEC3PARAM) in the shape dnsjava would write them again: the names inside RRSIG and NSEC data
+ * uncompressed (RFC 4034 forbids compressing them; dnsjava writes them so), type bitmaps in
+ * increasing windows of 1 to 32 octets.
  */
 final class PointerCheck {
   private static final int TYPE_A = 1;
@@ -20,6 +24,14 @@ final class PointerCheck {
   private static final int TYPE_AAAA = 28;
   private static final int TYPE_SRV = 33;
   private static final int TYPE_DNAME = 39;
+  private static final int TYPE_DS = 43;
+  private static final int TYPE_RRSIG = 46;
+  private static final int TYPE_NSEC = 47;
+  private static final int TYPE_DNSKEY = 48;
+  private static final int TYPE_NSEC3 = 50;
+  private static final int TYPE_NSEC3PARAM = 51;
+  /** RRSIG data before the signer's name: type covered, algorithm, labels, TTL, two times, key tag. */
+  private static final int RRSIG_FIXED = 18;
 
   private PointerCheck() {}
 
@@ -76,10 +88,70 @@ final class PointerCheck {
         return end - start == 16;
       case TYPE_TXT:
         return strings(wire, start, end);
+      case TYPE_DS, TYPE_DNSKEY:
+        // Key tag or flags, protocol or algorithm, digest type or algorithm, then opaque bytes.
+        return end - start >= 4;
+      case TYPE_RRSIG: {
+        int signer = start + RRSIG_FIXED;
+        return signer < end && uncompressedName(wire, signer, end, names) >= 0;
+      }
+      case TYPE_NSEC: {
+        int next = uncompressedName(wire, start, end, names);
+        return next >= 0 && bitmaps(wire, next, end);
+      }
+      case TYPE_NSEC3: {
+        // hash algorithm, flags, iterations, salt length and salt, hash length and hash, bitmaps
+        int hash = start + 5 + (start + 4 < end ? wire[start + 4] & 0xFF : 0);
+        if (start + 5 > end || hash >= end || (wire[hash] & 0xFF) == 0) {
+          return false;
+        }
+        int types = hash + 1 + (wire[hash] & 0xFF);
+        return types <= end && bitmaps(wire, types, end);
+      }
+      case TYPE_NSEC3PARAM:
+        return start + 5 <= end && start + 5 + (wire[start + 4] & 0xFF) == end;
       default:
-        // Anything else (DNSSEC records, SVCB, CAA...) is parsed in full by the other check.
+        // Anything else (SVCB, CAA...) is parsed in full by the other check.
         return false;
     }
+  }
+
+  /**
+   * A name inside DNSSEC data, which is never compressed: as {@link #name}, or -1 when it holds a
+   * pointer (such an answer goes to the full check, which writes the name out).
+   */
+  private static int uncompressedName(byte[] wire, int off, int end, Names names) {
+    int pos = off;
+    while (pos < end) {
+      int len = wire[pos] & 0xFF;
+      if (len == 0) {
+        return name(wire, off, end, names);
+      }
+      if ((len & 0xC0) != 0) {
+        return -1;
+      }
+      pos += len + 1;
+    }
+    return -1;
+  }
+
+  /** NSEC and NSEC3 type bitmaps (RFC 4034 section 4.1.2): windows in increasing order, each of 1 to 32 octets, filling the data exactly. */
+  private static boolean bitmaps(byte[] wire, int start, int end) {
+    int pos = start;
+    int window = -1;
+    while (pos < end) {
+      if (pos + 2 > end) {
+        return false;
+      }
+      int w = wire[pos] & 0xFF;
+      int len = wire[pos + 1] & 0xFF;
+      if (w <= window || len < 1 || len > 32) {
+        return false;
+      }
+      window = w;
+      pos += 2 + len;
+    }
+    return pos == end;
   }
 
   /** TXT data: one or more length-prefixed strings that fill it exactly. */
