@@ -66,9 +66,7 @@ final class ExpiryInHeap implements EvictionPolicy {
    */
   @Override
   public void reconcile(Txn<ByteBuffer> txn) {
-    if (databases.expiry().stat(txn).entries > 0) {
-      databases.expiry().drop(txn);
-    }
+    databases.dropExpiryIndex(txn);
     byKey.clear();
     order.clear();
     List<byte[]> damaged = new ArrayList<>();

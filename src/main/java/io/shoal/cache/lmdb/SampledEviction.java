@@ -37,9 +37,7 @@ final class SampledEviction implements EvictionPolicy {
   /** Stale index entries would linger if the mode changed back later: drop them. */
   @Override
   public void reconcile(Txn<ByteBuffer> txn) {
-    if (databases.expiry().stat(txn).entries > 0) {
-      databases.expiry().drop(txn);
-    }
+    databases.dropExpiryIndex(txn);
   }
 
   @Override

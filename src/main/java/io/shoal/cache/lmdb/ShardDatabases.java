@@ -23,6 +23,16 @@ record ShardDatabases(Dbi<ByteBuffer> answers, Dbi<ByteBuffer> expiry) {
         env.openDbi(AnswerCodec.EXPIRY, DbiFlags.MDB_CREATE));
   }
 
+  /**
+   * Empties the expiry index an older shoal kept in LMDB: nothing keeps it in step any more (the
+   * order lives in the heap, or no order is kept), so stale entries must not linger.
+   */
+  void dropExpiryIndex(Txn<ByteBuffer> txn) {
+    if (expiry.stat(txn).entries > 0) {
+      expiry.drop(txn);
+    }
+  }
+
   /** Deletes an answer and its expiry-index entry (only a directory an older shoal wrote has one). */
   void delete(Txn<ByteBuffer> txn, byte[] key, long expiresAt, ByteBuffer keyScratch, ByteBuffer indexScratch) {
     answers.delete(txn, AnswerCodec.copyInto(keyScratch, key));
