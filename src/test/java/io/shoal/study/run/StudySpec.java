@@ -338,9 +338,11 @@ public class StudySpec extends JUnitSuite {
         rounds.stream().map(r -> r.member() + "/" + r.phase()).toList());
     for (RecursionRow r : rounds) {
       assertTrue(r.toString(), r.servfail() == 0 && r.otherErrors() == 0 && r.answered() >= 0.99 * r.sent());
-      assertTrue(r.toString(), r.cpuSeconds() > 0 && r.p99Ms() != null);
+      // CPU is read in clock ticks (10 ms): 40 cold resolutions once cost unbound less than one;
+      // 200 cost it a few, and only the warm phase (2 s of load) must show some
+      assertTrue(r.toString(), (r.phase().equals("warm") ? r.cpuSeconds() > 0 : r.cpuSeconds() >= 0) && r.p99Ms() != null);
       if (r.phase().equals("cold")) {
-        assertEquals(r.toString(), 40.0, r.answered(), 0.0);
+        assertEquals(r.toString(), 200.0, r.answered(), 0.0);
         // each new name under a cached cut: one exchange with its zone's server, at most a retry more
         assertTrue(r.toString(), r.authorityPerResolution() >= 1.0 && r.authorityPerResolution() <= 2.0);
       } else {
@@ -353,7 +355,8 @@ public class StudySpec extends JUnitSuite {
     String unbound = Files.readString(raw.resolve("members/unbound/round-1/unbound.conf"));
     assertTrue(unbound, unbound.contains("root-hints:") && unbound.contains("aggressive-nsec: no"));
     String summary = Files.readString(out.resolve("summary.md"));
-    assertTrue(summary, summary.contains("cold resolutions, shoal over unbound: CPU per answer "));
+    assertTrue(summary, summary.contains("cold resolutions, shoal over unbound: ")
+        && summary.contains("warm hits, shoal over unbound: CPU per answer "));
     assertTrue(Files.size(out.resolve("cold_authority_queries.png")) > 1000);
   }
 
