@@ -149,7 +149,7 @@ final class UpstreamResolver implements Resolver {
   }
 
   @Override
-  public CompletionStage<Message> sendAsync(Message query, Executor ignored) {
+  public CompletionStage<Message> sendAsync(Message query, Executor validation) {
     Record r = query.getQuestion();
     Fetch f = fetch(new Question(r.getName(), r.getType(), r.getDClass()), false);
     int id = query.getHeader().getID();
@@ -158,8 +158,10 @@ final class UpstreamResolver implements Resolver {
       // one): validation goes on here; a hand-off to another validation thread would only cost.
       return f.outcome.thenApply(outcome -> answer(outcome, id));
     }
-    // Validation (signature checks) continues on the executor, not on the upstream's socket thread.
-    return f.outcome.thenApplyAsync(outcome -> answer(outcome, id), executor);
+    // Validation (signature checks) continues on the validation's own lane where it has one,
+    // else on the executor: never on the upstream's socket thread.
+    Executor next = validation instanceof ValidationThreads.Validation ? validation : executor;
+    return f.outcome.thenApplyAsync(outcome -> answer(outcome, id), next);
   }
 
   /** The validator's view of {@code outcome} (as the answer to query {@code id}), its DNSKEYs prepared; a failure for no answer. */

@@ -192,8 +192,10 @@ public final class ValidatingUpstream implements Upstream {
       }
       try {
         Message ask = Message.newQuery(Record.newRecord(name, query.qtype(), query.qclass()));
-        return validator.sendAsync(ask, executor)
-            .thenCompose(validated -> KeysetWindow.refine(validated, head, clock, executor))
+        // Its steps wait in its zone's lane, behind the validations there that began before it.
+        Executor steps = executor instanceof ValidationThreads lanes ? lanes.validationOf(name) : executor;
+        return validator.sendAsync(ask, steps)
+            .thenCompose(validated -> KeysetWindow.refine(validated, head, clock, steps))
             .handle((validated, failure) -> verdict(query, name, answered, validated, failure));
       } catch (RuntimeException e) {
         // The stage must never fail (Upstream's contract), whatever dnsjava makes of the question.
