@@ -43,12 +43,13 @@ public final class RecursionSummary {
    * What the summary reports besides the rows.
    *
    * @param coldNames the names each run resolved cold
+   * @param warmUpNames the names each run resolved once before its cold pass
    * @param tree how the tree was built, one sentence
    * @param setups how each member ran, by member name
    * @param notRun runs that failed, with the reason
    */
   public record Context(Scenario scenario, String startedAt, boolean quick, LoadSettings load, int coldNames,
-      String tree, Map<String, String> setups, Map<String, String> notRun, HostFacts host,
+      int warmUpNames, String tree, Map<String, String> setups, Map<String, String> notRun, HostFacts host,
       Map<String, String> versions, List<String> commands) {}
 
   private RecursionSummary() {}
@@ -250,7 +251,8 @@ public final class RecursionSummary {
     md.append("- the tree: ").append(c.tree()).append("; every name a resolver is asked exists (no wildcard, so no ")
         .append("aggressive use of NSEC records can answer it)\n");
     md.append("- each run: a fresh process; first one name per zone (`ns.zN.example.`), so the root, the TLD and each ")
-        .append("zone's cut and keys are cached; then a warm-up, not measured: as many other new names resolved once ")
+        .append("zone's cut and keys are cached; then a warm-up, not measured: ")
+        .append(String.format(Locale.ROOT, "%,d", c.warmUpNames())).append(" other new names resolved once ")
         .append("and asked again for ").append(c.load().warmup().toSeconds()).append(" s (a JVM compiles its ")
         .append("resolution and hit paths; the others pay nothing for it); then **cold**: ").append(String.format(Locale.ROOT, "%,d", c.coldNames()))
         .append(" names nobody asked before (each member and round has names of its own), each once, spread over ")

@@ -61,9 +61,10 @@ final class RecursionStudy {
     List<Member> members = run.members();
     int rounds = run.rounds();
     int cold = plan.coldNames(run.quick());
+    int warm = plan.warmUpNames(run.quick());
     int runs = plan.runsNeedingNames(members.size(), rounds);
     // each run asks two sets of names of its own: its warm-up's and its measured cold pass's
-    int perZone = (2 * runs * cold + plan.zones() - 1) / plan.zones();
+    int perZone = (int) (((long) runs * (cold + warm) + plan.zones() - 1) / plan.zones());
     Map<String, String> setups = new LinkedHashMap<>();
     Map<String, String> notRun = new LinkedHashMap<>(run.skipped());
     List<RecursionRow> rows = new ArrayList<>();
@@ -80,8 +81,10 @@ final class RecursionStudy {
         for (int i = 0; i < members.size(); i++, slot++) {
           Member m = members.get(i).withRecursionTree(tree.rootHints(), tree.trustAnchor());
           Path dir = runDir.resolve("members").resolve(m.name()).resolve("round-" + round);
-          Path file = writeNames(names.resolve("names-" + slot + ".txt"), 2 * slot, cold, plan.zones());
-          Path warmUp = writeNames(names.resolve("warm-up-" + slot + ".txt"), 2 * slot + 1, cold, plan.zones());
+          Path file = writeNames(names.resolve("names-" + slot + ".txt"), (long) slot * (cold + warm), cold,
+              plan.zones());
+          Path warmUp = writeNames(names.resolve("warm-up-" + slot + ".txt"), (long) slot * (cold + warm) + cold, warm,
+              plan.zones());
           out.println("study: round " + round + " of " + rounds + ", member " + (i + 1) + " of " + members.size()
               + ": " + m.name() + " (" + cold + " cold names)");
           try {
@@ -96,8 +99,10 @@ final class RecursionStudy {
           for (boolean clustered : new boolean[] {true, false}) {
             Member group = nodes(shoal, plan.clusterNodes(), clustered);
             Path dir = runDir.resolve("members").resolve(group.name()).resolve("round-" + round);
-            Path file = writeNames(names.resolve("names-" + slot + ".txt"), 2 * slot, cold, plan.zones());
-            Path warmUp = writeNames(names.resolve("warm-up-" + slot + ".txt"), 2 * slot + 1, cold, plan.zones());
+            Path file = writeNames(names.resolve("names-" + slot + ".txt"), (long) slot * (cold + warm), cold,
+                plan.zones());
+            Path warmUp = writeNames(names.resolve("warm-up-" + slot + ".txt"), (long) slot * (cold + warm) + cold,
+                warm, plan.zones());
             slot++;
             out.println("study: round " + round + ", cluster part: " + group.name());
             try {
@@ -145,9 +150,9 @@ final class RecursionStudy {
    * The cold names of run {@code slot}: names {@code slot * count} to {@code slot * count + count - 1}
    * of the tree, taken round-robin over the zones, so no two runs share a name.
    */
-  static Path writeNames(Path file, int slot, int count, int zones) throws IOException {
+  static Path writeNames(Path file, long first, int count, int zones) throws IOException {
     StringBuilder t = new StringBuilder();
-    for (long g = (long) slot * count; g < (long) slot * count + count; g++) {
+    for (long g = first; g < first + count; g++) {
       t.append(RecursionTree.name((int) (g % zones) + 1, (int) (g / zones))).append(" A\n");
     }
     return Files.writeString(file, t);
@@ -193,7 +198,7 @@ final class RecursionStudy {
 
   /**
    * Before anything is measured: one name per zone ({@code cuts}), so every cut and key is cached;
-   * then the run's warm-up names resolved once (as many as the cold pass asks, none of them asked
+   * then the run's warm-up names resolved once (recursion.warm_up_names, none of them asked
    * again) and asked again for the recipe's warm-up, so a JVM has compiled its resolution and hit
    * paths before its CPU is read. Every server is sent the same names.
    */
@@ -291,7 +296,7 @@ final class RecursionStudy {
     List<String> charts = RecursionSummary.writeCharts(runDir, results, run.subtitle(startedAt));
     StartedProcesses processes = run.processes();
     RecursionSummary.Context context = new RecursionSummary.Context(scenario, startedAt, run.quick(), run.load(),
-        run.scenario().recursion().coldNames(run.quick()), treeNote, setups, notRun, HostFacts.probe(run.dataPath()),
+        run.scenario().recursion().coldNames(run.quick()), run.scenario().recursion().warmUpNames(run.quick()), treeNote, setups, notRun, HostFacts.probe(run.dataPath()),
         ToolVersions.probe(run.tools(), run.shoalJar(), processes, runDir.resolve("versions")), processes.commands());
     Files.writeString(runDir.resolve("summary.md"), RecursionSummary.render(context, results, rounds),
         StandardCharsets.UTF_8);

@@ -14,23 +14,30 @@ import java.util.Set;
  *
  * @param zones how many signed zones hold the names
  * @param coldNames names each run resolves cold (and then asks warm)
- * @param quickColdNames the same for a --quick run
+ * @param warmUpNames names each run resolves once before its cold pass (and asks again for the
+ *     recipe's warm-up), so a JVM has compiled its resolution path before it is measured
+ * @param quickColdNames the cold and the warm-up names of a --quick run
  * @param coldOutstanding dnsperf -q of the cold pass: the resolutions in flight at once
  * @param coldLimit the longest a cold pass may take (dnsperf -l): it stops there, answered or not
  * @param clusterNodes nodes of the cluster part (one cluster, then as many independent nodes, all
  *     sent the same cold names); 0 for no cluster part
  */
-public record RecursionPlan(int zones, int coldNames, int quickColdNames, int coldOutstanding, Duration coldLimit,
+public record RecursionPlan(int zones, int coldNames, int warmUpNames, int quickColdNames, int coldOutstanding, Duration coldLimit,
     int clusterNodes) {
 
   private static final Set<String> KEYS = Set.of(
-      "zones", "cold_names", "quick_cold_names", "cold_outstanding", "cold_limit", "cluster_nodes");
+      "zones", "cold_names", "warm_up_names", "quick_cold_names", "cold_outstanding", "cold_limit", "cluster_nodes");
   /** The most names one run asks cold: every one is a record in a zone knotd signs at start. */
   static final int MAX_COLD_NAMES = 200_000;
 
   /** Cold names of this run. */
   public int coldNames(boolean quick) {
     return quick ? quickColdNames : coldNames;
+  }
+
+  /** Warm-up names of this run. */
+  public int warmUpNames(boolean quick) {
+    return quick ? quickColdNames : warmUpNames;
   }
 
   /**
@@ -51,10 +58,11 @@ public record RecursionPlan(int zones, int coldNames, int quickColdNames, int co
     }
     int cold = c.hasPath("cold_names") ? c.getInt("cold_names") : 5000;
     int quick = c.hasPath("quick_cold_names") ? c.getInt("quick_cold_names") : 200;
-    for (int n : new int[] {cold, quick}) {
+    int warmUp = c.hasPath("warm_up_names") ? c.getInt("warm_up_names") : cold;
+    for (int n : new int[] {cold, quick, warmUp}) {
       if (n < zones || n > MAX_COLD_NAMES) {
-        throw new IllegalArgumentException("recursion.cold_names and quick_cold_names: from the number of zones ("
-            + zones + ") to " + MAX_COLD_NAMES + "; are " + cold + " and " + quick);
+        throw new IllegalArgumentException("recursion.cold_names, warm_up_names and quick_cold_names: from the number "
+            + "of zones (" + zones + ") to " + MAX_COLD_NAMES + "; are " + cold + ", " + warmUp + " and " + quick);
       }
     }
     int outstanding = c.hasPath("cold_outstanding") ? c.getInt("cold_outstanding") : 100;
@@ -70,6 +78,6 @@ public record RecursionPlan(int zones, int coldNames, int quickColdNames, int co
     if (nodes == 1 || nodes < 0 || nodes > 5) {
       throw new IllegalArgumentException("recursion.cluster_nodes: 0 (no cluster part) or 2 to 5; is " + nodes);
     }
-    return new RecursionPlan(zones, cold, quick, outstanding, limit, nodes);
+    return new RecursionPlan(zones, cold, warmUp, quick, outstanding, limit, nodes);
   }
 }

@@ -57,6 +57,10 @@ class RecursionScenarioTest {
     assertEquals(4, p.zones());
     assertEquals(Duration.ofSeconds(60), p.coldLimit());
     assertEquals(0, p.clusterNodes());
+    assertEquals(p.coldNames(false), p.warmUpNames(false), "as many warm-up names as cold ones unless said");
+    RecursionPlan more = parse(MEMBERS, "recursion { cold_names = 100, warm_up_names = 400 }").recursion();
+    assertEquals(400, more.warmUpNames(false));
+    assertEquals(more.quickColdNames(), more.warmUpNames(true));
   }
 
   @Test
@@ -64,6 +68,9 @@ class RecursionScenarioTest {
     String cold = assertThrows(IllegalArgumentException.class,
         () -> parse(MEMBERS, "recursion { zones = 4, cold_names = 3 }")).getMessage();
     assertTrue(cold.startsWith("recursion.cold_names"), cold);
+    String warm = assertThrows(IllegalArgumentException.class,
+        () -> parse(MEMBERS, "recursion { zones = 4, warm_up_names = 2 }")).getMessage();
+    assertTrue(warm.contains("warm_up_names") && warm.contains("are 5000, 2 and 200"), warm);
     String nodes = assertThrows(IllegalArgumentException.class,
         () -> parse(MEMBERS, "recursion { cluster_nodes = 1 }")).getMessage();
     assertTrue(nodes.startsWith("recursion.cluster_nodes"), nodes);
