@@ -89,7 +89,11 @@ final class Resolution {
     return walked.thenApply(result -> {
       long at = System.nanoTime();
       r.rrsets.putNxdomain(qname, result, at);
-      r.rrsets.put(qname, qtype, result, at);
+      if (depth > 0 || (qtype != Type.A && qtype != Type.AAAA)) {
+        // A client's own address question is never read back from here (the answer cache holds
+        // it): keeping it would only push the walk's DS, DNSKEY and NS sets out sooner.
+        r.rrsets.put(qname, qtype, result, at);
+      }
       return result;
     });
   }
