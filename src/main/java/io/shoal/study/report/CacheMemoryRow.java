@@ -65,7 +65,7 @@ public record CacheMemoryRow(String member, int entriesTarget, long entries, lon
         Long.toString(rssFilledKib), Long.toString(rssFilledAfterGcKib), optional(bytesPerEntry(), "%.1f"),
         optional(bytesPerEntryAfterGc(), "%.1f"), String.format(Locale.ROOT, "%.1f", qps),
         optional(cpuMicrosPerQuery, "%.2f"), whole(heapIdleKib), whole(heapFilledKib), Long.toString(fillLost),
-        whole(rssFilledQuietKib), rssFilledQuietKib == null ? "" : optional(bytesPerEntryQuiet(), "%.1f"));
+        whole(rssFilledQuietKib), optional(bytesPerEntryQuiet(), "%.1f"));
   }
 
   /** Reads a row back from its cells, the inverse of {@link #cells()}; the per-entry figures are derived. */

@@ -63,7 +63,7 @@ class CacheMemorySummaryTest {
     String text = StudyCsv.CACHE_MEMORY.render(rows());
     List<String> lines = text.lines().toList();
     assertEquals(String.join(",", CacheMemoryRow.COLUMNS), lines.get(0));
-    assertEquals("unbound,4096,4096,16000,20000,20000,1000.0,1000.0,100000.0,4.00,,,0,,", lines.get(1));
+    assertEquals("unbound,4096,4096,16000,20000,20000,1000.0,1000.0,100000.0,4.00,,,0,,1000.0", lines.get(1));
     assertEquals("shoal-memory,4096,4096,200000,210000,204000,2500.0,1000.0,80000.0,6.00,18000,22000,0,202000,500.0",
         lines.get(2));
     assertEquals(rows(), StudyCsv.CACHE_MEMORY.parse(text));
