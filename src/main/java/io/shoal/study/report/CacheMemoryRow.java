@@ -19,16 +19,19 @@ import java.util.Locale;
  * @param heapIdleKib the JVM heap in use before the fill, after a full collection; null for a peer
  * @param heapFilledKib the JVM heap in use once filled, after a full collection; null for a peer
  * @param fillLost queries of the fill dnsperf got no answer for: names the member may not hold
+ * @param rssFilledQuietKib VmRSS after the full collection and the plan's quiet time without queries
+ *     (a JVM member: what it has given back by then, the heap's free regions and the C heap); null
+ *     when not read (a peer, or a plan without a quiet time)
  */
 public record CacheMemoryRow(String member, int entriesTarget, long entries, long rssIdleKib, long rssFilledKib,
     long rssFilledAfterGcKib, double qps, Double cpuMicrosPerQuery, Long heapIdleKib, Long heapFilledKib,
-    long fillLost) {
+    long fillLost, Long rssFilledQuietKib) {
 
   /** The header of cache_memory.csv, in order. Changing it breaks every reader of published results. */
   public static final List<String> COLUMNS = List.of(
       "member", "entries_target", "entries", "rss_idle_kib", "rss_filled_kib", "rss_filled_after_gc_kib",
       "bytes_per_entry", "bytes_per_entry_after_gc", "qps", "cpu_us_per_query", "heap_used_idle_kib",
-      "heap_used_filled_kib", "fill_lost");
+      "heap_used_filled_kib", "fill_lost", "rss_filled_quiet_kib", "bytes_per_entry_quiet");
 
   /** Resident bytes the fill added per cached answer; null if nothing was cached. */
   public Double bytesPerEntry() {
@@ -38,6 +41,14 @@ public record CacheMemoryRow(String member, int entriesTarget, long entries, lon
   /** {@link #bytesPerEntry()} with the filled reading taken after a full collection. */
   public Double bytesPerEntryAfterGc() {
     return perEntry(rssFilledAfterGcKib - rssIdleKib);
+  }
+
+  /**
+   * {@link #bytesPerEntry()} with the filled reading taken after the quiet time; for a member not
+   * read then (a peer, which gives nothing back over time), its one filled reading.
+   */
+  public Double bytesPerEntryQuiet() {
+    return perEntry((rssFilledQuietKib == null ? rssFilledKib : rssFilledQuietKib) - rssIdleKib);
   }
 
   /** Live heap bytes the fill added per cached answer (JVM members only); null for a peer. */
@@ -53,7 +64,8 @@ public record CacheMemoryRow(String member, int entriesTarget, long entries, lon
     return List.of(member, Integer.toString(entriesTarget), Long.toString(entries), Long.toString(rssIdleKib),
         Long.toString(rssFilledKib), Long.toString(rssFilledAfterGcKib), optional(bytesPerEntry(), "%.1f"),
         optional(bytesPerEntryAfterGc(), "%.1f"), String.format(Locale.ROOT, "%.1f", qps),
-        optional(cpuMicrosPerQuery, "%.2f"), whole(heapIdleKib), whole(heapFilledKib), Long.toString(fillLost));
+        optional(cpuMicrosPerQuery, "%.2f"), whole(heapIdleKib), whole(heapFilledKib), Long.toString(fillLost),
+        whole(rssFilledQuietKib), optional(bytesPerEntryQuiet(), "%.1f"));
   }
 
   /** Reads a row back from its cells, the inverse of {@link #cells()}; the per-entry figures are derived. */
@@ -61,10 +73,11 @@ public record CacheMemoryRow(String member, int entriesTarget, long entries, lon
     if (c.size() != COLUMNS.size()) {
       throw new IllegalArgumentException("a cache_memory.csv row has " + COLUMNS.size() + " cells: " + c);
     }
+    Long quiet = c.get(13).isEmpty() ? null : Long.valueOf(c.get(13));
     return new CacheMemoryRow(c.get(0), Integer.parseInt(c.get(1)), Long.parseLong(c.get(2)),
         Long.parseLong(c.get(3)), Long.parseLong(c.get(4)), Long.parseLong(c.get(5)), Double.parseDouble(c.get(8)),
         c.get(9).isEmpty() ? null : Double.valueOf(c.get(9)), c.get(10).isEmpty() ? null : Long.valueOf(c.get(10)),
-        c.get(11).isEmpty() ? null : Long.valueOf(c.get(11)), Long.parseLong(c.get(12)));
+        c.get(11).isEmpty() ? null : Long.valueOf(c.get(11)), Long.parseLong(c.get(12)), quiet);
   }
 
   private static String optional(Double v, String format) {

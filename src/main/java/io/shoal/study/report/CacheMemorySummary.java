@@ -76,7 +76,12 @@ public final class CacheMemorySummary {
         } else {
           line.append(", ").append(baseline).append(' ').append(bytes(base.bytesPerEntry())).append(" B: ")
               .append(times(ratio(r.bytesPerEntry(), base.bytesPerEntry()))).append(" (")
-              .append(times(ratio(r.bytesPerEntryAfterGc(), base.bytesPerEntryAfterGc()))).append(" after GC)")
+              .append(times(ratio(r.bytesPerEntryAfterGc(), base.bytesPerEntryAfterGc()))).append(" after GC");
+          if (r.rssFilledQuietKib() != null) {
+            line.append(", ").append(times(ratio(r.bytesPerEntryQuiet(), base.bytesPerEntryQuiet())))
+                .append(" quiet: ").append(bytes(r.bytesPerEntryQuiet())).append(" B");
+          }
+          line.append(')')
               .append("; warm hits ").append(micros(r.cpuMicrosPerQuery())).append(" us CPU per query against ")
               .append(micros(base.cpuMicrosPerQuery())).append(" us (")
               .append(times(ratio(r.cpuMicrosPerQuery(), base.cpuMicrosPerQuery()))).append(')');
@@ -125,8 +130,8 @@ public final class CacheMemorySummary {
     StringBuilder rule = new StringBuilder("|---:|");
     for (String m : others) {
       md.append(' ').append(m).append(" bytes per answer | ").append(m).append(" after GC | ").append(m)
-          .append(" CPU per hit | ").append(m).append(" QPS |");
-      rule.append("---:|---:|---:|---:|");
+          .append(" quiet | ").append(m).append(" CPU per hit | ").append(m).append(" QPS |");
+      rule.append("---:|---:|---:|---:|---:|");
     }
     md.append('\n').append(rule).append('\n');
     for (int size : sizes(rows)) {
@@ -135,12 +140,13 @@ public final class CacheMemorySummary {
       for (String m : others) {
         CacheMemoryRow r = find(rows, m, size);
         if (r == null || base == null) {
-          md.append(" not run | | | |");
+          md.append(" not run | | | | |");
           continue;
         }
         md.append(' ').append(times(ratio(r.bytesPerEntry(), base.bytesPerEntry()))).append(" | ")
             .append(times(ratio(r.bytesPerEntryAfterGc(), base.bytesPerEntryAfterGc()))).append(" | ")
-            .append(times(ratio(r.cpuMicrosPerQuery(), base.cpuMicrosPerQuery()))).append(" | ")
+            .append(r.rssFilledQuietKib() == null ? "" : times(ratio(r.bytesPerEntryQuiet(), base.bytesPerEntryQuiet())))
+            .append(" | ").append(times(ratio(r.cpuMicrosPerQuery(), base.cpuMicrosPerQuery()))).append(" | ")
             .append(times(ratio(r.qps(), base.qps()))).append(" |");
       }
       md.append('\n');
@@ -182,19 +188,22 @@ public final class CacheMemorySummary {
     if (members(rows).size() > 1) {
       md.append("\n## Ratios to ").append(baseline).append("\n\nEach figure over ").append(baseline)
           .append("'s at the same size in this run; \"after GC\" compares the readings after a full collection ")
-          .append("(for a member without a collector, such as unbound, its one reading).\n\n")
+          .append("(for a member without a collector, such as unbound, its one reading); \"quiet\" the readings ")
+          .append("after the quiet time that follows it (unbound: its one reading again).\n\n")
           .append(ratios(rows, baseline));
     }
     md.append("\n## Per member and size\n\n| member | asked | cached | RSS idle MiB | RSS filled MiB | after GC MiB ")
-        .append("| bytes per answer | after GC | live heap bytes per answer | fill lost | warm-hit qps ")
-        .append("| CPU us per hit |\n")
-        .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        .append("| quiet MiB | bytes per answer | after GC | quiet | live heap bytes per answer | fill lost ")
+        .append("| warm-hit qps | CPU us per hit |\n")
+        .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (CacheMemoryRow r : rows) {
       md.append("| ").append(r.member()).append(" | ").append(String.format(Locale.ROOT, "%,d", r.entriesTarget()))
           .append(" | ").append(String.format(Locale.ROOT, "%,d", r.entries())).append(" | ")
           .append(mib(r.rssIdleKib())).append(" | ").append(mib(r.rssFilledKib())).append(" | ")
-          .append(mib(r.rssFilledAfterGcKib())).append(" | ").append(bytes(r.bytesPerEntry())).append(" | ")
-          .append(bytes(r.bytesPerEntryAfterGc())).append(" | ")
+          .append(mib(r.rssFilledAfterGcKib())).append(" | ")
+          .append(r.rssFilledQuietKib() == null ? "" : mib(r.rssFilledQuietKib())).append(" | ")
+          .append(bytes(r.bytesPerEntry())).append(" | ").append(bytes(r.bytesPerEntryAfterGc())).append(" | ")
+          .append(r.rssFilledQuietKib() == null ? "" : bytes(r.bytesPerEntryQuiet())).append(" | ")
           .append(r.heapBytesPerEntry() == null ? "" : bytes(r.heapBytesPerEntry())).append(" | ")
           .append(r.fillLost()).append(" | ").append(String.format(Locale.ROOT, "%.0f", r.qps())).append(" | ")
           .append(micros(r.cpuMicrosPerQuery())).append(" |\n");
@@ -221,7 +230,16 @@ public final class CacheMemorySummary {
         .append("sees at some moment. The live heap column is the heap in use after each collection (jcmd ")
         .append("GC.heap_info) per answer: the answers' own share, without the heap's slack, the JIT's code or ")
         .append("the threads' native memory. At small sizes a few MiB of that other growth outweigh the answers; ")
-        .append("read the largest size. Then dnsperf asks ")
+        .append("read the largest size. ");
+    if (!p.quiet().isZero()) {
+      md.append("With a quiet time (here ").append(p.quiet().toSeconds()).append(" s), a shoal member's idle ")
+          .append("reading is taken that long after its full collection rather than once it settles, and after ")
+          .append("the filled full collection it is left that long again without queries and read once more: ")
+          .append("**quiet**, what it holds once what it gives back on its own (heap regions uncommitted, the C ")
+          .append("heap trimmed on the JVM's periodic intervals) is given back. Unbound gives nothing back over ")
+          .append("time and is not waited for: its quiet figure is its filled reading. ");
+    }
+    md.append("Then dnsperf asks ")
         .append("warm hits, names drawn at random from the same N, for ").append(c.load().duration().toSeconds())
         .append(" s");
     if (!c.load().warmup().isZero()) {

@@ -249,7 +249,7 @@ public final class StudyCharts {
   }
 
   /**
-   * The cache_memory chart's data: a series per member (and per JVM member after GC), a category
+   * The cache_memory chart's data: a series per member (and per JVM member after GC and quiet), a category
    * per size in the order they ran; a size without a per-answer figure has no bar.
    */
   static DefaultCategoryDataset cacheMemoryData(List<CacheMemoryRow> rows) {
@@ -261,6 +261,9 @@ public final class StudyCharts {
       }
       if (r.heapIdleKib() != null && r.bytesPerEntryAfterGc() != null) {
         data.addValue(r.bytesPerEntryAfterGc(), r.member() + " after GC", size);
+      }
+      if (r.rssFilledQuietKib() != null && r.bytesPerEntryQuiet() != null) {
+        data.addValue(r.bytesPerEntryQuiet(), r.member() + " quiet", size);
       }
     }
     return data;

@@ -69,7 +69,8 @@ final class CacheMemoryStudy {
     Duration total = Duration.ZERO;
     for (int size : plan.sizes(quick)) {
       total = total.plus(RunEstimate.MEMBER_OVERHEAD).plus(Duration.ofSeconds(10))
-          .plus(Duration.ofSeconds(size / plan.fillQps())).plus(load.warmup()).plus(load.duration());
+          .plus(Duration.ofSeconds(size / plan.fillQps())).plus(load.warmup()).plus(load.duration())
+          .plus(plan.quiet().multipliedBy(2));
     }
     return total;
   }
@@ -166,7 +167,8 @@ final class CacheMemoryStudy {
       Long heapIdle = null;
       if (jvm) {
         JvmHeap.collect(pid, processes, dir.resolve("jcmd-gc-idle.txt"));
-        idle = settledRss(pid, plan.idleLimit(), readings, "idle after a full GC");
+        idle = plan.quiet().isZero() ? settledRss(pid, plan.idleLimit(), readings, "idle after a full GC")
+            : quietRss(pid, plan.quiet(), readings, "idle after a full GC and the quiet time");
         heapIdle = JvmHeap.usedKib(pid, processes, dir.resolve("jcmd-heap-idle.txt"));
       }
       long before = require(server.cachedAnswers(dir.resolve("entries-idle.txt")), m);
@@ -181,6 +183,8 @@ final class CacheMemoryStudy {
         rssAfterGc = rss(pid, readings, "filled, after a full GC");
         heapFilled = JvmHeap.usedKib(pid, processes, dir.resolve("jcmd-heap-filled.txt"));
       }
+      Long rssQuiet = jvm && !plan.quiet().isZero()
+          ? quietRss(pid, plan.quiet(), readings, "filled, after a full GC and the quiet time") : null;
       Files.writeString(dir.resolve("rss.txt"), readings, StandardCharsets.UTF_8);
       if (entries < size || filled.lost() > 0) {
         out.println(String.format(Locale.ROOT, "study: note: %s holds %,d of the %,d names (%d fill queries lost)",
@@ -200,7 +204,7 @@ final class CacheMemoryStudy {
         out.println("study: note: " + m.name() + " exited with status " + status + " on SIGTERM (expected 0)");
       }
       return new CacheMemoryRow(m.name(), size, entries, idle, rssFilled, rssAfterGc, hit.queriesPerSecond(),
-          ProcessCpu.microsPerQuery(cpuSeconds, hit.completed()), heapIdle, heapFilled, filled.lost());
+          ProcessCpu.microsPerQuery(cpuSeconds, hit.completed()), heapIdle, heapFilled, filled.lost(), rssQuiet);
     }
   }
 
@@ -280,6 +284,12 @@ final class CacheMemoryStudy {
       }
     }
     return last;
+  }
+
+  /** The resident set after {@code quiet} without queries: what the process gave back on its own meanwhile. */
+  private static long quietRss(long pid, Duration quiet, StringBuilder readings, String what) throws StudyException {
+    Pause.sleep(quiet);
+    return rss(pid, readings, what);
   }
 
   private static long rss(long pid, StringBuilder readings, String what) throws StudyException {

@@ -16,9 +16,12 @@ import java.util.Set;
  * @param fillOutstanding dnsperf's -q during a fill: enough that the rate, not the window, bounds it
  * @param idleLimit how long an idle member may take for its resident set to stop growing
  * @param entriesLimit how long a filled member may take to report every name cached
+ * @param quiet how long a JVM member is left without queries after each full collection before its
+ *     resident set is read (idle, and filled once more): time for what it gives back on its own (a
+ *     periodic collection's uncommit, a periodic trim of the C heap) to happen; zero for no wait
  */
 public record CacheMemoryPlan(List<Integer> sizes, List<Integer> quickSizes, int fillQps, int fillOutstanding,
-    Duration idleLimit, Duration entriesLimit) {
+    Duration idleLimit, Duration entriesLimit, Duration quiet) {
 
   /** The sizes when the scenario lists none. */
   public static final List<Integer> DEFAULT_SIZES = List.of(4096, 100_000, 1_000_000);
@@ -28,7 +31,7 @@ public record CacheMemoryPlan(List<Integer> sizes, List<Integer> quickSizes, int
   static final int MAX_SIZE = 10_000_000;
 
   private static final Set<String> KEYS = Set.of(
-      "sizes", "quick_sizes", "fill_qps", "fill_outstanding", "idle_limit", "entries_limit");
+      "sizes", "quick_sizes", "fill_qps", "fill_outstanding", "idle_limit", "entries_limit", "quiet");
 
   public CacheMemoryPlan {
     sizes = List.copyOf(sizes);
@@ -65,7 +68,11 @@ public record CacheMemoryPlan(List<Integer> sizes, List<Integer> quickSizes, int
       throw new IllegalArgumentException("cache_memory.idle_limit and entries_limit: at least 1s each; are "
           + idle + " and " + entries);
     }
-    return new CacheMemoryPlan(sizes, quick, qps, outstanding, idle, entries);
+    Duration quiet = c.hasPath("quiet") ? c.getDuration("quiet") : Duration.ZERO;
+    if (quiet.isNegative() || quiet.compareTo(Duration.ofMinutes(10)) > 0) {
+      throw new IllegalArgumentException("cache_memory.quiet: from 0s to 10m; is " + quiet);
+    }
+    return new CacheMemoryPlan(sizes, quick, qps, outstanding, idle, entries, quiet);
   }
 
   private static void checkSizes(String key, List<Integer> sizes, long maxEntries) {

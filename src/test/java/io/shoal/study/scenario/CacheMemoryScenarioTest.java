@@ -6,9 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import io.shoal.cache.HeapBudget;
+import io.shoal.config.ShoalConfig;
 import io.shoal.study.run.StudyRun;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -29,7 +34,7 @@ class CacheMemoryScenarioTest {
   }
 
   @Test
-  void theCatalogScenarioMeasuresShoalMemoryBesideOneThreadOfUnboundAtThreeSizes() {
+  void theCatalogScenarioMeasuresShoalMemoryBesideOneThreadOfUnboundAtThreeSizes() throws IOException {
     Scenario s = Scenario.load(CATALOG.resolve("cache_memory.conf"));
     StudyRun.checkShoalMembers(s);
     CacheMemoryPlan p = s.cacheMemory();
@@ -49,13 +54,29 @@ class CacheMemoryScenarioTest {
     assertEquals("shoal-memory", shoal.name());
     assertTrue(!shoal.config().hasPath("caches.answers.backend")
         || shoal.config().getString("caches.answers.backend").equals("memory"));
-    // the after-GC reading means something only if the heap may shrink: a floor of 64 MiB at most
-    // (bin/shoal's), never one near the ceiling
-    assertTrue(s.recipe().jvmOptions().stream().noneMatch(o -> o.startsWith("-Xms") && !o.equals("-Xms64m")),
-        s.recipe().jvmOptions().toString());
+    // shoal runs as an operator gets it from bin/shoal serve, the heap's ceiling from these max_entries
+    assertEquals(binShoalServeOptions(HeapBudget.javaHeapOption(ShoalConfig.from(ConfigFactory.parseString(
+        "shoal.caches.answers.max_entries = " + s.recipe().maxEntries()).withFallback(ConfigFactory.load()).resolve()))),
+        s.recipe().jvmOptions());
+    // longer than bin/shoal's 30 s trim and periodic-collection intervals
+    assertTrue(p.quiet().compareTo(Duration.ofSeconds(30)) > 0, p.quiet().toString());
     assertTrue(p.fillQps() > 0 && p.fillOutstanding() > 0);
     assertNull(s.attacks());
     assertNull(s.outage());
+  }
+
+  /** The JVM options bin/shoal passes to serve (its opts and trim arrays), with {@code heap} for its derived -Xmx. */
+  private static List<String> binShoalServeOptions(String heap) throws IOException {
+    String script = Files.readString(Path.of("bin", "shoal"));
+    List<String> options = new ArrayList<>();
+    for (String array : List.of("opts=(", "trim=(")) {
+      int start = script.indexOf(array) + array.length();
+      assertTrue(start >= array.length(), "bin/shoal has no " + array);
+      for (String word : script.substring(start, script.indexOf(')', start)).trim().split("\\s+")) {
+        options.add(word.equals("\"$heap\"") ? heap : word);
+      }
+    }
+    return options;
   }
 
   @Test
@@ -68,6 +89,7 @@ class CacheMemoryScenarioTest {
     assertEquals(20_000, p.fillQps());
     assertEquals(Duration.ofSeconds(20), p.idleLimit());
     assertEquals(Duration.ofSeconds(60), p.entriesLimit());
+    assertEquals(Duration.ZERO, p.quiet());
     assertNull(Scenario.from("t", ConfigFactory.parseString(RECIPE.replace("ROUNDS", "") + MEMBERS)).cacheMemory());
   }
 
@@ -92,6 +114,8 @@ class CacheMemoryScenarioTest {
             "cache_memory.fill_outstanding"},
         new String[] {RECIPE + MEMBERS + "cache_memory { sizes = [100], quick_sizes = [10], idle_limit = 0s }",
             "cache_memory.idle_limit"},
+        new String[] {RECIPE + MEMBERS + "cache_memory { sizes = [100], quick_sizes = [10], quiet = 11m }",
+            "cache_memory.quiet: from 0s to 10m"},
         new String[] {RECIPE + MEMBERS + "cache_memory { size = [100] }", "cache_memory.size: unknown key"},
         new String[] {RECIPE + "members = [{ name = k, kind = kresd }]\n" + sizes,
             "members[0].kind: a cache_memory scenario measures shoal and unbound members only"},
