@@ -109,6 +109,9 @@ final class UdpSocket extends UdpReplies {
    * datagram arrives.
    */
   private void readBatches(Ingress ingress) {
+    if (batchWaitNanos > 0) {
+      os.timerSlack(1_000);
+    }
     while (reading) {
       int n = os.receive(fd, in.address(0), batch);
       if (n <= 0) {
