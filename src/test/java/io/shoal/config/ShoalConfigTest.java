@@ -427,7 +427,7 @@ class ShoalConfigTest {
 
   @Test
   void udpReadersWaitForFullerBatchesOnlyAsLongAsSet(@TempDir Path dir) throws IOException {
-    assertEquals(Duration.ofNanos(500_000), ShoalConfig.from(config("")).udpBatchWait(), "the shipped wait");
+    assertEquals(Duration.ZERO, ShoalConfig.from(config("")).udpBatchWait(), "read again at once unless set");
     assertEquals(Duration.ofMillis(100), ShoalConfig.from(config("shoal.listen.udp_batch_wait = 100ms")).udpBatchWait());
     assertEquals(Duration.ofNanos(250_000), ShoalConfig.from(config("shoal.listen.udp_batch_wait = 250us")).udpBatchWait());
     assertEquals(Duration.ZERO, ShoalConfig.from(config("shoal.listen.udp_batch_wait = 0")).udpBatchWait());
