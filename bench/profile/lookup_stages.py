@@ -11,7 +11,8 @@ as the bucket bounds they fall in (at most that long) and as means:
               node's owner lookup) waited in a listening socket's queue for its reader
   - reply q:  shoal_udp_queue_seconds{datagram="response"}, how long an owner's answer waited in
               the asking node's socket queue
-and, from the nodes' cgroup counters (quota-before/after.txt), the CFS periods throttled, and from
+the datagrams a socket read found, on average (shoal_udp_received_total over shoal_udp_reads_total;
+'-' for builds before the reads were counted), and, from the nodes' cgroup counters (quota-before/after.txt), the CFS periods throttled, and from
 dnsperf's per-query lines the clients' percentiles. An owner lookup's round trip is the question's
 wait at the owner (query q), the owner's read-answer-send, the answer's wait at the asking node
 (reply q), and the kernel's loopback hops between them.
@@ -83,6 +84,13 @@ def stage(before, after, name, want):
     return qs, '%.3f' % (s / n * 1000)
 
 
+def per_read(before, after):
+    def delta(name):
+        return sum(v - before.get(k, 0.0) for k, v in after.items() if k[0] == name)
+    reads = delta('shoal_udp_reads_total')
+    return '%.1f' % (delta('shoal_udp_received_total') / reads) if reads > 0 else '-'
+
+
 def main(run):
     tar = tarfile.open(run.rstrip('/') + '/raw.tar.xz')
     files = {m.name: m for m in tar.getmembers() if m.isfile()}
@@ -96,8 +104,8 @@ def main(run):
         if m:
             groups[(m.group(1), m.group(2) or '')].append(name.rsplit('/', 1)[0])
     print('| member | round | lookups | lookup p50 / p90 / p99 ms | mean ms | query q p50 / p90 / p99 ms | mean ms '
-          '| reply q p50 / p90 / p99 ms | mean ms | periods throttled | clients p50 / p90 / p99 ms |')
-    print('|---|---|---:|---|---:|---|---:|---|---:|---|---|')
+          '| reply q p50 / p90 / p99 ms | mean ms | datagrams per read | periods throttled | clients p50 / p90 / p99 ms |')
+    print('|---|---|---:|---|---:|---|---:|---|---:|---:|---|---|')
     for (member, rnd), nodes in sorted(groups.items()):
         before, after = defaultdict(float), defaultdict(float)
         throttled, periods, clients = [], [], []
@@ -121,8 +129,9 @@ def main(run):
         b, _ = histogram(before, after, 'shoal_cluster_remote_lookup_seconds', {})
         n = int(max(b.values())) if b else 0
         thr = ', '.join('%d/%d' % t for t in zip(throttled, periods)) or '-'
-        print('| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |' % (
-            member, rnd.replace('round-', '') or '1', n, lk, lk_mean, qq, qq_mean, rq, rq_mean, thr,
+        print('| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            member, rnd.replace('round-', '') or '1', n, lk, lk_mean, qq, qq_mean, rq, rq_mean,
+            per_read(before, after), thr,
             '; '.join(clients) or '-'))
 
 

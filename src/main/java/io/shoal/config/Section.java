@@ -170,6 +170,9 @@ final class Section {
   }
 
   static String show(Duration d) {
+    if (d.toNanos() % 1_000_000 != 0 && d.compareTo(Duration.ofSeconds(1)) < 0) {
+      return d.toNanos() / 1000 + "us";
+    }
     if (d.toMillis() % 1000 != 0 || d.isZero()) {
       return d.toMillis() + "ms";
     }

@@ -32,6 +32,7 @@ public record ShoalConfig(
     int udpSockets,
     int udpBatch,
     boolean udpQueueTime,
+    Duration udpBatchWait,
     int workers,
     FillMode fill,
     int maxPendingPerWorker,
@@ -92,7 +93,7 @@ public record ShoalConfig(
     FileLimits fileLimits = fileLimits(shoal.section("files"));
 
     Section listen = shoal.section("listen");
-    listen.allowOnly("udp", "tcp", "udp_sockets", "udp_batch", "udp_queue_time", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
+    listen.allowOnly("udp", "tcp", "udp_sockets", "udp_batch", "udp_batch_wait", "udp_queue_time", "tcp_max_connections", "tcp_idle_timeout", "tcp_max_queries", "tcp_backlog",
         "tcp_first_query_timeout", "tls_handshake_timeout",
         "max_udp_size", "tls", "https", "https_plaintext");
     InetSocketAddress udp = listen.address("udp", 53);
@@ -106,6 +107,7 @@ public record ShoalConfig(
     }
     int udpBatch = (int) listen.integer("udp_batch", 1, 64);
     boolean udpQueueTime = listen.bool("udp_queue_time");
+    Duration udpBatchWait = listen.duration("udp_batch_wait", Duration.ZERO, Duration.ofMillis(100));
     TcpSettings tcpLimits = new TcpSettings(
         listen.string("tcp_max_connections").equals("auto")
             ? TcpSettings.AUTO : (int) listen.integer("tcp_max_connections", 1, 1_000_000),
@@ -188,7 +190,7 @@ public record ShoalConfig(
         (int) adminSection.integer("port", 0, 65535), tokenFile);
 
     return new ShoalConfig(
-        udp, tcp, udpSockets, udpBatch, udpQueueTime, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
+        udp, tcp, udpSockets, udpBatch, udpQueueTime, udpBatchWait, workers, fill, maxPending, Map.copyOf(upstreams), Map.copyOf(caches),
         List.copyOf(profiles), metricsEnabled, metricsHost, metricsPort, grace, lameduck,
         ClusterSettings.from(shoal.section("cluster")), admin, tcpLimits, List.copyOf(access), rateLimit,
         MissBudgetSettings.from(shoal.section("miss_budget")), replies,

@@ -243,6 +243,16 @@ public final class ServerMetrics {
   }
 
   /**
+   * Reads of one of the reuseport sockets that returned datagrams: shoal_udp_reads_total{socket}.
+   * shoal_udp_received_total over this is how many datagrams a read found (a batched reader takes
+   * up to listen.udp_batch per read; one through the JDK's channel).
+   */
+  public Counter udpSocketReads(int socket) {
+    return Kamon.counter("shoal.udp.reads", "Reads that returned datagrams, per listening UDP socket")
+        .withTags(base.withTag("socket", String.valueOf(socket)));
+  }
+
+  /**
    * How long datagrams of one kind ({@code query} or {@code response}) waited in a listening UDP
    * socket's receive queue, from the kernel's receipt to their reader's read:
    * shoal_udp_queue_seconds{datagram}. In a cluster a lookup waits there twice: as a query at the

@@ -147,7 +147,8 @@ public final class ShoalServer {
     // log); queries that arrive while the rest starts wait in the kernel's buffers, not lost.
     UdpTransport udp;
     try {
-      udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), config.udpBatch(), config.udpQueueTime(), metrics,
+      udp = UdpTransport.bind(config.udpListen(), config.udpSockets(), config.udpBatch(), config.udpQueueTime(),
+          config.udpBatchWait(), metrics,
           new ResponseRateLimiter(config.rateLimit(), metrics));
     } catch (IOException e) {
       NodeAdmin.forget(earlyToken);

@@ -28,6 +28,8 @@ final class LinuxDatagrams {
   static final int EAGAIN = 11;
   private static final int SHUT_RD = 0;
   private static final int SOL_SOCKET = 1;
+  /** prctl: the calling thread's timer slack, in nanoseconds. */
+  private static final int PR_SET_TIMERSLACK = 29;
   /** setsockopt: stamp each datagram with the time the kernel received it (a struct timespec, CLOCK_REALTIME). */
   static final int SO_TIMESTAMPNS = 35;
 
@@ -43,6 +45,8 @@ final class LinuxDatagrams {
 
     @SaveError
     int setsockopt(int fd, int level, int optname, long optval, int optlen);
+
+    int prctl(int option, long arg2, long arg3, long arg4, long arg5);
   }
 
   private static final LinuxDatagrams INSTANCE;
@@ -121,6 +125,15 @@ final class LinuxDatagrams {
     ByteBuffer one = ByteBuffer.allocateDirect(4).order(java.nio.ByteOrder.nativeOrder());
     one.putInt(0, 1);
     return libc.setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, address(one), 4) == 0;
+  }
+
+  /**
+   * Has the kernel end the calling thread's timed sleeps within {@code nanos} of when they were
+   * due: it otherwise lets them run 50 µs late to group wake-ups, which for a reader that sleeps a
+   * few hundred microseconds per batch ({@code listen.udp_batch_wait}) is a fifth of its wait again.
+   */
+  void timerSlack(long nanos) {
+    libc.prctl(PR_SET_TIMERSLACK, nanos, 0, 0, 0);
   }
 
   /** The error of the last failed call on this thread. */

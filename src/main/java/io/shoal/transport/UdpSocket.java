@@ -11,10 +11,12 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.DatagramChannel;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.LockSupport;
+import kamon.metric.Counter;
 import kamon.metric.Timer;
 import org.slf4j.LoggerFactory;
 
@@ -39,12 +41,18 @@ final class UdpSocket extends UdpReplies {
 
   /** Whether the batched reader asks the kernel for arrival stamps and times each datagram's wait. */
   private final boolean queueTime;
+  /** How long the batched reader waits after a read that did not fill its batch; 0: not at all. */
+  private final long batchWaitNanos;
+  /** Reads that returned datagrams: shoal_udp_reads_total{socket}. */
+  private final Counter reads;
 
-  /** See {@link UdpReplies#UdpReplies}; {@code queueTime}: see {@link UdpTransport#bind}. */
-  UdpSocket(int index, DatagramChannel channel, int batch, boolean queueTime, ServerMetrics metrics,
-      ResponseRateLimiter rateLimiter) throws IOException {
+  /** See {@link UdpReplies#UdpReplies}; {@code queueTime} and {@code batchWait}: see {@link UdpTransport#bind}. */
+  UdpSocket(int index, DatagramChannel channel, int batch, boolean queueTime, Duration batchWait,
+      ServerMetrics metrics, ResponseRateLimiter rateLimiter) throws IOException {
     super(index, channel, batch, metrics, rateLimiter);
     this.queueTime = queueTime;
+    this.batchWaitNanos = batchWait.toNanos();
+    this.reads = metrics.udpSocketReads(index);
   }
 
   /** Datagrams read per system call: 1 through the JDK's channel. */
@@ -89,8 +97,21 @@ final class UdpSocket extends UdpReplies {
    * The reader with the batch calls: one recvmmsg waits for a datagram and takes up to {@link
    * #batch} that are there; they are answered in order, and the replies the reading thread makes
    * (hits, and errors it answers itself) go out together in one sendmmsg before it reads again.
+   *
+   * <p>A read that did not fill the batch emptied the socket's queue; with {@code
+   * listen.udp_batch_wait} the reader then sleeps that long before its next read, so what arrives
+   * meanwhile is read, answered and replied to in one batch rather than in a recvmmsg, a sendmmsg
+   * and a wake-up each (below saturation a reader that wakes for every datagram spends most of its
+   * CPU on those: docs/cluster-internals.md, "Fuller batches"). A datagram is held at most the
+   * wait: the next read returns at once with whatever came, and one that finds the queue empty
+   * blocks until a datagram arrives, so a lone query after a quiet spell is read as soon as it
+   * comes. recvmmsg's own timeout cannot give that bound: the kernel checks it only after a
+   * datagram arrives.
    */
   private void readBatches(Ingress ingress) {
+    if (batchWaitNanos > 0) {
+      os.timerSlack(1_000);
+    }
     while (reading) {
       int n = os.receive(fd, in.address(0), batch);
       if (n <= 0) {
@@ -100,6 +121,7 @@ final class UdpSocket extends UdpReplies {
         continue;
       }
       received.increment(n);
+      reads.increment();
       long readAt = queriesQueued == null ? 0 : epochNanos();
       for (int i = 0; i < n; i++) {
         int length = in.length(i);
@@ -123,6 +145,9 @@ final class UdpSocket extends UdpReplies {
       currentClient = null;
       flush();
       in.readyToReceive(n);
+      if (batchWaitNanos > 0 && n < batch && reading) {
+        LockSupport.parkNanos(batchWaitNanos);
+      }
     }
   }
 
@@ -205,6 +230,7 @@ final class UdpSocket extends UdpReplies {
       InetSocketAddress client = (InetSocketAddress) channel.receive(receiveBuffer);
       if (client != null) {
         received.increment();
+        reads.increment();
         return client;
       }
     } catch (ClosedChannelException e) {

@@ -15,6 +15,7 @@ import java.net.StandardSocketOptions;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -52,10 +53,11 @@ public final class UdpTransport {
    * {@code batch}: datagrams each reader takes per system call (recvmmsg and sendmmsg); 1, or
    * where those calls cannot be had (logged), one per call through the JDK's channel.
    * {@code queueTime}: batched readers time each datagram's wait in the socket's queue from the
-   * kernel's arrival stamp (shoal_udp_queue_seconds).
+   * kernel's arrival stamp (shoal_udp_queue_seconds). {@code batchWait}: how long a batched reader
+   * whose read did not fill its batch waits before it reads again (zero: it reads at once).
    */
   public static UdpTransport bind(InetSocketAddress address, int count, int batch, boolean queueTime,
-      ServerMetrics metrics, ResponseRateLimiter rateLimiter) throws IOException {
+      Duration batchWait, ServerMetrics metrics, ResponseRateLimiter rateLimiter) throws IOException {
     if (batch > 1 && LinuxDatagrams.get() == null) {
       LoggerFactory.getLogger(UdpTransport.class).warn(
           "listen.udp_batch = {}: reading one datagram per system call instead: {}", batch, LinuxDatagrams.unavailable());
@@ -85,7 +87,7 @@ public final class UdpTransport {
     }
     List<UdpSocket> sockets = new ArrayList<>();
     for (int i = 0; i < channels.size(); i++) {
-      sockets.add(new UdpSocket(i, channels.get(i), batch, queueTime, metrics, rateLimiter));
+      sockets.add(new UdpSocket(i, channels.get(i), batch, queueTime, batchWait, metrics, rateLimiter));
     }
     return new UdpTransport(List.copyOf(sockets));
   }

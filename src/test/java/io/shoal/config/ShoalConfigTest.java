@@ -426,6 +426,22 @@ class ShoalConfigTest {
   }
 
   @Test
+  void udpReadersWaitForFullerBatchesOnlyAsLongAsSet(@TempDir Path dir) throws IOException {
+    assertEquals(Duration.ZERO, ShoalConfig.from(config("")).udpBatchWait(), "read again at once unless set");
+    assertEquals(Duration.ofMillis(100), ShoalConfig.from(config("shoal.listen.udp_batch_wait = 100ms")).udpBatchWait());
+    assertEquals(Duration.ofNanos(250_000), ShoalConfig.from(config("shoal.listen.udp_batch_wait = 250us")).udpBatchWait());
+    assertEquals(Duration.ZERO, ShoalConfig.from(config("shoal.listen.udp_batch_wait = 0")).udpBatchWait());
+    assertMentions(rejected("shoal.listen.udp_batch_wait = 101ms"), "shoal.listen.udp_batch_wait",
+        "between 0ms and 100ms", "101ms");
+    assertMentions(rejected("shoal.listen.udp_batch_wait = -1us"), "shoal.listen.udp_batch_wait", "-1us");
+    assertMentions(rejected("shoal.listen.udp_batch_wait = briefly"), "shoal.listen.udp_batch_wait", "duration",
+        "briefly");
+    Path conf = Files.writeString(dir.resolve("shoal.conf"), "shoal.listen.udp_batch_wait = 1s\n");
+    assertEquals(2, io.shoal.testing.ShoalCli.run("config", "--config", conf.toString()).status(),
+        "shoal config refuses the value");
+  }
+
+  @Test
   void badHardeningValuesNameTheirKey() {
     assertMentions(rejected("shoal.listen.tcp_max_connections = lots"),
         "shoal.listen.tcp_max_connections", "whole number");

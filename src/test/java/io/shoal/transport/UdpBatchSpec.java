@@ -76,6 +76,67 @@ public class UdpBatchSpec extends JUnitSuite {
   }
 
   @Test
+  public void readersThatWaitForFullerBatchesAnswerABurstWhole() throws Exception {
+    burstAnswered("shoal.listen.udp_sockets = 2\nshoal.listen.udp_batch_wait = 2ms", "127.0.0.1");
+  }
+
+  @Test
+  public void readersThatReadAtOnceAnswerABurstWhole() throws Exception {
+    burstAnswered("shoal.listen.udp_sockets = 2\nshoal.listen.udp_batch_wait = 0", "127.0.0.1");
+  }
+
+  /**
+   * listen.udp_batch_wait: queries that come 10 ms apart are read in a few batches by a reader that
+   * waits 100 ms after a read that did not fill its batch, and one by one by a reader that does not
+   * wait (shoal_udp_reads_total against shoal_udp_received_total); every one is answered.
+   */
+  @Test
+  public void aWaitingReaderReadsSpacedQueriesInFewerReads() throws Exception {
+    int queries = 20;
+    double waiting = readsFor(queries, "100ms");
+    double notWaiting = readsFor(queries, "0");
+    assertTrue("with the wait, " + queries + " queries 10 ms apart in " + waiting + " reads", waiting <= queries / 2.0);
+    assertTrue("without it, in " + notWaiting + " reads", notWaiting > queries / 2.0);
+  }
+
+  /** Reads the node's one socket took for {@code queries} hits sent 10 ms apart, all answered. */
+  private static double readsFor(int queries, String wait) throws Exception {
+    TestNode node = TestNode.start(auth.hostPort(),
+        "shoal.listen.udp_sockets = 1\nshoal.listen.udp_batch_wait = " + wait);
+    try {
+      assertEquals(Rcode.NOERROR, DnsClient.udp(node.udp(), DnsClient.query(1, "b1.example.test.", Type.A, null)).getRcode());
+      String socket = "socket=\"0\"";
+      java.util.Map<String, Double> before = node.metrics().settled();
+      BitSet answered = new BitSet(queries);
+      try (DatagramSocket client = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
+        client.setSoTimeout(2_000);
+        for (int id = 0; id < queries; id++) {
+          byte[] q = DnsClient.query(300 + id, "b1.example.test.", Type.A, null).toWire();
+          client.send(new DatagramPacket(q, q.length, node.udp()));
+          Thread.sleep(10); // the spacing under test, not a wait for a condition
+        }
+        byte[] buf = new byte[1500];
+        for (int n = 0; n < queries; n++) {
+          DatagramPacket p = new DatagramPacket(buf, buf.length);
+          client.receive(p);
+          Message reply = new Message(Arrays.copyOf(p.getData(), p.getLength()));
+          assertEquals(Rcode.NOERROR, reply.getRcode());
+          assertEquals("192.0.2.2", ((ARecord) reply.getSection(Section.ANSWER).get(0)).getAddress().getHostAddress());
+          answered.set(reply.getHeader().getID() - 300);
+        }
+      }
+      assertEquals("answered with wait " + wait, queries, answered.cardinality());
+      double received = io.shoal.testing.Metrics.value(before, "shoal_udp_received_total", socket) + queries;
+      node.metrics().await(v -> v >= received, "shoal_udp_received_total", socket);
+      java.util.Map<String, Double> after = node.metrics().settled();
+      assertEquals("datagrams read", queries, delta(before, after, "shoal_udp_received_total", socket), 0.0);
+      return delta(before, after, "shoal_udp_reads_total", socket);
+    } finally {
+      node.close();
+    }
+  }
+
+  @Test
   public void aClosedNodesPortIsFreeAtOnce() throws Exception {
     TestNode node = TestNode.start(auth.hostPort(), "shoal.listen.udp_sockets = 2");
     InetSocketAddress port;
@@ -158,7 +219,7 @@ public class UdpBatchSpec extends JUnitSuite {
   @Test
   public void closingAWaitingBatchedReaderEndsItAndFreesThePort() throws Exception {
     ServerMetrics metrics = new ServerMetrics();
-    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, 16, false, metrics,
+    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, 16, false, java.time.Duration.ZERO, metrics,
         new ResponseRateLimiter(new RateLimitSettings(0, 0, false, 1024), metrics));
     InetSocketAddress port = transport.localAddress();
     UdpSocket socket = transport.sockets().get(0);

@@ -80,7 +80,7 @@ public class UdpSocketsSpec extends JUnitSuite {
     ServerMetrics serverMetrics = new ServerMetrics();
     Metrics metrics = node.metrics();
     double before = metrics.value("shoal_dropped_total", "reason=\"udp_send_failed\"");
-    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, 1, false, serverMetrics,
+    UdpTransport transport = UdpTransport.bind(new InetSocketAddress("127.0.0.1", 0), 1, 1, false, java.time.Duration.ZERO, serverMetrics,
         new ResponseRateLimiter(new RateLimitSettings(0, 0, false, 1024), serverMetrics));
     try {
       UdpSocket socket = transport.sockets().get(0);
