@@ -135,6 +135,11 @@ final class DohConnection implements ListenerConnection {
       eof = true;
     }
     process();
+    takeDecrypted();
+  }
+
+  /** Hands on what the TLS layer decrypted and holds, while the connection takes more. */
+  private void takeDecrypted() {
     for (int i = 0; i < TAKES_PER_EVENT && tls != null && tls.buffered() && accepting() && in.hasRemaining(); i++) {
       tls.take(in);
       process();
@@ -265,6 +270,9 @@ final class DohConnection implements ListenerConnection {
     try {
       if (in != null && in.position() > 0 && accepting()) {
         process();
+      }
+      if (in != null) {
+        takeDecrypted();
       }
       write();
     } catch (IOException e) {

@@ -5,74 +5,43 @@ import static io.shoal.transport.https.Http2Frames.*;
 import io.shoal.metrics.ServerMetrics;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.MetaData;
-import org.eclipse.jetty.http2.hpack.HpackDecoder;
-import org.eclipse.jetty.http2.hpack.HpackException;
 
 /**
  * The server side of HTTP/2 (RFC 9113) as DoH needs it: the preface and SETTINGS, requests in
  * HEADERS (+CONTINUATION) decoded by Jetty's HPACK decoder, bodies in DATA under flow control in
  * both directions, PING, RST_STREAM, GOAWAY; PRIORITY is read and ignored, as are unknown frames.
  * Limits: {@link DohConnection#MAX_IN_FLIGHT} concurrent streams (more are refused), frames of at
- * most 16 KiB, header blocks of at most {@link #MAX_HEADER_LIST} bytes. A connection error is
- * answered with GOAWAY naming its code (RFC 9113 section 5.4.1) and the connection closes; a stream
- * error with RST_STREAM.
+ * most 16 KiB, header blocks of at most {@link Http2HeaderBlock#MAX_HEADER_LIST} bytes. A
+ * connection error is answered with GOAWAY naming its code (RFC 9113 section 5.4.1) and the
+ * connection closes; a stream error with RST_STREAM.
  */
 final class Http2Session implements HttpSession {
   static final byte[] PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
-  /** The decoded header list of a request, and its encoded block, are at most this long. */
-  static final int MAX_HEADER_LIST = 16 * 1024;
-  /** CONTINUATION frames of one header block at most: empty ones cost the server work and carry nothing. */
-  private static final int MAX_CONTINUATIONS = 16;
-
-  /** One stream: its request as it arrives, then its response as the client's window lets it out. */
-  private static final class Stream {
-    final int id;
-    MetaData.Request request;
-    byte[] body = new byte[0];
-    int bodyFilled;
-    long bodyLength;
-    boolean remoteClosed;
-    long sendWindow;
-    int recvWindow = DEFAULT_WINDOW;
-    int recvConsumed;
-    /** The response body not yet sent; null until the response comes. */
-    ByteBuffer pending;
-
-    Stream(int id, long sendWindow) {
-      this.id = id;
-      this.sendWindow = sendWindow;
-    }
-  }
 
   private final DohConnection connection;
-  private final HpackDecoder decoder = new HpackDecoder(MAX_HEADER_LIST, System::nanoTime);
-  private final Map<Integer, Stream> streams = new HashMap<>();
+  private final Http2HeaderBlock headerBlocks = new Http2HeaderBlock();
+  private final Map<Integer, Http2Stream> streams = new HashMap<>();
+  private final Http2Sender sender;
   private boolean prefaceRead;
   private boolean settingsRead;
   private boolean failed;
   private boolean goingAway;
   private int lastStream;
-  /** The stream whose header block continues in CONTINUATION frames; 0: none. */
-  private int continuing;
-  private boolean continuingEnds;
-  private int continuations;
-  private ByteBuffer block;
-  private long connectionSendWindow = DEFAULT_WINDOW;
-  private long initialSendWindow = DEFAULT_WINDOW;
-  private int peerMaxFrame = DEFAULT_FRAME;
+  /** Whether the header block under way ends its stream (END_STREAM on its HEADERS). */
+  private boolean endsStream;
   private int connectionRecvWindow = DEFAULT_WINDOW;
   private int connectionConsumed;
 
   Http2Session(DohConnection connection) {
     this.connection = connection;
+    this.sender = new Http2Sender(connection, streams);
     connection.send(settings(new int[] {
         SETTINGS_MAX_CONCURRENT_STREAMS, DohConnection.MAX_IN_FLIGHT,
-        SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST}));
+        SETTINGS_MAX_HEADER_LIST_SIZE, Http2HeaderBlock.MAX_HEADER_LIST}));
   }
 
   @Override
@@ -110,7 +79,7 @@ final class Http2Session implements HttpSession {
         fail(PROTOCOL_ERROR, "the preface must end with SETTINGS");
         return;
       }
-      if (continuing != 0 && (type != CONTINUATION || stream != continuing)) {
+      if (headerBlocks.continuing() != 0 && (type != CONTINUATION || stream != headerBlocks.continuing())) {
         fail(PROTOCOL_ERROR, "a header block cut by another frame");
         return;
       }
@@ -194,26 +163,21 @@ final class Http2Session implements HttpSession {
           fail(FLOW_CONTROL_ERROR, "INITIAL_WINDOW_SIZE over 2^31-1");
           return;
         }
-        long delta = value - initialSendWindow;
-        initialSendWindow = value;
-        for (Stream s : streams.values()) {
-          s.sendWindow += delta;
-          if (s.sendWindow > MAX_WINDOW) {
-            fail(FLOW_CONTROL_ERROR, "a stream window over 2^31-1");
-            return;
-          }
+        if (!sender.initialWindow(value)) {
+          fail(FLOW_CONTROL_ERROR, "a stream window over 2^31-1");
+          return;
         }
       } else if (id == SETTINGS_MAX_FRAME_SIZE) {
         if (value < DEFAULT_FRAME || value > 0xffffff) {
           fail(PROTOCOL_ERROR, "MAX_FRAME_SIZE out of range");
           return;
         }
-        peerMaxFrame = (int) value;
+        sender.maxFrame((int) value);
       }
       // HEADER_TABLE_SIZE needs nothing (responses use the static table only), nor do the others.
     }
     connection.send(settingsAck());
-    pumpAll();
+    sender.pumpAll();
   }
 
   private void onWindowUpdate(int stream, ByteBuffer payload) {
@@ -225,10 +189,10 @@ final class Http2Session implements HttpSession {
     if (stream == 0) {
       if (increment == 0) {
         fail(PROTOCOL_ERROR, "a WINDOW_UPDATE of 0");
-      } else if ((connectionSendWindow += increment) > MAX_WINDOW) {
+      } else if (!sender.connectionWindow(increment)) {
         fail(FLOW_CONTROL_ERROR, "the connection window over 2^31-1");
       } else {
-        pumpAll();
+        sender.pumpAll();
       }
       return;
     }
@@ -236,7 +200,7 @@ final class Http2Session implements HttpSession {
       fail(PROTOCOL_ERROR, "WINDOW_UPDATE on an idle stream");
       return;
     }
-    Stream s = streams.get(stream);
+    Http2Stream s = streams.get(stream);
     if (s == null) {
       return; // closed: a late update is harmless
     }
@@ -244,7 +208,7 @@ final class Http2Session implements HttpSession {
       reset(s.id, increment == 0 ? PROTOCOL_ERROR : FLOW_CONTROL_ERROR);
       return;
     }
-    pump(s);
+    sender.pump(s);
   }
 
   private void headers(int flags, int stream, ByteBuffer payload) {
@@ -273,7 +237,7 @@ final class Http2Session implements HttpSession {
     }
     payload.limit(payload.limit() - padding);
     if (stream <= lastStream) {
-      Stream s = streams.get(stream);
+      Http2Stream s = streams.get(stream);
       if (s == null || s.remoteClosed || (flags & END_STREAM) == 0) {
         fail(STREAM_CLOSED, "HEADERS on a closed stream");
         return;
@@ -281,64 +245,39 @@ final class Http2Session implements HttpSession {
     } else {
       lastStream = stream;
     }
-    block = ByteBuffer.allocate(Math.min(MAX_HEADER_LIST, Math.max(payload.remaining(), 256)));
-    continuations = 0;
-    if (appendBlock(payload)) {
-      continuingEnds = (flags & END_STREAM) != 0;
-      if ((flags & END_HEADERS) != 0) {
-        headerBlock(stream, continuingEnds);
-      } else {
-        continuing = stream;
+    try {
+      endsStream = (flags & END_STREAM) != 0;
+      if (headerBlocks.begin(stream, (flags & END_HEADERS) != 0, payload)) {
+        headerBlock(stream, endsStream);
       }
+    } catch (Http2HeaderBlock.ConnectionError e) {
+      fail(e.code, e.getMessage());
     }
   }
 
   private void continuation(int flags, int stream, ByteBuffer payload) {
-    if (continuing == 0 || stream != continuing) {
+    if (headerBlocks.continuing() == 0 || stream != headerBlocks.continuing()) {
       fail(PROTOCOL_ERROR, "CONTINUATION without HEADERS");
       return;
     }
-    if (++continuations > MAX_CONTINUATIONS) {
-      fail(ENHANCE_YOUR_CALM, "more than " + MAX_CONTINUATIONS + " CONTINUATION frames");
-      return;
-    }
-    if (appendBlock(payload) && (flags & END_HEADERS) != 0) {
-      continuing = 0;
-      headerBlock(stream, continuingEnds);
-    }
-  }
-
-  /** Adds a fragment to the header block; false (and the connection failed) when it grows too long. */
-  private boolean appendBlock(ByteBuffer fragment) {
-    if (block.position() + fragment.remaining() > MAX_HEADER_LIST) {
-      fail(ENHANCE_YOUR_CALM, "a header block over " + MAX_HEADER_LIST + " bytes");
-      return false;
-    }
-    if (block.remaining() < fragment.remaining()) {
-      ByteBuffer bigger = ByteBuffer.allocate(Math.min(MAX_HEADER_LIST,
-          Math.max(block.capacity() * 2, block.position() + fragment.remaining())));
-      block = bigger.put(block.flip());
-    }
-    block.put(fragment);
-    return true;
-  }
-
-  /** A whole header block: decoded (keeping HPACK's state in step even for a stream refused). */
-  private void headerBlock(int stream, boolean endStream) {
-    MetaData metaData;
     try {
-      metaData = decoder.decode(block.flip());
-    } catch (HpackException.StreamException e) {
+      if (headerBlocks.add((flags & END_HEADERS) != 0, payload)) {
+        headerBlock(stream, endsStream);
+      }
+    } catch (Http2HeaderBlock.ConnectionError e) {
+      fail(e.code, e.getMessage());
+    }
+  }
+
+  /** A whole header block: a new request, trailers, or a stream refused. */
+  private void headerBlock(int stream, boolean endStream) throws Http2HeaderBlock.ConnectionError {
+    MetaData metaData = headerBlocks.decode();
+    if (metaData == null) {
       streams.remove(stream);
       reset(stream, PROTOCOL_ERROR);
       return;
-    } catch (HpackException.SessionException e) {
-      fail(COMPRESSION_ERROR, "the header block cannot be decoded");
-      return;
-    } finally {
-      block = null;
     }
-    Stream open = streams.get(stream);
+    Http2Stream open = streams.get(stream);
     if (open != null) {
       // trailers: nothing in them matters to DoH
       endOfRequest(open);
@@ -352,7 +291,7 @@ final class Http2Session implements HttpSession {
       reset(stream, REFUSED_STREAM);
       return;
     }
-    Stream s = new Stream(stream, initialSendWindow);
+    Http2Stream s = new Http2Stream(stream, sender.initialWindow());
     s.request = request;
     streams.put(stream, s);
     if (endStream) {
@@ -390,7 +329,7 @@ final class Http2Session implements HttpSession {
       fail(PROTOCOL_ERROR, "DATA on an idle stream");
       return;
     }
-    Stream s = streams.get(stream);
+    Http2Stream s = streams.get(stream);
     if (s == null || s.remoteClosed) {
       reset(stream, STREAM_CLOSED);
       return;
@@ -430,7 +369,7 @@ final class Http2Session implements HttpSession {
     }
   }
 
-  private void endOfRequest(Stream s) {
+  private void endOfRequest(Http2Stream s) {
     s.remoteClosed = true;
     MetaData.Request r = s.request;
     byte[] body = s.bodyFilled == s.body.length ? s.body : java.util.Arrays.copyOf(s.body, s.bodyFilled);
@@ -439,57 +378,9 @@ final class Http2Session implements HttpSession {
         r.getHttpFields().get(HttpHeader.CONTENT_TYPE), body, s.bodyLength), response -> respond(s, response));
   }
 
-  /** The response of {@code s}: HEADERS, then DATA as far as the windows let it, in one buffer when it all fits. */
-  private void respond(Stream s, DohExchange.Response response) {
-    if (failed || streams.get(s.id) != s) {
-      return; // reset by the client, or the connection failed: nobody waits for it
-    }
-    byte[] headerBlock = responseHeaders(response);
-    byte[] body = response.body();
-    int sendable = (int) Math.min(body.length, Math.min(peerMaxFrame, Math.min(connectionSendWindow, s.sendWindow)));
-    boolean whole = sendable == body.length;
-    ByteBuffer b = ByteBuffer.allocate(2 * HEADER + headerBlock.length + (whole ? body.length : 0));
-    header(b, headerBlock.length, HEADERS, END_HEADERS | (body.length == 0 ? END_STREAM : 0), s.id);
-    b.put(headerBlock);
-    if (whole && body.length > 0) {
-      header(b, body.length, DATA, END_STREAM, s.id);
-      b.put(body);
-      connectionSendWindow -= body.length;
-      s.sendWindow -= body.length;
-    }
-    connection.send(b.flip());
-    if (whole) {
-      streams.remove(s.id);
-    } else {
-      s.pending = ByteBuffer.wrap(body);
-      pump(s);
-    }
-  }
-
-  /** Sends what of {@code s}'s response body the windows allow now. */
-  private void pump(Stream s) {
-    ByteBuffer pending = s.pending;
-    while (pending != null && pending.hasRemaining() && connectionSendWindow > 0 && s.sendWindow > 0) {
-      int n = (int) Math.min(pending.remaining(), Math.min(peerMaxFrame, Math.min(connectionSendWindow, s.sendWindow)));
-      boolean last = n == pending.remaining();
-      ByteBuffer b = ByteBuffer.allocate(HEADER + n);
-      header(b, n, DATA, last ? END_STREAM : 0, s.id);
-      b.put(pending.slice(pending.position(), n));
-      pending.position(pending.position() + n);
-      connectionSendWindow -= n;
-      s.sendWindow -= n;
-      connection.send(b.flip());
-    }
-    if (pending != null && !pending.hasRemaining()) {
-      streams.remove(s.id);
-    }
-  }
-
-  private void pumpAll() {
-    for (Stream s : new ArrayList<>(streams.values())) {
-      if (s.pending != null) {
-        pump(s);
-      }
+  private void respond(Http2Stream s, DohExchange.Response response) {
+    if (!failed) {
+      sender.respond(s, response);
     }
   }
 
@@ -518,7 +409,7 @@ final class Http2Session implements HttpSession {
     if (failed) {
       return false;
     }
-    for (Stream s : streams.values()) {
+    for (Http2Stream s : streams.values()) {
       if (s.remoteClosed) {
         return true; // asked whole, not answered to its end (a stream still uploading is not busy: idle ends it)
       }
@@ -528,7 +419,7 @@ final class Http2Session implements HttpSession {
 
   @Override
   public boolean stalled() {
-    for (Stream s : streams.values()) {
+    for (Http2Stream s : streams.values()) {
       if (s.pending != null) {
         return true;
       }
