@@ -201,7 +201,7 @@ final class DohConnection implements ListenerConnection {
     lastActive = now;
     inFlight++;
     CompletableFuture<DohExchange.Response> response = exchange.serve(request, client);
-    if (response.isDone()) {
+    if (response.isDone() && !response.isCompletedExceptionally()) {
       inFlight--;
       respond.accept(response.getNow(null));
       return;
