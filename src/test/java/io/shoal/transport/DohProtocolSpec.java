@@ -40,7 +40,7 @@ import org.xbill.DNS.Type;
  * sockets: each breach of RFC 9113 gets the GOAWAY code the RFC names (counted as
  * http_protocol_error) and a close; flow control holds answers back until the client opens its
  * window; more streams than advertised are refused; idle and silent connections are closed on
- * their deadlines; curl answers over both versions.
+ * their deadlines; curl answers over both versions, dnspython by GET and POST.
  */
 public class DohProtocolSpec extends JUnitSuite {
   private static final int DEADLINE_S = 3;
@@ -411,6 +411,25 @@ public class DohProtocolSpec extends JUnitSuite {
       assertEquals(out, "200", out.trim());
       assertDnsAnswer(java.nio.file.Files.readAllBytes(got));
     }
+  }
+
+  @Test
+  public void dnspythonGetsAnswersByGetAndPost() throws Exception {
+    if (!new java.io.File("/usr/bin/python3").canExecute()
+        || !DotSpec.run("/usr/bin/python3", "-c", "import dns.query, httpx, h2").isEmpty()) {
+      System.err.println("dnspython with httpx and h2 not installed: skipping the dnspython check");
+      return;
+    }
+    String script = String.join("\n",
+        "import sys, dns.message, dns.query",
+        "q = dns.message.make_query('ok.example.test.', 'A')",
+        "for post in (False, True):",
+        "    r = dns.query.https(q, 'https://localhost:' + sys.argv[1] + '/dns-query', timeout=10,",
+        "                        post=post, verify=sys.argv[2])",
+        "    print('POST' if post else 'GET', dns.rcode.to_text(r.rcode()), r.answer[0][0].address)");
+    String out = DotSpec.run("/usr/bin/python3", "-c", script,
+        String.valueOf(node.server.httpsAddress().getPort()), ca.caCertificate.toString());
+    assertEquals(out, "GET NOERROR 192.0.2.7\nPOST NOERROR 192.0.2.7", out.trim());
   }
 
   @Test
