@@ -42,6 +42,12 @@ public final class ServerMetrics {
   public static final String TCP_FIRST_QUERY_TIMEOUT = "tcp_first_query_timeout";
   /** A stream connection closed after tcp_idle_timeout with no query in flight and none begun. */
   public static final String TCP_IDLE_TIMEOUT = "tcp_idle_timeout";
+  /**
+   * A DoH connection closed because its client broke HTTP: an HTTP/2 connection error (answered
+   * with GOAWAY, RFC 9113 section 5.4.1) or an HTTP/1.1 request that cannot be read (answered 400,
+   * 411 or 431, then closed).
+   */
+  public static final String HTTP_PROTOCOL_ERROR = "http_protocol_error";
   /** A query from a client network access_control denies. */
   public static final String ACCESS_DENIED = "access_denied";
   /** A UDP reply not sent: its client prefix was over rate_limit.responses_per_second. */

@@ -6,7 +6,6 @@ import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.shoal.transport.https.DohConnectionHook;
 import io.shoal.admin.AdminToken;
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.HeapBudget;
@@ -115,9 +114,7 @@ public final class ShoalServer {
         // microseconds on a virtual machine), a share that matters under a fraction of a CPU. This
         // system's timers (serve-stale's client wait, LMDB's commit window, the shutdown's polls)
         // keep 20 ms granularity.
-        .withFallback(ConfigFactory.parseMap(Map.of("akka.scheduler.tick-duration", "20ms",
-            // The DoH listener's sockets get the stream listeners' slots and deadlines through it.
-            "akka.http.http2-telemetry-class", DohConnectionHook.class.getName())))
+        .withFallback(ConfigFactory.parseMap(Map.of("akka.scheduler.tick-duration", "20ms")))
         .withFallback(raw);
     String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());

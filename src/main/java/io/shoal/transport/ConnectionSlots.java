@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
  * has been open {@link #EVICTABLE_AFTER_NANOS}; else the one idle the longest (no query in flight,
  * nothing to write), as Unbound and Knot do under TCP pressure.
  */
-final class ConnectionSlots extends AbstractSet<TcpConnection> {
+final class ConnectionSlots extends AbstractSet<ListenerConnection> {
   /**
    * How long a connection that has not asked a query is safe from newcomers at the cap: long
    * enough for a TLS handshake and a first query over a slow path, short enough that holders
@@ -30,13 +30,13 @@ final class ConnectionSlots extends AbstractSet<TcpConnection> {
 
   private final int cap;
   private final ServerMetrics metrics;
-  private final Set<TcpConnection> open = new HashSet<>();
+  private final Set<ListenerConnection> open = new HashSet<>();
   /**
    * Connections in the order they were accepted, until they ask a query: where eviction looks
    * first, oldest first, without a look at every open connection. Entries that asked or closed
    * leave as eviction meets them, or in a sweep when the queue grows past twice the cap.
    */
-  private final ArrayDeque<TcpConnection> unasked = new ArrayDeque<>();
+  private final ArrayDeque<ListenerConnection> unasked = new ArrayDeque<>();
 
   ConnectionSlots(int cap, ServerMetrics metrics) {
     this.cap = cap;
@@ -44,7 +44,7 @@ final class ConnectionSlots extends AbstractSet<TcpConnection> {
   }
 
   @Override
-  public boolean add(TcpConnection connection) {
+  public boolean add(ListenerConnection connection) {
     unasked.add(connection);
     if (unasked.size() > 2 * cap + 64) {
       unasked.removeIf(c -> c.asked() || c.closed());
@@ -58,7 +58,7 @@ final class ConnectionSlots extends AbstractSet<TcpConnection> {
   }
 
   @Override
-  public Iterator<TcpConnection> iterator() {
+  public Iterator<ListenerConnection> iterator() {
     return open.iterator();
   }
 
@@ -74,7 +74,7 @@ final class ConnectionSlots extends AbstractSet<TcpConnection> {
    * choice takes no scan, so a flood of silent connections costs each newcomer a queue look.
    */
   Room makeRoom(long now) {
-    for (TcpConnection head; (head = unasked.peek()) != null; unasked.poll()) {
+    for (ListenerConnection head; (head = unasked.peek()) != null; unasked.poll()) {
       if (!head.asked() && head.idle()) {
         if (now - head.accepted() < EVICTABLE_AFTER_NANOS) {
           return Room.LATER;
@@ -84,8 +84,8 @@ final class ConnectionSlots extends AbstractSet<TcpConnection> {
         return Room.MADE;
       }
     }
-    TcpConnection oldest = null;
-    for (TcpConnection c : open) {
+    ListenerConnection oldest = null;
+    for (ListenerConnection c : open) {
       if (c.idle() && (oldest == null || c.lastActive() - oldest.lastActive() < 0)) {
         oldest = c;
       }
@@ -97,7 +97,7 @@ final class ConnectionSlots extends AbstractSet<TcpConnection> {
     return Room.MADE;
   }
 
-  private void evict(TcpConnection connection) {
+  private void evict(ListenerConnection connection) {
     metrics.dropped(ServerMetrics.TCP_IDLE_EVICTED);
     connection.close();
   }

@@ -22,7 +22,7 @@ import java.util.concurrent.CompletableFuture;
  * one message being read (at most 64 KiB) and, in flight or waiting to be written, at most
  * {@link #PIPELINE} replies; past that it stops reading until the client has taken its answers.
  */
-final class TcpConnection {
+final class TcpConnection implements ListenerConnection {
   /** Queries of one connection in flight or waiting to be written at once. */
   static final int PIPELINE = 32;
   /** A DNS header: any message shorter is not a query. */
@@ -86,33 +86,40 @@ final class TcpConnection {
     lastMessage = System.nanoTime();
   }
 
-  long accepted() {
+  @Override
+  public long accepted() {
     return accepted;
   }
 
   /** True once it sent a whole query: eviction turns to connections that have not first. */
-  boolean asked() {
+  @Override
+  public boolean asked() {
     return queries > 0;
   }
 
-  void register(Selector selector) throws IOException {
+  @Override
+  public void register(Selector selector) throws IOException {
     key = channel.register(selector, SelectionKey.OP_READ, this);
   }
 
-  long lastActive() {
+  @Override
+  public long lastActive() {
     return lastActive;
   }
 
   /** No query in flight and nothing to write: eviction may take it. */
-  boolean idle() {
+  @Override
+  public boolean idle() {
     return !closed && inFlight == 0 && out.isEmpty() && (tls == null || !tls.pendingOutput());
   }
 
-  boolean closed() {
+  @Override
+  public boolean closed() {
     return closed;
   }
 
-  void ready(SelectionKey k) {
+  @Override
+  public void ready(SelectionKey k) {
     try {
       if (lingeringSince != 0) {
         in.clear();
@@ -222,7 +229,7 @@ final class TcpConnection {
     if (closed || reply.isEmpty()) {
       return;
     }
-    byte[] wire = StreamConnections.untruncated(reply.get());
+    byte[] wire = TcpTransport.untruncated(reply.get());
     listener.metrics().answered(listener.protocol().label(), AnswerRenderer.rcode(wire));
     ByteBuffer framedReply = ByteBuffer.allocate(2 + wire.length);
     framedReply.putShort((short) wire.length).put(wire).flip();
@@ -310,7 +317,8 @@ final class TcpConnection {
    * whose next whole message did not within {@code idleNanos} (its queries already received are
    * still answered), and closes one whose client has not taken a reply for as long.
    */
-  void checkDeadline(long now, long handshakeNanos, long firstQueryNanos, long idleNanos) {
+  @Override
+  public void checkDeadline(long now, long handshakeNanos, long firstQueryNanos, long idleNanos) {
     if (closed) {
       return;
     }
@@ -359,7 +367,8 @@ final class TcpConnection {
     }
   }
 
-  void close() {
+  @Override
+  public void close() {
     if (closed) {
       return;
     }

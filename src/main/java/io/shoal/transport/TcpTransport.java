@@ -55,8 +55,10 @@ public final class TcpTransport {
   private final Thread thread;
   private final TcpSettings limits;
   private final Protocol protocol;
-  /** Makes each TLS connection's engine; null for DNS over TCP. */
+  /** Makes each TLS connection's engine; null for DNS over TCP and DoH over plain HTTP. */
   private final Supplier<SSLEngine> engines;
+  /** Makes the connection for each accepted socket. */
+  private final ListenerConnection.Opener opener;
   private final int cap;
   private final long handshakeNanos;
   private final long idleNanos;
@@ -76,7 +78,8 @@ public final class TcpTransport {
   private boolean acceptPaused;
 
   private TcpTransport(ServerSocketChannel server, Selector selector, TcpSettings limits, Protocol protocol,
-      Supplier<SSLEngine> engines, int cap, Ingress ingress, ServerMetrics metrics) throws IOException {
+      Supplier<SSLEngine> engines, ListenerConnection.Opener opener, int cap, Ingress ingress, ServerMetrics metrics)
+      throws IOException {
     this.server = server;
     this.localAddress = (InetSocketAddress) server.getLocalAddress();
     this.selector = selector;
@@ -84,6 +87,7 @@ public final class TcpTransport {
     this.limits = limits;
     this.protocol = protocol;
     this.engines = engines;
+    this.opener = opener;
     this.cap = cap;
     this.connections = new ConnectionSlots(cap, metrics);
     this.handshakeNanos = limits.handshakeTimeout().toNanos();
@@ -98,7 +102,7 @@ public final class TcpTransport {
   /** Binds DNS over TCP on {@code address}; the stage fails with the bind error (e.g. address in use). */
   public static CompletionStage<TcpTransport> bind(
       ActorSystem<?> system, InetSocketAddress address, TcpSettings limits, Ingress ingress, ServerMetrics metrics) {
-    return bind(system, address, limits, Protocol.TCP, null, ingress, metrics);
+    return bind(system, address, limits, Protocol.TCP, null, TcpConnection::new, ingress, metrics);
   }
 
   /**
@@ -107,11 +111,17 @@ public final class TcpTransport {
    */
   public static CompletionStage<TcpTransport> bindTls(ActorSystem<?> system, InetSocketAddress address,
       TcpSettings limits, Supplier<SSLEngine> engines, Ingress ingress, ServerMetrics metrics) {
-    return bind(system, address, limits, Protocol.DOT, engines, ingress, metrics);
+    return bind(system, address, limits, Protocol.DOT, engines, TcpConnection::new, ingress, metrics);
   }
 
-  private static CompletionStage<TcpTransport> bind(ActorSystem<?> system, InetSocketAddress address,
-      TcpSettings limits, Protocol protocol, Supplier<SSLEngine> engines, Ingress ingress, ServerMetrics metrics) {
+  /**
+   * Binds a listener of {@code protocol} whose connections {@code opener} makes (DoH), behind TLS
+   * with an engine from {@code engines} each, or in clear when it is null; the stage fails with
+   * the bind error.
+   */
+  public static CompletionStage<TcpTransport> bind(ActorSystem<?> system, InetSocketAddress address,
+      TcpSettings limits, Protocol protocol, Supplier<SSLEngine> engines, ListenerConnection.Opener opener,
+      Ingress ingress, ServerMetrics metrics) {
     long fileLimit = OpenFiles.limit();
     int cap = limits.connectionCap(fileLimit, Runtime.getRuntime().maxMemory());
     ServerSocketChannel server = null;
@@ -123,10 +133,10 @@ public final class TcpTransport {
       server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
       server.bind(address, limits.backlog());
       server.configureBlocking(false);
-      TcpTransport tcp = new TcpTransport(server, Selector.open(), limits, protocol, engines, cap, ingress, metrics);
+      TcpTransport tcp = new TcpTransport(server, Selector.open(), limits, protocol, engines, opener, cap, ingress, metrics);
       log.info("{}: at most {} connections open ({}; open-file limit {}, heap {} MB),{} a first query must arrive "
               + "within {} ms, each query within {} ms, {} queries per connection, backlog {}",
-          protocol == Protocol.DOT ? "DoT" : "TCP", cap, limits.maxConnections() == TcpSettings.AUTO ? "auto" : "configured", fileLimit,
+          protocol.name(), cap, limits.maxConnections() == TcpSettings.AUTO ? "auto" : "configured", fileLimit,
           Runtime.getRuntime().maxMemory() >> 20,
           engines == null ? "" : " a TLS handshake must finish within " + limits.handshakeTimeout().toMillis() + " ms,",
           limits.firstQueryTimeout().toMillis(),
@@ -165,6 +175,21 @@ public final class TcpTransport {
     return unbound;
   }
 
+  /**
+   * A reply for a stream (TCP, DoT, DoH) as it goes out: one cut to its header and question with
+   * TC=1 because the whole answer is over 65535 bytes becomes SERVFAIL. TC=1 tells a client to ask
+   * again over TCP (RFC 7766 section 5), which a client already on a stream cannot do, and a
+   * truncated reply with no records reads as NOERROR with nothing in it, a wrong answer; the
+   * honest reply is that the server cannot give this one (as for any answer it cannot send).
+   */
+  public static byte[] untruncated(byte[] wire) {
+    if (wire.length >= 4 && (wire[2] & 0x02) != 0) {
+      wire[2] &= ~0x02;
+      wire[3] = (byte) ((wire[3] & 0xF0) | 2);
+    }
+    return wire;
+  }
+
   /** Connections open now. */
   public int open() {
     return connections.size();
@@ -174,19 +199,19 @@ public final class TcpTransport {
     return limits.maxQueries() == 0 ? Integer.MAX_VALUE : limits.maxQueries();
   }
 
-  Ingress ingress() {
+  public Ingress ingress() {
     return ingress;
   }
 
-  Protocol protocol() {
+  public Protocol protocol() {
     return protocol;
   }
 
-  Supplier<SSLEngine> engines() {
+  public Supplier<SSLEngine> engines() {
     return engines;
   }
 
-  ServerMetrics metrics() {
+  public ServerMetrics metrics() {
     return metrics;
   }
 
@@ -195,12 +220,13 @@ public final class TcpTransport {
   }
 
   /** Runs {@code task} on the selector thread. */
-  void execute(Runnable task) {
+  public void execute(Runnable task) {
     tasks.add(task);
     selector.wakeup();
   }
 
-  void closed(TcpConnection connection) {
+  /** The connection closed: its slot is free. */
+  public void closed(ListenerConnection connection) {
     if (connections.remove(connection)) {
       metrics.streamConnections(protocol.label(), connections.size());
     }
@@ -229,7 +255,7 @@ public final class TcpTransport {
           if (key == acceptKey) {
             acceptAll();
           } else {
-            ((TcpConnection) key.attachment()).ready(key);
+            ((ListenerConnection) key.attachment()).ready(key);
           }
         }
         long now = System.nanoTime();
@@ -242,7 +268,7 @@ public final class TcpTransport {
         log.error("TCP listener: unexpected error, continuing", t);
       }
     }
-    for (TcpConnection c : new ArrayList<>(connections)) {
+    for (ListenerConnection c : new ArrayList<>(connections)) {
       c.close();
     }
     if (waiting != null) {
@@ -344,7 +370,7 @@ public final class TcpTransport {
   private void open(SocketChannel channel, InetSocketAddress client, long now) throws IOException {
     channel.configureBlocking(false);
     channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-    TcpConnection connection = new TcpConnection(this, channel, client, now);
+    ListenerConnection connection = opener.open(this, channel, client, now);
     connection.register(selector);
     connections.add(connection);
     metrics.streamConnections(protocol.label(), connections.size());
@@ -367,7 +393,7 @@ public final class TcpTransport {
         acceptKey.interestOps(SelectionKey.OP_ACCEPT);
       }
     }
-    for (TcpConnection c : new ArrayList<>(connections)) {
+    for (ListenerConnection c : new ArrayList<>(connections)) {
       c.checkDeadline(now, handshakeNanos, firstQueryNanos, idleNanos);
     }
   }

@@ -3,7 +3,6 @@ package io.shoal.transport.tls;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.function.BiFunction;
-import java.util.function.Function;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLException;
@@ -11,9 +10,7 @@ import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSession;
 
 /**
- * A server {@link SSLEngine} that reports its own handshake failing, once, to {@code onFailure}:
- * for a listener that does not assemble each connection's TLS itself (DoH on akka-http takes one
- * engine supplier for all), the engine is the one place that sees a handshake fail. A failure is
+ * A server {@link SSLEngine} that reports its own handshake failing, once, to {@code onFailure}. A failure is
  * an SSLException before the handshake finished: a client that refuses the certificate (its alert
  * arrives), bytes that are not TLS, no common version or cipher, or a peer that leaves half-way
  * through the handshake. A connection that closes before sending anything (a TCP health check)
@@ -24,39 +21,18 @@ import javax.net.ssl.SSLSession;
  */
 public final class CountedHandshakeEngine extends SSLEngine {
   private final SSLEngine engine;
-  /** Reads the label in front of the connection's first bytes, when the engine is {@link #labelled}. */
-  private final Function<ByteBuffer, Runnable> label;
-  // Set at construction, or when the label is read from the first bytes (no handshake fails before them).
-  private Runnable onFailure;
+  private final Runnable onFailure;
   private final Runnable onRenegotiation;
-  // Used by one connection's stage at a time, which orders the accesses.
+  // Used by one connection's selector thread at a time.
   private boolean received;
   private boolean finished;
   private boolean counted;
 
   public CountedHandshakeEngine(SSLEngine engine, Runnable onFailure, Runnable onRenegotiation) {
-    this(engine, onFailure, null, onRenegotiation);
-  }
-
-  private CountedHandshakeEngine(
-      SSLEngine engine, Runnable onFailure, Function<ByteBuffer, Runnable> label, Runnable onRenegotiation) {
     super(engine.getPeerHost(), engine.getPeerPort());
     this.engine = engine;
     this.onFailure = onFailure;
-    this.label = label;
     this.onRenegotiation = onRenegotiation;
-  }
-
-  /**
-   * An engine for a listener that makes every connection's engine from one supplier, which does
-   * not say whose it is (DoH on akka-http): the listener puts a label in front of each
-   * connection's first bytes, before the client's, and {@code failureOf} reads it from the first
-   * bytes the engine is given (consuming it) and returns what to run if that connection's
-   * handshake fails, so the failure is counted through the connection, as DoT's is.
-   */
-  public static CountedHandshakeEngine labelled(
-      SSLEngine engine, Function<ByteBuffer, Runnable> failureOf, Runnable onRenegotiation) {
-    return new CountedHandshakeEngine(engine, null, failureOf, onRenegotiation);
   }
 
   private SSLEngineResult seen(SSLEngineResult r) {
@@ -69,9 +45,7 @@ public final class CountedHandshakeEngine extends SSLEngine {
   private SSLException failed(SSLException e) {
     if (!finished && !counted) {
       counted = true;
-      if (onFailure != null) {
-        onFailure.run();
-      }
+      onFailure.run();
     }
     return e;
   }
@@ -87,9 +61,6 @@ public final class CountedHandshakeEngine extends SSLEngine {
 
   @Override
   public SSLEngineResult unwrap(ByteBuffer src, ByteBuffer[] dsts, int offset, int length) throws SSLException {
-    if (label != null && onFailure == null && src.hasRemaining()) {
-      onFailure = label.apply(src);
-    }
     received |= src.hasRemaining();
     if (finished && handshakeRecord(src) && "TLSv1.2".equals(engine.getSession().getProtocol())) {
       // Refused before the engine sees it: the JDK's would start a new handshake, Conscrypt's

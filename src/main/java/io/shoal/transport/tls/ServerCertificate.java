@@ -112,24 +112,27 @@ public final class ServerCertificate implements AutoCloseable {
 
   /**
    * An engine for one server connection with the certificate in use now, TLS 1.2 or 1.3; when
-   * {@code alpn} is given it is the protocol selected for a client that offers it (a client that
-   * offers only others is served without ALPN, RFC 7301 allows it).
+   * {@code alpn} names protocols, the first of them the client offers is selected (a client that
+   * offers none of them is served without ALPN, RFC 7301 allows it).
    */
-  public SSLEngine serverEngine(String alpn) {
+  public SSLEngine serverEngine(String... alpn) {
     SSLEngine engine = current.get().context().createSSLEngine();
     engine.setUseClientMode(false);
     SSLParameters parameters = engine.getSSLParameters();
     parameters.setProtocols(PROTOCOLS);
     engine.setSSLParameters(parameters);
-    if (alpn != null) {
-      engine.setHandshakeApplicationProtocolSelector((e, offered) -> offered.contains(alpn) ? alpn : "");
+    if (alpn.length > 0) {
+      // The server's preference, in order, among what the client offers; none in common: no ALPN.
+      engine.setHandshakeApplicationProtocolSelector((e, offered) -> {
+        for (String protocol : alpn) {
+          if (offered.contains(protocol)) {
+            return protocol;
+          }
+        }
+        return "";
+      });
     }
     return engine;
-  }
-
-  /** The context in use now, for a server that makes its engines itself. */
-  SSLContext context() {
-    return current.get().context();
   }
 
   /** Looks at the files now, as the periodic check does (a configuration reload asks for it). */

@@ -50,6 +50,11 @@ public final class TlsChannel {
     return handshook;
   }
 
+  /** The protocol ALPN chose in the handshake ("h2", "http/1.1"), or "" when none was; null before the handshake. */
+  public String applicationProtocol() {
+    return engine == null ? null : engine.getApplicationProtocol();
+  }
+
   /** True while bytes the client sent wait decrypted here for the connection to take them. */
   public boolean buffered() {
     return appIn != null && appIn.hasRemaining();
