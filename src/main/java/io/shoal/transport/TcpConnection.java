@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.Optional;
@@ -22,32 +21,18 @@ import java.util.concurrent.CompletableFuture;
  * one message being read (at most 64 KiB) and, in flight or waiting to be written, at most
  * {@link #PIPELINE} replies; past that it stops reading until the client has taken its answers.
  */
-final class TcpConnection implements ListenerConnection {
+final class TcpConnection extends ListenerSocket {
   /** Queries of one connection in flight or waiting to be written at once. */
   static final int PIPELINE = 32;
   /** A DNS header: any message shorter is not a query. */
   private static final int SHORTEST_MESSAGE = 12;
   private static final int FIRST_BUFFER = 512;
-  /**
-   * How long a connection that stopped taking queries keeps reading (and dropping) what the client
-   * still sends after the server's FIN, so the close does not become a reset that could throw
-   * away answers the client has not read yet.
-   */
-  private static final long LINGER_NANOS = 1_000_000_000L;
   /** Replies waiting together are encrypted as one TLS record of at most this many bytes. */
   private static final int RECORD = 16384;
   /** Decrypted bytes taken per event, at most this many times, so one client cannot hold the thread. */
   private static final int TAKES_PER_EVENT = 64;
 
-  private final TcpTransport listener;
-  private final SocketChannel channel;
-  private final InetSocketAddress client;
   private final int maxQueries;
-  /** Null for DNS over TCP. */
-  private final TlsChannel tls;
-  /** When it was accepted: the TLS handshake's deadline runs from here. */
-  private final long accepted;
-  private SelectionKey key;
   private ByteBuffer in = ByteBuffer.allocate(FIRST_BUFFER);
   private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
   private int inFlight;
@@ -61,45 +46,27 @@ final class TcpConnection implements ListenerConnection {
   private long lastActive;
   /** When the client last took bytes of a reply, while replies wait to be written. */
   private long lastWrite;
-  /** The client has sent all it will: what it asked is still answered (RFC 7766 6.2.3). */
-  private boolean eof;
   /** No more queries are taken: deadline, query cap or a framing error. */
   private boolean stopped;
-  private boolean closed;
-  /** When the server's side was shut (FIN sent) while the client may still be sending; 0: not. */
-  private long lingeringSince;
 
   TcpConnection(TcpTransport listener, SocketChannel channel, InetSocketAddress client, long now) {
-    this.listener = listener;
-    this.channel = channel;
-    this.client = client;
+    super(listener, channel, client, now);
     this.maxQueries = listener.maxQueries();
     this.lastMessage = now;
     this.lastActive = now;
     this.lastWrite = now;
-    this.accepted = now;
-    this.tls = listener.engines() == null ? null : new TlsChannel(channel, listener.engines(), this::handshook);
   }
 
   /** The handshake finished: the first query's deadline runs from now. */
-  private void handshook() {
-    lastMessage = System.nanoTime();
-  }
-
   @Override
-  public long accepted() {
-    return accepted;
+  protected void handshook() {
+    lastMessage = System.nanoTime();
   }
 
   /** True once it sent a whole query: eviction turns to connections that have not first. */
   @Override
   public boolean asked() {
     return queries > 0;
-  }
-
-  @Override
-  public void register(Selector selector) throws IOException {
-    key = channel.register(selector, SelectionKey.OP_READ, this);
   }
 
   @Override
@@ -114,18 +81,10 @@ final class TcpConnection implements ListenerConnection {
   }
 
   @Override
-  public boolean closed() {
-    return closed;
-  }
-
-  @Override
   public void ready(SelectionKey k) {
     try {
-      if (lingeringSince != 0) {
-        in.clear();
-        if (channel.read(in) < 0) {
-          close();
-        }
+      if (lingering()) {
+        dropWhileLingering();
         return;
       }
       if (k.isReadable()) {
@@ -285,7 +244,7 @@ final class TcpConnection implements ListenerConnection {
    * what the selector should watch, and closes a connection with nothing left to do.
    */
   private void settle() {
-    if (closed || lingeringSince != 0) {
+    if (closed || lingering()) {
       return;
     }
     try {
@@ -322,17 +281,7 @@ final class TcpConnection implements ListenerConnection {
     if (closed) {
       return;
     }
-    if (tls != null && !tls.handshook() && lingeringSince == 0) {
-      if (now - accepted > handshakeNanos) {
-        listener.metrics().dropped(ServerMetrics.TLS_HANDSHAKE_TIMEOUT);
-        close();
-      }
-      return;
-    }
-    if (lingeringSince != 0) {
-      if (now - lingeringSince > LINGER_NANOS) {
-        close();
-      }
+    if (handshakeOrLingerDeadline(now, handshakeNanos)) {
       return;
     }
     if (!stopped && !eof && now - lastMessage > (queries == 0 ? firstQueryNanos : idleNanos)) {
@@ -344,43 +293,5 @@ final class TcpConnection implements ListenerConnection {
       listener.metrics().dropped(ServerMetrics.TCP_DEADLINE);
       close();
     }
-  }
-
-  /** Closes a connection that said all it had to: at once after the client's FIN, else lingering. */
-  private void finish() {
-    if (tls != null) {
-      tls.closeOutbound();
-    }
-    if (eof) {
-      close();
-      return;
-    }
-    try {
-      channel.shutdownOutput();
-    } catch (IOException e) {
-      close();
-      return;
-    }
-    lingeringSince = System.nanoTime();
-    if (key.isValid()) {
-      key.interestOps(SelectionKey.OP_READ);
-    }
-  }
-
-  @Override
-  public void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    if (key != null) {
-      key.cancel();
-    }
-    try {
-      channel.close();
-    } catch (IOException e) {
-      // already gone
-    }
-    listener.closed(this);
   }
 }

@@ -1,14 +1,12 @@
 package io.shoal.transport.https;
 
 import io.shoal.metrics.ServerMetrics;
-import io.shoal.transport.ListenerConnection;
+import io.shoal.transport.ListenerSocket;
 import io.shoal.transport.TcpTransport;
-import io.shoal.transport.tls.TlsChannel;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -24,7 +22,7 @@ import java.util.function.Consumer;
  * {@link #MAX_IN}; past {@link #MAX_IN_FLIGHT} requests in flight or {@link #MAX_OUT} bytes the
  * client has not taken, it stops reading until the client catches up.
  */
-final class DohConnection implements ListenerConnection {
+final class DohConnection extends ListenerSocket {
   /** Requests of one connection in flight at once (HTTP/2's advertised concurrent streams). */
   static final int MAX_IN_FLIGHT = 100;
   /** Bytes waiting for the client to take them, past which the connection stops reading. */
@@ -32,17 +30,10 @@ final class DohConnection implements ListenerConnection {
   private static final int FIRST_IN = 1024;
   /** The read buffer's largest size: an HTTP/2 frame (16 KiB + 9) or an HTTP/1.1 head (16 KiB) fits. */
   static final int MAX_IN = 32 * 1024;
-  private static final long LINGER_NANOS = 1_000_000_000L;
   private static final int TAKES_PER_EVENT = 64;
   private static final byte[] H2_START = "PRI ".getBytes(StandardCharsets.US_ASCII);
 
-  private final TcpTransport listener;
   private final DohExchange exchange;
-  private final SocketChannel channel;
-  private final InetSocketAddress client;
-  private final TlsChannel tls;
-  private final long accepted;
-  private SelectionKey key;
   private ByteBuffer in;
   private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
   private int outBytes;
@@ -52,35 +43,19 @@ final class DohConnection implements ListenerConnection {
   private long lastMessage;
   private long lastActive;
   private long lastWrite;
-  private boolean eof;
   private boolean stopped;
-  private boolean closed;
-  private long lingeringSince;
 
   DohConnection(TcpTransport listener, DohExchange exchange, SocketChannel channel, InetSocketAddress client, long now) {
-    this.listener = listener;
+    super(listener, channel, client, now);
     this.exchange = exchange;
-    this.channel = channel;
-    this.client = client;
-    this.accepted = now;
     this.lastMessage = now;
     this.lastActive = now;
     this.lastWrite = now;
-    this.tls = listener.engines() == null ? null : new TlsChannel(channel, listener.engines(), this::handshook);
   }
 
-  private void handshook() {
+  @Override
+  protected void handshook() {
     lastMessage = System.nanoTime();
-  }
-
-  @Override
-  public void register(Selector selector) throws IOException {
-    key = channel.register(selector, SelectionKey.OP_READ, this);
-  }
-
-  @Override
-  public long accepted() {
-    return accepted;
   }
 
   @Override
@@ -95,11 +70,6 @@ final class DohConnection implements ListenerConnection {
   }
 
   @Override
-  public boolean closed() {
-    return closed;
-  }
-
-  @Override
   public long lastActive() {
     return lastActive;
   }
@@ -107,11 +77,8 @@ final class DohConnection implements ListenerConnection {
   @Override
   public void ready(SelectionKey k) {
     try {
-      if (lingeringSince != 0) {
-        ByteBuffer drop = ByteBuffer.allocate(512);
-        if (channel.read(drop) < 0) {
-          close();
-        }
+      if (lingering()) {
+        dropWhileLingering();
         return;
       }
       if (k.isReadable()) {
@@ -264,7 +231,7 @@ final class DohConnection implements ListenerConnection {
 
   /** After anything happened: reads what now has room, writes, watches what it must, closes when done. */
   void settle() {
-    if (closed || lingeringSince != 0) {
+    if (closed || lingering()) {
       return;
     }
     try {
@@ -296,17 +263,7 @@ final class DohConnection implements ListenerConnection {
     if (closed) {
       return;
     }
-    if (tls != null && !tls.handshook() && lingeringSince == 0) {
-      if (now - accepted > handshakeNanos) {
-        listener.metrics().dropped(ServerMetrics.TLS_HANDSHAKE_TIMEOUT);
-        close();
-      }
-      return;
-    }
-    if (lingeringSince != 0) {
-      if (now - lingeringSince > LINGER_NANOS) {
-        close();
-      }
+    if (handshakeOrLingerDeadline(now, handshakeNanos)) {
       return;
     }
     boolean waiting = !out.isEmpty() || (session != null && session.stalled());
@@ -330,43 +287,5 @@ final class DohConnection implements ListenerConnection {
       session.closing();
     }
     settle();
-  }
-
-  /** Closes a connection that said all it had to: at once after the client's FIN, else lingering. */
-  private void finish() {
-    if (tls != null) {
-      tls.closeOutbound();
-    }
-    if (eof) {
-      close();
-      return;
-    }
-    try {
-      channel.shutdownOutput();
-    } catch (IOException e) {
-      close();
-      return;
-    }
-    lingeringSince = System.nanoTime();
-    if (key.isValid()) {
-      key.interestOps(SelectionKey.OP_READ);
-    }
-  }
-
-  @Override
-  public void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    if (key != null) {
-      key.cancel();
-    }
-    try {
-      channel.close();
-    } catch (IOException e) {
-      // already gone
-    }
-    listener.closed(this);
   }
 }
