@@ -1,10 +1,8 @@
 package io.shoal.dnssec;
 
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.concurrent.Executor;
@@ -53,7 +51,6 @@ final class ValidationThreads implements Executor {
   /** The same lanes in the order they get their next turn. */
   private final ArrayDeque<Lane> turns = new ArrayDeque<>();
   private final int capacity;
-  private final List<Thread> threads = new ArrayList<>();
   private final AtomicLong validations = new AtomicLong();
   private int queued;
   private long arrivals;
@@ -64,7 +61,6 @@ final class ValidationThreads implements Executor {
     for (int i = 1; i <= threadCount; i++) {
       Thread t = new Thread(this::work, NAME + i);
       t.setDaemon(true);
-      threads.add(t);
       t.start();
     }
   }
