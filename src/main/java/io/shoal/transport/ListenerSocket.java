@@ -60,13 +60,42 @@ public abstract class ListenerSocket implements ListenerConnection {
     return closed;
   }
 
+  /** Reads what the socket has (for the protocol spoken), whole messages handed on. */
+  protected abstract void read() throws IOException;
+
+  /** Writes what waits for the client, as much as the socket takes. */
+  protected abstract void write() throws IOException;
+
+  /** After anything happened: reads what now has room, writes, watches what it must, closes when done. */
+  protected abstract void settle();
+
+  @Override
+  public final void ready(SelectionKey k) {
+    try {
+      if (lingeringSince != 0) {
+        dropWhileLingering();
+        return;
+      }
+      if (k.isReadable()) {
+        read();
+      }
+      if (!closed && k.isValid() && k.isWritable()) {
+        write();
+      }
+      settle();
+    } catch (IOException e) {
+      // reset by the client, or a write to a closed connection: nothing more to say to it
+      close();
+    }
+  }
+
   /** Whether the server's side is shut and the connection only drops what still arrives. */
   protected boolean lingering() {
     return lingeringSince != 0;
   }
 
   /** While lingering: reads and drops what the client sent, closing at its FIN. */
-  protected void dropWhileLingering() throws IOException {
+  private void dropWhileLingering() throws IOException {
     if (channel.read(ByteBuffer.allocate(512)) < 0) {
       close();
     }

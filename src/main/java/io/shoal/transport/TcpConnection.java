@@ -81,26 +81,7 @@ final class TcpConnection extends ListenerSocket {
   }
 
   @Override
-  public void ready(SelectionKey k) {
-    try {
-      if (lingering()) {
-        dropWhileLingering();
-        return;
-      }
-      if (k.isReadable()) {
-        read();
-      }
-      if (!closed && k.isValid() && k.isWritable()) {
-        write();
-      }
-      settle();
-    } catch (IOException e) {
-      // reset by the client, or a write to a closed connection: nothing more to say to it
-      close();
-    }
-  }
-
-  private void read() throws IOException {
+  protected void read() throws IOException {
     int n = tls == null ? channel.read(in) : tls.read(in);
     if (n < 0) {
       eof = true;
@@ -195,7 +176,8 @@ final class TcpConnection extends ListenerSocket {
     out.add(framedReply);
   }
 
-  private void write() throws IOException {
+  @Override
+  protected void write() throws IOException {
     if (tls != null) {
       if (!tls.flush()) {
         return;
@@ -243,7 +225,8 @@ final class TcpConnection extends ListenerSocket {
    * After anything happened: writes what waits, frames what the pipeline now has room for, sets
    * what the selector should watch, and closes a connection with nothing left to do.
    */
-  private void settle() {
+  @Override
+  protected void settle() {
     if (closed || lingering()) {
       return;
     }

@@ -75,25 +75,7 @@ final class DohConnection extends ListenerSocket {
   }
 
   @Override
-  public void ready(SelectionKey k) {
-    try {
-      if (lingering()) {
-        dropWhileLingering();
-        return;
-      }
-      if (k.isReadable()) {
-        read();
-      }
-      if (!closed && k.isValid() && k.isWritable()) {
-        write();
-      }
-      settle();
-    } catch (IOException e) {
-      close();
-    }
-  }
-
-  private void read() throws IOException {
+  protected void read() throws IOException {
     if (in == null) {
       in = ByteBuffer.allocate(FIRST_IN);
     }
@@ -206,7 +188,8 @@ final class DohConnection extends ListenerSocket {
     stopped = true;
   }
 
-  private void write() throws IOException {
+  @Override
+  protected void write() throws IOException {
     if (tls != null) {
       // Each buffer (a whole response, HEADERS and DATA together) is one TLS record: answers are
       // not joined into one record as DoT's are, since a client that reads a record at a time
@@ -230,7 +213,8 @@ final class DohConnection extends ListenerSocket {
   }
 
   /** After anything happened: reads what now has room, writes, watches what it must, closes when done. */
-  void settle() {
+  @Override
+  protected void settle() {
     if (closed || lingering()) {
       return;
     }
