@@ -28,6 +28,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,8 +37,9 @@ import java.util.Map;
 
 /**
  * A recursion scenario: one DNS tree on loopback ({@link RecursionTree}), every member in turn
- * resolving from its root, round after round, each run with names of its own: the zone cuts
- * warmed (one name per zone), a cold pass (each name once), warm hits over the same names. Then,
+ * resolving from its root, round after round, each run with cold names of its own: the zone cuts
+ * warmed (one name per zone), a warm-up ({@link #warmUp}), a cold pass (each name once), warm hits
+ * over the same names. Then,
  * per round, the cluster part: the first shoal member's configuration on N clustered nodes and
  * on N independent nodes, each group sent the same cold names on every node at once. Then
  * rounds.csv, results.csv, the charts and summary.md.
@@ -46,6 +48,14 @@ final class RecursionStudy {
   private final RunSettings run;
   private final Dnsperf dnsperf;
   private long ticksPerSecond;
+  /** The longest wait for a server's JIT compilers to go idle after the warm-up. */
+  private static final Duration COMPILER_WAIT = Duration.ofSeconds(20);
+  /** Parts the warm-up names after the hits are asked in, at most. */
+  static final int LATE_PASSES = 24;
+  /** The JIT compilers' share of a warm-up part's CPU below which the warm-up ends. */
+  private static final double SETTLED_SHARE = 0.05;
+  /** How long the compilers must stay (nearly) idle. */
+  private static final Duration COMPILER_WINDOW = Duration.ofMillis(500);
 
   RecursionStudy(RunSettings run, Dnsperf dnsperf) {
     this.run = run;
@@ -63,8 +73,9 @@ final class RecursionStudy {
     int cold = plan.coldNames(run.quick());
     int warm = plan.warmUpNames(run.quick());
     int runs = plan.runsNeedingNames(members.size(), rounds);
-    // each run asks two sets of names of its own: its warm-up's and its measured cold pass's
-    int perZone = (int) (((long) runs * (cold + warm) + plan.zones() - 1) / plan.zones());
+    // each run's cold pass asks names of its own; the warm-up names are the same for every run (each
+    // run is a fresh process: they are new to it), so a long warm-up does not grow the tree per run
+    int perZone = (int) (((long) runs * cold + warm + plan.zones() - 1) / plan.zones());
     Map<String, String> setups = new LinkedHashMap<>();
     Map<String, String> notRun = new LinkedHashMap<>(run.skipped());
     List<RecursionRow> rows = new ArrayList<>();
@@ -76,15 +87,13 @@ final class RecursionStudy {
       treeNote = tree.describe();
       ticksPerSecond = ProcessCpu.ticksPerSecond(run.processes(), runDir.resolve("clk_tck.txt"));
       Path cuts = writeCuts(names.resolve("cuts.txt"), plan.zones());
+      List<Path> warmUp = writeWarmUp(names, (long) runs * cold, warm, plan.zones());
       int slot = 0;
       for (int round = 1; round <= rounds; round++) {
         for (int i = 0; i < members.size(); i++, slot++) {
           Member m = members.get(i).withRecursionTree(tree.rootHints(), tree.trustAnchor());
           Path dir = runDir.resolve("members").resolve(m.name()).resolve("round-" + round);
-          Path file = writeNames(names.resolve("names-" + slot + ".txt"), (long) slot * (cold + warm), cold,
-              plan.zones());
-          Path warmUp = writeNames(names.resolve("warm-up-" + slot + ".txt"), (long) slot * (cold + warm) + cold, warm,
-              plan.zones());
+          Path file = writeNames(names.resolve("names-" + slot + ".txt"), (long) slot * cold, cold, plan.zones());
           out.println("study: round " + round + " of " + rounds + ", member " + (i + 1) + " of " + members.size()
               + ": " + m.name() + " (" + cold + " cold names)");
           try {
@@ -99,10 +108,7 @@ final class RecursionStudy {
           for (boolean clustered : new boolean[] {true, false}) {
             Member group = nodes(shoal, plan.clusterNodes(), clustered);
             Path dir = runDir.resolve("members").resolve(group.name()).resolve("round-" + round);
-            Path file = writeNames(names.resolve("names-" + slot + ".txt"), (long) slot * (cold + warm), cold,
-                plan.zones());
-            Path warmUp = writeNames(names.resolve("warm-up-" + slot + ".txt"), (long) slot * (cold + warm) + cold,
-                warm, plan.zones());
+            Path file = writeNames(names.resolve("names-" + slot + ".txt"), (long) slot * cold, cold, plan.zones());
             slot++;
             out.println("study: round " + round + ", cluster part: " + group.name());
             try {
@@ -158,7 +164,7 @@ final class RecursionStudy {
     return Files.writeString(file, t);
   }
 
-  private List<RecursionRow> measureServer(Member m, int round, RecursionTree tree, Path cuts, Path warmUp,
+  private List<RecursionRow> measureServer(Member m, int round, RecursionTree tree, Path cuts, List<Path> warmUp,
       Path names, Path dir, Map<String, String> setups) throws IOException, StudyException {
     Files.createDirectories(dir);
     try (ServerUnderTest server = ServerUnderTest.of(m, run.scenario().recipe(), dir, root(tree), run.processes(),
@@ -177,7 +183,7 @@ final class RecursionStudy {
     }
   }
 
-  private RecursionRow measureNodes(Member group, int round, RecursionTree tree, Path cuts, Path warmUp, Path names,
+  private RecursionRow measureNodes(Member group, int round, RecursionTree tree, Path cuts, List<Path> warmUp, Path names,
       Path dir, Map<String, String> setups) throws IOException, StudyException {
     Files.createDirectories(dir);
     try (ShoalNodes nodes = ShoalNodes.of(group, run.scenario().recipe(), dir, root(tree), run.processes(),
@@ -197,29 +203,97 @@ final class RecursionStudy {
   }
 
   /**
-   * Before anything is measured: one name per zone ({@code cuts}), so every cut and key is cached;
-   * then the run's warm-up names resolved once (recursion.warm_up_names, none of them asked
-   * again) and asked again for the recipe's warm-up, so a JVM has compiled its resolution and hit
-   * paths before its CPU is read. Every server is sent the same names.
+   * The warm-up names every run asks (names {@code first} on of the tree): an eighth in one file,
+   * asked before the warm-up's hits, and the rest in {@link #LATE_PASSES} files, asked after them
+   * ({@link #warmUp}).
    */
-  private void warmUp(List<? extends ServerUnderTest> servers, Path cuts, Path warmUp) throws StudyException {
-    RecursionPlan plan = run.scenario().recursion();
+  static List<Path> writeWarmUp(Path dir, long first, int count, int zones) throws IOException {
+    List<Path> files = new ArrayList<>();
+    int early = Math.max(1, count / 8);
+    files.add(writeNames(dir.resolve("warm-up.txt"), first, early, zones));
+    int each = (count - early) / LATE_PASSES;
+    for (int i = 0; i < LATE_PASSES && each > 0; i++) {
+      files.add(writeNames(dir.resolve("warm-up-late-" + (i + 1) + ".txt"), first + early + (long) i * each,
+          each, zones));
+    }
+    return files;
+  }
+
+  /**
+   * Before anything is measured: one name per zone ({@code cuts}), so every cut and key is cached;
+   * then the first eighth of the warm-up names resolved once and asked again for the recipe's
+   * warm-up (the hit path gets compiled), then the rest resolved once, a part at a time,
+   * until a part costs the servers' JIT compilers under {@link #SETTLED_SHARE} of their CPU; then a
+   * wait until the compilers are idle. Every server is sent the same names.
+   *
+   * <p>Why in parts: a resolution goes through many small methods that C1's profiling code inlines
+   * into its callers, and HotSpot decides on C2 for the method whose code is running, so the path
+   * is promoted to C2 a layer at a time, each layer on the calls after the one below it was
+   * compiled. After one long pass of new names, the measured cold pass still paid a third of its
+   * CPU to C2 (docs/recursion.md).
+   */
+  private void warmUp(List<? extends ServerUnderTest> servers, Path cuts, List<Path> warmUp) throws StudyException,
+      IOException {
     LoadSettings load = run.load();
     for (ServerUnderTest s : servers) {
       dnsperf.onePass(s.port(), cuts, s.directory().resolve("dnsperf-cuts.txt"));
     }
-    List<StartedProcesses.Running> passes = new ArrayList<>();
-    for (ServerUnderTest s : servers) {
-      passes.add(dnsperf.launchOnce(s.port(), warmUp, plan.coldOutstanding(), plan.coldLimit(),
-          s.directory().resolve("dnsperf-warm-up-cold.txt")));
-    }
-    dnsperf.awaitAll(passes, plan.coldLimit());
+    resolveOnce(servers, warmUp.get(0), "dnsperf-warm-up-cold.txt");
     if (!load.warmup().isZero()) {
       dnsperf.awaitAll(dnsperf.launchAtOnce(servers.stream().map(ServerUnderTest::port).toList(),
-          servers.stream().map(s -> warmUp).toList(), load, load.warmup(), List.of(),
+          servers.stream().map(s -> warmUp.get(0)).toList(), load, load.warmup(), List.of(),
           servers.stream().map(s -> s.directory().resolve("dnsperf-warm-up-hits.txt")).toList()), load.warmup());
     }
+    List<Long> pids = servers.stream().flatMap(s -> s.servingPids().stream()).toList();
+    Path audit = servers.get(0).directory().resolve("cpu-warm-up.txt");
+    for (int i = 1; i < warmUp.size(); i++) {
+      ProcessCpu.Sample before = ProcessCpu.sample(pids, audit);
+      resolveOnce(servers, warmUp.get(i), "dnsperf-warm-up-late-" + i + ".txt");
+      ProcessCpu.Sample after = ProcessCpu.sample(pids, audit);
+      long ticks = after.ticks() - before.ticks();
+      double share = ticks <= 0 ? 0 : (double) (after.compilerTicks() - before.compilerTicks()) / ticks;
+      run.out().println(String.format(Locale.ROOT, "study: warm-up part %d of %d: JIT compilers %.0f%% of the CPU",
+          i, warmUp.size() - 1, 100 * share));
+      if (share < SETTLED_SHARE) {
+        break;
+      }
+    }
     Pause.sleep(MemberMeasurement.SETTLE);
+    awaitIdleCompilers(pids, audit);
+  }
+
+  private void resolveOnce(List<? extends ServerUnderTest> servers, Path names, String output) throws StudyException {
+    RecursionPlan plan = run.scenario().recursion();
+    List<StartedProcesses.Running> passes = new ArrayList<>();
+    for (ServerUnderTest s : servers) {
+      passes.add(dnsperf.launchOnce(s.port(), names, plan.coldOutstanding(), plan.coldLimit(),
+          s.directory().resolve(output)));
+    }
+    dnsperf.awaitAll(passes, plan.coldLimit());
+  }
+
+  /**
+   * Waits, at most {@link #COMPILER_WAIT}, until the servers' JIT compiler threads spent under
+   * 2% of a CPU over one {@link #COMPILER_WINDOW} (a server that is no JVM has none, and passes at
+   * once); says so when they did not.
+   */
+  private void awaitIdleCompilers(List<Long> pids, Path audit) throws StudyException, IOException {
+    long deadline = System.nanoTime() + COMPILER_WAIT.toNanos();
+    long quiet = Math.max(1, ticksPerSecond * COMPILER_WINDOW.toMillis() / 1000 / 50);
+    ProcessCpu.Sample before = ProcessCpu.sample(pids, audit);
+    for (int i = 0; i < COMPILER_WAIT.toMillis() / COMPILER_WINDOW.toMillis(); i++) {
+      Pause.sleep(COMPILER_WINDOW);
+      ProcessCpu.Sample after = ProcessCpu.sample(pids, audit);
+      if (after.compilerTicks() - before.compilerTicks() <= quiet) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        break;
+      }
+      before = after;
+    }
+    run.out().println("study: note: the JIT compilers of " + pids + " were still busy " + COMPILER_WAIT.toSeconds()
+        + " s after the warm-up; measuring anyway");
   }
 
   /** The root server's address: what a member is given as its upstream, which a recursive member does not use. */

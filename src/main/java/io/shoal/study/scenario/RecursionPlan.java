@@ -14,8 +14,9 @@ import java.util.Set;
  *
  * @param zones how many signed zones hold the names
  * @param coldNames names each run resolves cold (and then asks warm)
- * @param warmUpNames names each run resolves once before its cold pass (and asks again for the
- *     recipe's warm-up), so a JVM has compiled its resolution path before it is measured
+ * @param warmUpNames names every run resolves before its cold pass, the same names for every run
+ *     (each run is a fresh process), until its JIT compilers settle, so a JVM has compiled its
+ *     resolution path before it is measured
  * @param quickColdNames the cold and the warm-up names of a --quick run
  * @param coldOutstanding dnsperf -q of the cold pass: the resolutions in flight at once
  * @param coldLimit the longest a cold pass may take (dnsperf -l): it stops there, answered or not
