@@ -24,7 +24,13 @@ public final class StartedProcesses implements AutoCloseable {
   /** A command that ran to its end: its exit status and everything it printed. */
   public record Completed(int exitCode, String output) {}
 
-  private static final Duration STOP_GRACE = Duration.ofSeconds(10);
+  /**
+   * How long a process has after SIGTERM. A shoal cluster node's orderly stop may take most of
+   * Kubernetes' default 30 s (its lameduck, then handing its answers over, at most 10 s, then
+   * leaving the cluster): with 10 s here, a node handing over 15,000 answers on a busy host was
+   * killed and reported as exiting with 137.
+   */
+  private static final Duration STOP_GRACE = Duration.ofSeconds(35);
 
   private final Set<Process> live = ConcurrentHashMap.newKeySet();
   private final List<String> commands = Collections.synchronizedList(new ArrayList<>());
