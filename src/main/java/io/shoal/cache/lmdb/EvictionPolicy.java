@@ -27,6 +27,15 @@ interface EvictionPolicy {
   /** The expiry of the answer stored under {@code key} in this transaction, or -1 when none is. */
   long expiryOf(Txn<ByteBuffer> txn, CacheKey key);
 
+  /**
+   * Whether LMDB may hold an answer under {@code key}: false only when the policy knows it holds
+   * none, so a reader answers the miss without a read. Called from any thread; a policy that keeps
+   * no record of the keys (sampled eviction) says true.
+   */
+  default boolean mayHold(CacheKey key) {
+    return true;
+  }
+
   /** Stores {@code answer} under {@code key}, replacing the one there. */
   void store(Txn<ByteBuffer> txn, CacheKey key, CachedAnswer answer);
 

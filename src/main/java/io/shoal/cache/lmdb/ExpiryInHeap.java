@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.lmdbjava.CursorIterable;
 import org.lmdbjava.Txn;
@@ -30,6 +31,14 @@ import org.lmdbjava.Txn;
  * once over) costs LMDB nothing. What the transaction commits is the same as if every step had
  * gone to LMDB at once. When the transaction aborts instead, the order in the heap goes back to
  * what LMDB holds.
+ *
+ * <p>The keys of the order are also what lets a reader answer a miss without reading LMDB
+ * ({@link #mayHold}): every key LMDB holds is among them, but for those the running transaction
+ * has evicted or removed. A key joins them when a transaction stores it, before the commit that
+ * writes it (and before its fill settles, until which readers find the answer in the shard's
+ * uncommitted ones), and leaves when it is evicted or removed, before the commit that deletes it;
+ * an abort brings back what the transaction removed. A reader that asks in between misses a key
+ * a moment early, as if after that commit; it never misses a key no transaction is taking out.
  */
 final class ExpiryInHeap implements EvictionPolicy {
   /** Beyond the victim, expired entries at the head of the order removed in the same go. */
@@ -47,7 +56,8 @@ final class ExpiryInHeap implements EvictionPolicy {
 
   private final ShardDatabases databases;
   private final AnswerWrites writes;
-  private final HashMap<CacheKey, Slot> byKey = new HashMap<>();
+  /** The writer's alone to change; readers only ask it whether a key is there ({@link #mayHold}). */
+  private final ConcurrentHashMap<CacheKey, Slot> byKey = new ConcurrentHashMap<>();
   private final TreeSet<Slot> order = new TreeSet<>(SOONEST);
   /** Each key this transaction touched, with its slot when it began (ABSENT: none); to undo an abort. */
   private final HashMap<CacheKey, Slot> before = new HashMap<>();
@@ -93,14 +103,21 @@ final class ExpiryInHeap implements EvictionPolicy {
     return slot == null ? -1 : slot.expiresAt();
   }
 
+  /** Any thread: false when LMDB surely holds no answer under {@code key} (see the class comment). */
+  @Override
+  public boolean mayHold(CacheKey key) {
+    return byKey.containsKey(key);
+  }
+
   @Override
   public void store(Txn<ByteBuffer> txn, CacheKey key, CachedAnswer answer) {
-    Slot old = touch(key);
+    Slot slot = new Slot(answer.expiresAtMillis(), key);
+    // Put before the old slot leaves the order: a reader must never find the key missing.
+    Slot old = byKey.put(key, slot);
+    noteBefore(key, old);
     if (old != null) {
       order.remove(old);
     }
-    Slot slot = new Slot(answer.expiresAtMillis(), key);
-    byKey.put(key, slot);
     order.add(slot);
     pending.put(key, answer);
   }
@@ -108,10 +125,10 @@ final class ExpiryInHeap implements EvictionPolicy {
   @Override
   public void removed(byte[] key) {
     CacheKey k = CacheKey.ofBytes(key);
-    Slot old = touch(k);
+    Slot old = byKey.remove(k);
+    noteBefore(k, old);
     if (old != null) {
       order.remove(old);
-      byKey.remove(k);
     }
     // The caller deleted it from LMDB itself.
     pending.remove(k);
@@ -126,10 +143,10 @@ final class ExpiryInHeap implements EvictionPolicy {
         break;
       }
       CacheKey key = head.key();
-      touch(key);
       order.pollFirst();
       byKey.remove(key);
-      if (before.get(key) == ABSENT) {
+      if (before.putIfAbsent(key, head) == ABSENT) {
+        // Stored by this transaction only: LMDB never held it, so nothing to delete there.
         pending.remove(key);
       } else {
         pending.put(key, null);
@@ -173,22 +190,20 @@ final class ExpiryInHeap implements EvictionPolicy {
   public void ending() {
     pending.clear();
     for (Map.Entry<CacheKey, Slot> was : before.entrySet()) {
-      Slot now = byKey.remove(was.getKey());
+      // Replaced in one step where the key stays: LMDB still holds it.
+      Slot now = was.getValue() == ABSENT ? byKey.remove(was.getKey()) : byKey.put(was.getKey(), was.getValue());
       if (now != null) {
         order.remove(now);
       }
       if (was.getValue() != ABSENT) {
-        byKey.put(was.getKey(), was.getValue());
         order.add(was.getValue());
       }
     }
     before.clear();
   }
 
-  /** The key's current slot (null: none), noting what it was when the transaction began. */
-  private Slot touch(CacheKey key) {
-    Slot now = byKey.get(key);
-    before.putIfAbsent(key, now == null ? ABSENT : now);
-    return now;
+  /** Notes {@code was} (null: none) as the key's slot when the transaction began, unless it touched the key before. */
+  private void noteBefore(CacheKey key, Slot was) {
+    before.putIfAbsent(key, was == null ? ABSENT : was);
   }
 }
