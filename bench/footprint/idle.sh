@@ -68,7 +68,7 @@ start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pi
   echo "idle: $1 does not answer" >&2; cat "shoal-$1.log" >&2; return 1
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; }
-ask_a_few() { for _ in 1 2; do for i in $(seq 0 19); do dig +time=2 +tries=1 @127.0.0.1 -p "$sh_port" "n$i.bench.test" A +short > /dev/null; done; done; }
+ask_a_few() { for _ in 1 2; do for i in $(seq 0 19); do dig +time=2 +tries=1 @127.0.0.1 -p "$sh_port" "n$i.bench.test" A +short > /dev/null || true; done; done; }
 status() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 settle() { # waits as step 3 says; sets $settled
   local t0=$SECONDS readings=() n
@@ -112,7 +112,7 @@ for m in "${members[@]}"; do
     echo; echo "by package (first three parts):"
     sed -n 's/^\[[^]]*\]\[[^]]*\]\[[^]]*\] \([^ ]*\) source: .*/\1/p' "classes-$m.log" \
       | awk -F. '{ n = NF - 1; if (n > 3) n = 3; p = $1; for (i = 2; i <= n; i++) p = p "." $i; print p }' \
-      | sort | uniq -c | sort -rn | head -60
+      | sort | uniq -c | sort -rn | awk 'NR <= 60'
   } > "$out/classes_$m.txt"
 done
 
