@@ -10,7 +10,8 @@
 # (before, after; ROUNDS rounds, default 5), warms it for 10 s with the load below and then
 # measures 15 s of warm hits: dnsperf -c 8 -q 200 -T 1 over the 2,048 names, the member's CPU from
 # /proc/PID/stat per completed query. OUT_DIR/hits.csv has a row per member and round, and
-# OUT_DIR/summary.txt the medians, their spread and after/before per round. Needs unbound,
+# OUT_DIR/summary.txt the medians, their spread and after/before per round. HITS_BEFORE_OPTS and
+# HITS_AFTER_OPTS add JVM options to one member (e.g. a class-data archive). Needs unbound,
 # dnsperf and dig; stops only what it started. About a minute per member and round.
 set -euo pipefail
 if [[ $# -lt 3 || $1 == -h || $1 == --help ]]; then
@@ -31,12 +32,14 @@ source "$here/../lib/cached_names.sh"
 # G1 and the heap bin/shoal derives from the configuration, with its -Xms8m and young-generation cap.
 opts="-XX:+UseG1GC -XX:+ExitOnOutOfMemoryError $(java -jar "${jars[before]}" config --java-heap --config shoal.conf) -Xms8m -XX:MaxNewSize=64m"
 
+printf 'before: %s\nafter: %s\n' "$opts ${HITS_BEFORE_OPTS:-}" "$opts ${HITS_AFTER_OPTS:-}" > "$out/options.txt"
 tck=$(getconf CLK_TCK)
 echo "round,member,qps,completed,cpu_us_per_query" > "$out/hits.csv"
 for r in $(seq 1 "$rounds"); do
   for m in before after; do
     # shellcheck disable=SC2086
-    java $opts -jar "${jars[$m]}" serve --config shoal.conf > "shoal-$m.log" 2>&1 & pid=$!; pids+=($pid)
+    extra=HITS_${m^^}_OPTS
+    java $opts ${!extra:-} -jar "${jars[$m]}" serve --config shoal.conf > "shoal-$m.log" 2>&1 & pid=$!; pids+=($pid)
     for _ in $(seq 1 240); do
       dig +time=1 +tries=1 @127.0.0.1 -p "$sh_port" n0.bench.test A +short 2>/dev/null | grep -q 192.0.2.1 && break
       sleep 0.5

@@ -29,7 +29,6 @@ import picocli.CommandLine.Spec;
     },
     footer = {"", "Exit status: 0 reloaded, 2 refused (the reason is printed), 1 the node could not be reached."})
 final class ReloadCommand implements Callable<Integer> {
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   @Spec
   CommandSpec spec;
@@ -57,7 +56,8 @@ final class ReloadCommand implements Callable<Integer> {
     }
     String message;
     try {
-      JsonNode body = JSON.readTree(response.body());
+      // Made here, not with the class: picocli makes every command for `serve` too, and Jackson is 300 classes.
+      JsonNode body = new ObjectMapper().readTree(response.body());
       message = body.path("message").asText();
     } catch (IOException e) {
       return AdminOptions.failed(spec, status, response.body());

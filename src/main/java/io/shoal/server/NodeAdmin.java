@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,7 +73,7 @@ final class NodeAdmin {
    */
   static InetSocketAddress start(
       ActorSystem<Void> system, ShoalConfig config, Resolver resolver, ClusterNode clusterNode, LongSupplier clock,
-      ConfigReload reload, AdminToken token) throws Exception {
+      ConfigReload reload, AdminToken token) throws IOException {
     // Dumps cover the configured caches: in a cluster this node's share, not its near copies of others'.
     List<AnswerCache> own = resolver.caches().stream().filter(c -> config.caches().containsKey(c.name())).toList();
     CacheLoadMetrics loadMetrics = new CacheLoadMetrics(config.cluster().enabled() ? config.cluster().nodeLabel() : null);
@@ -90,7 +89,7 @@ final class NodeAdmin {
           ? CompletableFuture.completedFuture(null)
           : clusterNode.recordFlush(name, qtype);
       return removed.thenCombine(everyNode, (n, all) -> new AdminEndpoint.Flushed(n, clusterNode != null, all));
-    }, transfer, () -> reload.reload("shoal reload"), token).toCompletableFuture().get(30, TimeUnit.SECONDS).localAddress();
+    }, transfer, () -> reload.reload("shoal reload"), token);
   }
 
   /** Forgets what {@code resolver}'s resolving groups learnt at or below {@code name}, on this node. */

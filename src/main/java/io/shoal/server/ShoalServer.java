@@ -116,6 +116,9 @@ public final class ShoalServer {
         // keep 20 ms granularity.
         .withFallback(ConfigFactory.parseMap(Map.of("akka.scheduler.tick-duration", "20ms")))
         .withFallback(raw);
+    if (!cluster.enabled()) {
+      akkaConfig = LocalSerializers.basicOnly(akkaConfig);
+    }
     String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
     String node = cluster.enabled() ? cluster.nodeLabel() : null;

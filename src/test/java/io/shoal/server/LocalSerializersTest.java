@@ -1,0 +1,46 @@
+package io.shoal.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import akka.actor.typed.ActorSystem;
+import akka.actor.typed.javadsl.Adapter;
+import akka.actor.typed.javadsl.Behaviors;
+import akka.serialization.Serialization;
+import akka.serialization.SerializationExtension;
+import akka.serialization.Serializer;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An actor system out of cluster mode starts with Akka's basic serializers only: none of the
+ * cluster's, remoting's or Jackson's is made (each would load its classes), and a message that
+ * would have needed one is refused rather than sent.
+ */
+class LocalSerializersTest {
+  @Test
+  void onlyAkkasBasicSerializersAreMadeAndTheRestRefuse() {
+    Config config = LocalSerializers.basicOnly(ConfigFactory.load());
+    for (Map.Entry<String, Object> e : config.getObject("akka.actor.serializers").unwrapped().entrySet()) {
+      String serializer = String.valueOf(e.getValue());
+      assertTrue(serializer.equals(LocalSerializers.Unused.class.getName())
+          || serializer.startsWith("akka.serialization.") && !serializer.startsWith("akka.serialization.jackson."),
+          e.getKey() + " = " + serializer);
+    }
+    ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "local-serializers", config);
+    try {
+      Serialization serialization = SerializationExtension.get(Adapter.toClassic(system));
+      // Akka's own basic ones still serve what they served.
+      assertEquals("akka.serialization.StringSerializer",
+          serialization.findSerializerFor("a string").getClass().getName());
+      // An actor ref, which only leaves the JVM in a cluster, has no serializer that would send it.
+      Serializer forRef = serialization.findSerializerFor(system.ignoreRef());
+      assertThrows(RuntimeException.class, () -> forRef.toBinary(system.ignoreRef()));
+    } finally {
+      system.terminate();
+    }
+  }
+}
