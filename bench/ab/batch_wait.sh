@@ -17,10 +17,8 @@ if [[ $# -lt 3 || $1 == -h || $1 == --help ]]; then
 fi
 jar=$(realpath "$1"); rate=$2; shift 2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-work=$(mktemp -d); pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work" || exit 1
+# shellcheck source=../lib/scratch.sh
+source "$here/../lib/scratch.sh"
 # shellcheck source=../lib/cached_names.sh
 source "$here/../lib/cached_names.sh"
 tck=$(getconf CLK_TCK)

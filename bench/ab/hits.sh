@@ -21,11 +21,8 @@ fi
 declare -A jars=([before]=$(realpath "$1") [after]=$(realpath "$2"))
 mkdir -p "$3"; out=$(realpath "$3"); rounds=${4:-5}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
+# shellcheck source=../lib/scratch.sh
+source "$here/../lib/scratch.sh"
 
 # shellcheck source=../lib/cached_names.sh
 source "$here/../lib/cached_names.sh"

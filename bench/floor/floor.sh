@@ -26,11 +26,8 @@ if ! [[ $names =~ ^[0-9]+$ ]] || (( names < 1 || names > 2048 )); then
   echo "floor: NAMES must be 1 to 2048 (the cache holds 4,096 answers), not '$names'" >&2; exit 2
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
+# shellcheck source=../lib/scratch.sh
+source "$here/../lib/scratch.sh"
 
 free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 up_port=$(free_port); ub_port=$(free_port); sh_port=$(free_port); fl_port=$(free_port)

@@ -33,11 +33,8 @@ fi
 jar=$(realpath "$1"); mkdir -p "$2"; out=$(realpath "$2"); rounds=${3:-3}; settle=${FOOTPRINT_SETTLE:-45}
 load=${FOOTPRINT_LOAD:-yes}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
+# shellcheck source=../lib/scratch.sh
+source "$here/../lib/scratch.sh"
 
 # shellcheck source=../lib/cached_names.sh
 source "$here/../lib/cached_names.sh"

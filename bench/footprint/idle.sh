@@ -34,11 +34,8 @@ fi
 mkdir -p "$1"; out=$(realpath "$1"); rounds=$2; shift 2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 launcher="$here/../../bin/shoal"
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
+# shellcheck source=../lib/scratch.sh
+source "$here/../lib/scratch.sh"
 
 # shellcheck source=../lib/cached_names.sh
 source "$here/../lib/cached_names.sh"
