@@ -250,8 +250,8 @@ final class RecursionStudy {
       ProcessCpu.Sample before = ProcessCpu.sample(pids, audit);
       resolveOnce(servers, warmUp.get(i), "dnsperf-warm-up-late-" + i + ".txt");
       ProcessCpu.Sample after = ProcessCpu.sample(pids, audit);
-      long ticks = after.ticks() - before.ticks();
-      double share = ticks <= 0 ? 0 : (double) (after.compilerTicks() - before.compilerTicks()) / ticks;
+      double cpu = ProcessCpu.secondsBetween(before, after, ticksPerSecond);
+      double share = cpu <= 0 ? 0 : ProcessCpu.compilerSecondsBetween(before, after, ticksPerSecond) / cpu;
       run.out().println(String.format(Locale.ROOT, "study: warm-up part %d of %d: JIT compilers %.0f%% of the CPU",
           i, warmUp.size() - 1, 100 * share));
       if (share < SETTLED_SHARE) {
@@ -279,12 +279,13 @@ final class RecursionStudy {
    */
   private void awaitIdleCompilers(List<Long> pids, Path audit) throws StudyException, IOException {
     long deadline = System.nanoTime() + COMPILER_WAIT.toNanos();
-    long quiet = Math.max(1, ticksPerSecond * COMPILER_WINDOW.toMillis() / 1000 / 50);
+    // 2% of the window, and at least one clock tick (what /proc counts in)
+    double quiet = Math.max(1.0 / ticksPerSecond, COMPILER_WINDOW.toMillis() / 1000.0 / 50);
     ProcessCpu.Sample before = ProcessCpu.sample(pids, audit);
     for (int i = 0; i < COMPILER_WAIT.toMillis() / COMPILER_WINDOW.toMillis(); i++) {
       Pause.sleep(COMPILER_WINDOW);
       ProcessCpu.Sample after = ProcessCpu.sample(pids, audit);
-      if (after.compilerTicks() - before.compilerTicks() <= quiet) {
+      if (ProcessCpu.compilerSecondsBetween(before, after, ticksPerSecond) <= quiet) {
         return;
       }
       if (System.nanoTime() > deadline) {
