@@ -11,7 +11,7 @@ import org.slf4j.Marker;
  * Akka's TCP listener logs a stack trace for every failed accept, and when the process is out
  * of descriptors it retries at once: gigabytes of log a minute. This logback filter takes those
  * events out and reports them through a {@link FailureLog} instead: once per interval, with a
- * count, without the stack trace. Installed in logback.xml.
+ * count, without the stack trace. Installed by {@link DefaultLogging} (and conf/logback.xml).
  */
 public final class AcceptFailureFilter extends TurboFilter {
   /** The logger Akka's TcpListener actor logs to (through akka-slf4j: its class name). */
