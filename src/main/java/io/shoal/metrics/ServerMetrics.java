@@ -45,7 +45,7 @@ public final class ServerMetrics {
   /**
    * A DoH connection closed because its client broke HTTP: an HTTP/2 connection error (answered
    * with GOAWAY, RFC 9113 section 5.4.1) or an HTTP/1.1 request that cannot be read (answered 400,
-   * 411 or 431, then closed).
+   * 431 or 501, then closed).
    */
   public static final String HTTP_PROTOCOL_ERROR = "http_protocol_error";
   /** A query from a client network access_control denies. */

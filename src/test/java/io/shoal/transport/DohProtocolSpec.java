@@ -349,13 +349,22 @@ public class DohProtocolSpec extends JUnitSuite {
 
   /** Writes {@code request} on a new HTTP/1.1 TLS connection; what the server sent until it closed. */
   private static String http1(String request) throws Exception {
+    return http1(request, Integer.MAX_VALUE);
+  }
+
+  /** As above, the request written in pieces of {@code piece} bytes, each flushed (a TLS record each). */
+  private static String http1(String request, int piece) throws Exception {
     try (SSLSocket s = (SSLSocket) ca.clientContext().getSocketFactory().createSocket()) {
       s.connect(node.server.httpsAddress(), 2000);
       s.setSoTimeout(10_000);
       SSLParameters p = s.getSSLParameters();
       p.setApplicationProtocols(new String[] {"http/1.1"});
       s.setSSLParameters(p);
-      s.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+      byte[] bytes = request.getBytes(StandardCharsets.ISO_8859_1);
+      for (int at = 0; at < bytes.length; at += piece) {
+        s.getOutputStream().write(bytes, at, Math.min(piece, bytes.length - at));
+        s.getOutputStream().flush();
+      }
       s.getOutputStream().flush();
       InputStream in = s.getInputStream();
       ByteArrayOutputStream all = new ByteArrayOutputStream();
@@ -380,13 +389,44 @@ public class DohProtocolSpec extends JUnitSuite {
     double before = protocolErrors();
     String huge = http1("GET /dns-query HTTP/1.1\r\nX-Pad: " + "a".repeat(20_000) + "\r\n\r\n");
     assertTrue(huge, huge.startsWith("HTTP/1.1 431 "));
-    String chunked = http1("POST /dns-query HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
-        + "Content-Type: application/dns-message\r\n\r\n0\r\n\r\n");
-    assertTrue(chunked, chunked.startsWith("HTTP/1.1 411 "));
     String garbage = http1("\u0001\u0002\u0003 nonsense\r\n\r\n");
     assertTrue(garbage, garbage.startsWith("HTTP/1.1 400 "));
-    assertEquals(before + 3, node.metrics().await(v -> v >= before + 3, "shoal_dropped_total",
+    String post = "POST /dns-query HTTP/1.1\r\nContent-Type: application/dns-message\r\n";
+    String both = http1(post + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n");
+    assertTrue(both, both.startsWith("HTTP/1.1 400 "));
+    String gzip = http1(post + "Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n");
+    assertTrue(gzip, gzip.startsWith("HTTP/1.1 501 "));
+    String badSize = http1(post + "Transfer-Encoding: chunked\r\n\r\nzz\r\n\r\n");
+    assertTrue(badSize, badSize.startsWith("HTTP/1.1 400 "));
+    String overrun = http1(post + "Transfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n");
+    assertTrue(overrun, overrun.startsWith("HTTP/1.1 400 "));
+    assertEquals(before + 6, node.metrics().await(v -> v >= before + 6, "shoal_dropped_total",
         "reason=\"http_protocol_error\""), 0.0);
+  }
+
+  @Test
+  public void http1ChunkedPostsAreAnsweredAsOthers() throws Exception {
+    String query = new String(DnsClient.query(0, "ok.example.test.", Type.A, null).toWire(), StandardCharsets.ISO_8859_1);
+    int half = query.length() / 2;
+    String post = "POST /dns-query HTTP/1.1\r\nHost: x\r\nContent-Type: application/dns-message\r\n"
+        + "Transfer-Encoding: chunked\r\n";
+    // two chunks (one with an extension), a trailer field, then a second request on the connection
+    String chunkedBody = Integer.toHexString(half) + ";ext=1\r\n" + query.substring(0, half) + "\r\n"
+        + Integer.toHexString(query.length() - half) + "\r\n" + query.substring(half) + "\r\n"
+        + "0\r\nX-Trailer: t\r\n\r\n";
+    String two = http1(post + "\r\n" + chunkedBody + post + "Connection: close\r\n\r\n" + chunkedBody);
+    assertEquals(two, 2, two.split("HTTP/1.1 200 OK", -1).length - 1);
+    int body = two.indexOf("\r\n\r\n") + 4;
+    int length = Integer.parseInt(two.replaceFirst("(?s).*?Content-Length: (\\d+).*", "$1"));
+    assertDnsAnswer(two.substring(body, body + length).getBytes(StandardCharsets.ISO_8859_1));
+    // the same, arriving a few bytes at a time: sizes, data and CRLFs split across reads
+    String slow = http1(post + "Connection: close\r\n\r\n" + chunkedBody, 3);
+    assertTrue(slow, slow.startsWith("HTTP/1.1 200 OK"));
+    // a chunked body over the DNS message's 65,535 bytes gets 413 (read to its end, then closed)
+    String big = "a".repeat(40_000);
+    String tooLarge = http1(post + "Connection: close\r\n\r\n" + Integer.toHexString(big.length()) + "\r\n" + big + "\r\n"
+        + Integer.toHexString(big.length()) + "\r\n" + big + "\r\n0\r\n\r\n");
+    assertTrue(tooLarge, tooLarge.startsWith("HTTP/1.1 413 "));
   }
 
   @Test
