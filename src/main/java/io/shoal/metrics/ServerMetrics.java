@@ -48,6 +48,13 @@ public final class ServerMetrics {
    * 431 or 501, then closed).
    */
   public static final String HTTP_PROTOCOL_ERROR = "http_protocol_error";
+  /**
+   * A DoH request whose HTTP/2 stream its client reset (RST_STREAM) before the answer was sent:
+   * the answer is not sent. Its request still counts against the connection's streams until
+   * answered, so a client that opens and resets streams at once (CVE-2023-44487, "rapid reset")
+   * gets no more work done than one that waits; this count shows it trying.
+   */
+  public static final String HTTP_STREAM_RESET = "http_stream_reset";
   /** A query from a client network access_control denies. */
   public static final String ACCESS_DENIED = "access_denied";
   /** A UDP reply not sent: its client prefix was over rate_limit.responses_per_second. */

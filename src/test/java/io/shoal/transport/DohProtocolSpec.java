@@ -305,6 +305,29 @@ public class DohProtocolSpec extends JUnitSuite {
   }
 
   @Test
+  public void aStreamResetBeforeItsAnswerIsCountedAndOneResetAfterItIsNot() throws Exception {
+    double before = Metrics.value(node.metrics().settled(), "shoal_dropped_total", "reason=\"http_stream_reset\"");
+    try (H2 h2 = H2.open()) {
+      byte[] cancel = ByteBuffer.allocate(4).putInt(0x8).array();
+      h2.frame(HEADERS, 0x5, 1, request("GET", "/dns-query?dns=" + dnsParameter(), null));
+      assertDnsAnswer(h2.await(DATA).payload);
+      h2.frame(RST_STREAM, 0, 1, cancel); // after its answer: nothing was dropped
+      // a POST whose body never comes, reset: its answer is never sent
+      h2.frame(HEADERS, 0x4, 3, request("POST", "/dns-query", "application/dns-message"));
+      h2.frame(RST_STREAM, 0, 3, cancel);
+      h2.frame(PING, 0, 0, new byte[8]);
+      h2.await(PING);
+      // the connection goes on
+      h2.frame(HEADERS, 0x5, 5, request("GET", "/dns-query?dns=" + dnsParameter(), null));
+      assertDnsAnswer(h2.await(DATA).payload);
+    }
+    double after = node.metrics().await(v -> v >= before + 1, "shoal_dropped_total", "reason=\"http_stream_reset\"");
+    assertEquals(before + 1, Metrics.value(node.metrics().settled(), "shoal_dropped_total",
+        "reason=\"http_stream_reset\""), 0.0);
+    assertEquals(before + 1, after, 0.0);
+  }
+
+  @Test
   public void anAnswerWaitsForTheClientsWindowAndMoreStreamsThanAdvertisedAreRefused() throws Exception {
     try (H2 h2 = new H2("h2")) {
       h2.out.write(PREFACE);

@@ -177,6 +177,11 @@ final class DohConnection extends ListenerSocket {
     out.add(bytes);
   }
 
+  /** Counts a request of this connection left unanswered for {@code reason}; the connection goes on. */
+  void counted(String reason) {
+    listener.metrics().dropped(reason);
+  }
+
   /**
    * Takes no more from the client (counting {@code reason} unless null): what is queued is still
    * written, then the connection closes.

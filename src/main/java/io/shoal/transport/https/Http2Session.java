@@ -105,7 +105,9 @@ final class Http2Session implements HttpSession {
           fail(PROTOCOL_ERROR, "RST_STREAM on an idle stream");
         } else {
           // Its request, if in flight, still counts against the connection until answered.
-          streams.remove(stream);
+          if (streams.remove(stream) != null) {
+            connection.counted(ServerMetrics.HTTP_STREAM_RESET);
+          }
         }
       }
       case SETTINGS -> onSettings(flags, stream, payload);
