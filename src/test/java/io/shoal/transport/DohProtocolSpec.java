@@ -472,6 +472,14 @@ public class DohProtocolSpec extends JUnitSuite {
       assertEquals(out, "200", out.trim());
       assertDnsAnswer(java.nio.file.Files.readAllBytes(got));
     }
+    // curl sends a POST body chunked when told to (HTTP/1.1 only: HTTP/2 has no chunked coding)
+    Path got = java.nio.file.Files.createTempFile(ca.dir, "answer", ".bin");
+    String out = DotSpec.run("curl", "-sS", "--http1.1", "--cacert", ca.caCertificate.toString(),
+        "--resolve", "localhost:" + node.server.httpsAddress().getPort() + ":127.0.0.1",
+        "-H", "Content-Type: application/dns-message", "-H", "Transfer-Encoding: chunked",
+        "--data-binary", "@" + body, "-o", got.toString(), "-w", "%{http_code}", url);
+    assertEquals(out, "200", out.trim());
+    assertDnsAnswer(java.nio.file.Files.readAllBytes(got));
   }
 
   @Test
