@@ -21,9 +21,11 @@
 #      collection and C-heap trim have run once) waits until it moved less than 1 MiB over 20 s,
 #      180 s at most (settled=no then): idle_rss_kib is the last reading (and its anonymous and
 #      file-backed parts, and the proportional share, PSS, counting shared file pages once).
-# Then one more start of each member with -XX:NativeMemoryTracking=summary (about 5 MiB of its
-# own) and -Xlog:class+load gives nmt_<member>.txt (NMT summary after it settled) and
-# classes_<member>.txt (classes loaded, by package and by where they were loaded from).
+# Then one more start of each member with -XX:NativeMemoryTracking=detail (several MiB of its
+# own) and -Xlog:class+load gives nmt_<member>.txt (NMT summary after it settled),
+# resident_<member>.txt (what is in RAM by what holds it: bench/footprint/resident.py on NMT's
+# detail and /proc/PID/smaps) and classes_<member>.txt (classes loaded, by package and by where
+# they were loaded from).
 # OUT_DIR/idle.csv has a row per member and round, OUT_DIR/summary.txt medians and spreads.
 # Needs unbound, dig and jcmd; stops only what it started. About 1.5 minutes a start.
 set -euo pipefail
@@ -98,9 +100,11 @@ for r in $(seq 1 "$rounds"); do
 done
 
 for m in "${members[@]}"; do
-  start "$m" "-XX:NativeMemoryTracking=summary -Xlog:class+load=info:file=$work/classes-$m.log"; ask_a_few; settle
+  start "$m" "-XX:NativeMemoryTracking=detail -Xlog:class+load=info:file=$work/classes-$m.log"; ask_a_few; settle
   jcmd "$pid" VM.native_memory summary > "$out/nmt_$m.txt"
+  jcmd "$pid" VM.native_memory detail > "nmt-detail-$m.txt"; cat "/proc/$pid/smaps" > "smaps-$m.txt"
   echo "VmRSS $(status $pid VmRSS) kB, Threads $(status $pid Threads), settled $settled" >> "$out/nmt_$m.txt"
+  python3 "$here/resident.py" "nmt-detail-$m.txt" "smaps-$m.txt" > "$out/resident_$m.txt"
   stop
   { echo "classes loaded: $(grep -c ' source: ' "classes-$m.log")"
     echo; echo "by where from:"
