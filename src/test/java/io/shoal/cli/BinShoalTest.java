@@ -30,7 +30,7 @@ class BinShoalTest {
         + "-Dshoal.caches.answers.max_entries=500000"), calls.toString());
     String serve = calls.get(calls.size() - 1);
     assertTrue(serve.startsWith("-XX:+UseG1GC -XX:+ExitOnOutOfMemoryError " + HEAP + " -Xms8m -XX:MaxNewSize=64m "
-        + "-XX:MinHeapFreeRatio=5 -XX:MaxHeapFreeRatio=10 -XX:GCTimeRatio=4 -XX:G1PeriodicGCInterval=30000"), serve);
+        + "-XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:G1PeriodicGCInterval=30000"), serve);
     // the stand-in accepts -version with the trim option, as JDK 17.0.9 and later do
     assertTrue(serve.contains("-XX:TrimNativeHeapInterval=30000"), serve);
     assertTrue(serve.endsWith("-jar " + jar(dir) + " serve --config my.conf -Dshoal.caches.answers.max_entries=500000"),
