@@ -17,10 +17,11 @@
 # Then each round starts each member afresh, in turn, ROUNDS rounds, and:
 #   1. times the start (from bin/shoal's exec to the first answer, dig every 0.1 s, 120 s at most);
 #   2. asks 20 names twice;
-#   3. reads VmRSS every 2 s, and once 40 s have passed since the queries (the 30 s periodic
-#      collection and C-heap trim have run once) waits until it moved less than 1 MiB over 20 s,
-#      180 s at most (settled=no then): idle_rss_kib is the last reading (and its anonymous and
-#      file-backed parts, and the proportional share, PSS, counting shared file pages once).
+#   3. reads VmRSS every 2 s, and once IDLE_AT seconds (default 40) have passed since the queries
+#      (40: the 30 s periodic collection and C-heap trim have run once) waits until it moved less
+#      than 1 MiB over 20 s, IDLE_AT + 140 s at most (settled=no then): idle_rss_kib is the last
+#      reading (and its anonymous and file-backed parts, and the proportional share, PSS,
+#      counting shared file pages once).
 # Then one more start of each member with -XX:NativeMemoryTracking=detail (several MiB of its
 # own) and -Xlog:class+load gives nmt_<member>.txt (NMT summary after it settled),
 # resident_<member>.txt (what is in RAM by what holds it: bench/footprint/resident.py on NMT's
@@ -72,9 +73,10 @@ status() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 settle() { # waits as step 3 says; sets $settled
   local t0=$SECONDS readings=() n
   settled=no
-  while (( SECONDS - t0 < 180 )); do
+  local at=${IDLE_AT:-40}
+  while (( SECONDS - t0 < at + 140 )); do
     sleep 2; readings+=("$(status "$pid" VmRSS)"); n=${#readings[@]}
-    if (( SECONDS - t0 >= 40 && n >= 11 )); then
+    if (( SECONDS - t0 >= at && n >= 11 )); then
       local window=("${readings[@]: -11}")
       local lo hi; lo=$(printf '%s\n' "${window[@]}" | sort -n | head -1); hi=$(printf '%s\n' "${window[@]}" | sort -n | tail -1)
       if (( hi - lo < 1024 )); then settled=yes; return 0; fi
