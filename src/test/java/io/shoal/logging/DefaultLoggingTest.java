@@ -31,11 +31,7 @@ class DefaultLoggingTest {
     JoranConfigurator joran = new JoranConfigurator();
     joran.setContext(fromFile);
     joran.doConfigure(Path.of("conf", "logback.xml").toFile());
-    LoggerContext inCode = new LoggerContext();
-    DefaultLogging builtIn = new DefaultLogging();
-    builtIn.setContext(inCode);
-    builtIn.configure(inCode);
-    assertEquals(describe(fromFile), describe(inCode));
+    assertEquals(describe(fromFile), describe(builtIn()));
   }
 
   @Test
@@ -43,11 +39,7 @@ class DefaultLoggingTest {
     LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
     // No logback.xml is on the class path: the shipped jar and the tests use DefaultLogging.
     assertNull(getClass().getClassLoader().getResource("logback.xml"));
-    LoggerContext expected = new LoggerContext();
-    DefaultLogging builtIn = new DefaultLogging();
-    builtIn.setContext(expected);
-    builtIn.configure(expected);
-    assertEquals(describe(expected), describe(context));
+    assertEquals(describe(builtIn()), describe(context));
   }
 
   @Test
@@ -65,6 +57,15 @@ class DefaultLoggingTest {
         System.setProperty(DefaultLogging.LEVEL_VARIABLE, before);
       }
     }
+  }
+
+  /** A fresh logging context set up by DefaultLogging. */
+  private static LoggerContext builtIn() {
+    LoggerContext context = new LoggerContext();
+    DefaultLogging setUp = new DefaultLogging();
+    setUp.setContext(context);
+    setUp.configure(context);
+    return context;
   }
 
   /** What a user sees of a logging set-up: levels, filters, where lines go and their pattern. */
