@@ -252,11 +252,14 @@ public final class RecursionSummary {
         .append("aggressive use of NSEC records can answer it)\n");
     md.append("- each run: a fresh process; first one name per zone (`ns.zN.example.`), so the root, the TLD and each ")
         .append("zone's cut and keys are cached; then a warm-up, not measured: ")
-        .append(String.format(Locale.ROOT, "%,d", c.warmUpNames() / 8))
+        .append(String.format(Locale.ROOT, "%,d", RecursionPlan.earlyWarmUpNames(c.warmUpNames())))
         .append(" other names resolved once and asked again for ").append(c.load().warmup().toSeconds())
-        .append(" s, then up to ").append(String.format(Locale.ROOT, "%,d", c.warmUpNames() - c.warmUpNames() / 8))
-        .append(" more resolved once, in 24 parts, until a part cost the JVM's compiler threads under 5% of its ")
-        .append("CPU, then a wait (at most 20 s) until they are idle (a JVM compiles its resolution path only as ")
+        .append(" s, then up to ").append(String.format(Locale.ROOT, "%,d",
+            c.warmUpNames() - RecursionPlan.earlyWarmUpNames(c.warmUpNames())))
+        .append(" more resolved once, in ").append(RecursionPlan.WARM_UP_PARTS)
+        .append(" parts, until a part cost the JVM's compiler threads under ")
+        .append(Math.round(100 * RecursionPlan.WARM_UP_SETTLED_SHARE)).append("% of its CPU, then a wait (at most ")
+        .append(RecursionPlan.COMPILER_WAIT.toSeconds()).append(" s) until they are idle (a JVM compiles its resolution path only as ")
         .append("new names keep coming; the others pay nothing for it); ")
         .append("then **cold**: ").append(String.format(Locale.ROOT, "%,d", c.coldNames()))
         .append(" names nobody asked before (each member and round has names of its own), each once, spread over ")

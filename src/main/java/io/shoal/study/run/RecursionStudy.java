@@ -48,12 +48,6 @@ final class RecursionStudy {
   private final RunSettings run;
   private final Dnsperf dnsperf;
   private long ticksPerSecond;
-  /** The longest wait for a server's JIT compilers to go idle after the warm-up. */
-  private static final Duration COMPILER_WAIT = Duration.ofSeconds(20);
-  /** Parts the warm-up names after the hits are asked in, at most. */
-  static final int LATE_PASSES = 24;
-  /** The JIT compilers' share of a warm-up part's CPU below which the warm-up ends. */
-  private static final double SETTLED_SHARE = 0.05;
   /** How long the compilers must stay (nearly) idle. */
   private static final Duration COMPILER_WINDOW = Duration.ofMillis(500);
 
@@ -204,15 +198,15 @@ final class RecursionStudy {
 
   /**
    * The warm-up names every run asks (names {@code first} on of the tree): an eighth in one file,
-   * asked before the warm-up's hits, and the rest in {@link #LATE_PASSES} files, asked after them
+   * asked before the warm-up's hits, and the rest in {@link RecursionPlan#WARM_UP_PARTS} files, asked after them
    * ({@link #warmUp}).
    */
   static List<Path> writeWarmUp(Path dir, long first, int count, int zones) throws IOException {
     List<Path> files = new ArrayList<>();
-    int early = Math.max(1, count / 8);
+    int early = RecursionPlan.earlyWarmUpNames(count);
     files.add(writeNames(dir.resolve("warm-up.txt"), first, early, zones));
-    int each = (count - early) / LATE_PASSES;
-    for (int i = 0; i < LATE_PASSES && each > 0; i++) {
+    int each = (count - early) / RecursionPlan.WARM_UP_PARTS;
+    for (int i = 0; i < RecursionPlan.WARM_UP_PARTS && each > 0; i++) {
       files.add(writeNames(dir.resolve("warm-up-late-" + (i + 1) + ".txt"), first + early + (long) i * each,
           each, zones));
     }
@@ -223,7 +217,7 @@ final class RecursionStudy {
    * Before anything is measured: one name per zone ({@code cuts}), so every cut and key is cached;
    * then the first eighth of the warm-up names resolved once and asked again for the recipe's
    * warm-up (the hit path gets compiled), then the rest resolved once, a part at a time,
-   * until a part costs the servers' JIT compilers under {@link #SETTLED_SHARE} of their CPU; then a
+   * until a part costs the servers' JIT compilers under {@link RecursionPlan#WARM_UP_SETTLED_SHARE} of their CPU; then a
    * wait until the compilers are idle. Every server is sent the same names.
    *
    * <p>Why in parts: a resolution goes through many small methods that C1's profiling code inlines
@@ -254,7 +248,7 @@ final class RecursionStudy {
       double share = cpu <= 0 ? 0 : ProcessCpu.compilerSecondsBetween(before, after, ticksPerSecond) / cpu;
       run.out().println(String.format(Locale.ROOT, "study: warm-up part %d of %d: JIT compilers %.0f%% of the CPU",
           i, warmUp.size() - 1, 100 * share));
-      if (share < SETTLED_SHARE) {
+      if (share < RecursionPlan.WARM_UP_SETTLED_SHARE) {
         break;
       }
     }
@@ -273,16 +267,16 @@ final class RecursionStudy {
   }
 
   /**
-   * Waits, at most {@link #COMPILER_WAIT}, until the servers' JIT compiler threads spent under
+   * Waits, at most {@link RecursionPlan#COMPILER_WAIT}, until the servers' JIT compiler threads spent under
    * 2% of a CPU over one {@link #COMPILER_WINDOW} (a server that is no JVM has none, and passes at
    * once); says so when they did not.
    */
   private void awaitIdleCompilers(List<Long> pids, Path audit) throws StudyException, IOException {
-    long deadline = System.nanoTime() + COMPILER_WAIT.toNanos();
+    long deadline = System.nanoTime() + RecursionPlan.COMPILER_WAIT.toNanos();
     // 2% of the window, and at least one clock tick (what /proc counts in)
     double quiet = Math.max(1.0 / ticksPerSecond, COMPILER_WINDOW.toMillis() / 1000.0 / 50);
     ProcessCpu.Sample before = ProcessCpu.sample(pids, audit);
-    for (int i = 0; i < COMPILER_WAIT.toMillis() / COMPILER_WINDOW.toMillis(); i++) {
+    for (int i = 0; i < RecursionPlan.COMPILER_WAIT.toMillis() / COMPILER_WINDOW.toMillis(); i++) {
       Pause.sleep(COMPILER_WINDOW);
       ProcessCpu.Sample after = ProcessCpu.sample(pids, audit);
       if (ProcessCpu.compilerSecondsBetween(before, after, ticksPerSecond) <= quiet) {
@@ -293,7 +287,7 @@ final class RecursionStudy {
       }
       before = after;
     }
-    run.out().println("study: note: the JIT compilers of " + pids + " were still busy " + COMPILER_WAIT.toSeconds()
+    run.out().println("study: note: the JIT compilers of " + pids + " were still busy " + RecursionPlan.COMPILER_WAIT.toSeconds()
         + " s after the warm-up; measuring anyway");
   }
 

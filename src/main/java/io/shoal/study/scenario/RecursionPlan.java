@@ -30,6 +30,17 @@ public record RecursionPlan(int zones, int coldNames, int warmUpNames, int quick
       "zones", "cold_names", "warm_up_names", "quick_cold_names", "cold_outstanding", "cold_limit", "cluster_nodes");
   /** The most names one run asks cold: every one is a record in a zone knotd signs at start. */
   static final int MAX_COLD_NAMES = 200_000;
+  /** The parts the warm-up names after the warm-up's hits are asked in, at most. */
+  public static final int WARM_UP_PARTS = 24;
+  /** The JIT compilers' share of a warm-up part's CPU below which the warm-up ends. */
+  public static final double WARM_UP_SETTLED_SHARE = 0.05;
+  /** The longest wait for a server's JIT compilers to go idle after the warm-up. */
+  public static final Duration COMPILER_WAIT = Duration.ofSeconds(20);
+
+  /** Of {@code warmUpNames}, those asked before the warm-up's hits (an eighth); the rest come in parts after them. */
+  public static int earlyWarmUpNames(int warmUpNames) {
+    return Math.max(1, warmUpNames / 8);
+  }
 
   /** Cold names of this run. */
   public int coldNames(boolean quick) {
