@@ -151,7 +151,7 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
               return pruned.put(self, recordKey(r.name(), r.qtype()), r.atMillis());
             }),
         response -> new Written(response, r.replyTo()));
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onWritten(Written w) {
@@ -161,14 +161,14 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
           w.response().getClass().getSimpleName());
     }
     w.replyTo().tell(new Recorded(everywhere));
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onChanged(Changed c) {
     if (c.response() instanceof Replicator.Changed<LWWMap<String, Long>> changed) {
       apply(changed.get(KEY));
     }
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onJoined(Joined j) {
@@ -184,7 +184,7 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
     replicator.askGet(
         askReplyTo -> new Replicator.Get<>(KEY, new Replicator.ReadMajority(WRITE_TIMEOUT), askReplyTo),
         ReadOnJoin::new);
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onReadOnJoin(ReadOnJoin r) {
@@ -198,16 +198,16 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
       log.warn("could not read the flush record from a majority on joining; reading again in {} ms",
           READ_RETRY.toMillis());
       timers.startSingleTimer(ReadAgain.INSTANCE, READ_RETRY);
-      return this;
+      return Behaviors.same();
     }
     getContext().pipeToSelf(done, (ok, failure) -> AppliedOnJoin.INSTANCE);
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onAppliedOnJoin() {
     status.flushesPending(false);
     log.info("joined the cluster; {} flush record(s) applied", applied.size());
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onJoinWaitOver() {
@@ -215,7 +215,7 @@ public final class FlushRecord extends AbstractBehavior<FlushRecord.Command> {
       status.flushesPending(false);
       log.info("no cluster joined yet: ready as an independent node; the cluster's flushes are applied on joining");
     }
-    return this;
+    return Behaviors.same();
   }
 
   /** Applies the records not applied yet; completes when every cache has removed what they flush. */

@@ -99,7 +99,7 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
       }
     }
     publish();
-    return this;
+    return Behaviors.same();
   }
 
   /** Asks a node's endpoint where it answers DNS (once; again after a failure while it is listed). */
@@ -110,11 +110,11 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
 
   private Behavior<Command> onDnsAddressed(DnsAddressed answer) {
     if (!listed.contains(answer.ref())) {
-      return this;
+      return Behaviors.same();
     }
     if (answer.at() == null) {
       getContext().scheduleOnce(ASK_TIMEOUT, getContext().getSelf(), new AskAgain(answer.ref()));
-      return this;
+      return Behaviors.same();
     }
     String host = answer.ref().path().address().getHost().orElse("127.0.0.1");
     boolean entered = owners.put(answer.ref(), answer.at().owner(host)) == null;
@@ -125,14 +125,14 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
       warmJoin.tell(new WarmJoin.NewOwner(memberOf(answer.ref()),
           ActorRefResolver.get(getContext().getSystem()).resolveActorRef(receiver.toSerializationFormat())));
     }
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onAskAgain(AskAgain again) {
     if (listed.contains(again.ref()) && !owners.containsKey(again.ref())) {
       askWhere(again.ref());
     }
-    return this;
+    return Behaviors.same();
   }
 
   /**
@@ -174,6 +174,6 @@ public final class Membership extends AbstractBehavior<Membership.Command> {
       up.remove(e.member().address());
     }
     metrics.membersUp(up.size());
-    return this;
+    return Behaviors.same();
   }
 }

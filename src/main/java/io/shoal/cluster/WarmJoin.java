@@ -194,11 +194,11 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
         .onMessageEquals(CaughtUp.CHECK, () -> {
           checkScheduled = false;
           startNext();
-          return this;
+          return Behaviors.same();
         })
         .onSignal(PostStop.class, s -> {
           stopped.set(true);
-          return this;
+          return Behaviors.same();
         })
         .build();
   }
@@ -215,12 +215,12 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
   private Behavior<Command> onNewOwner(NewOwner owner) {
     receivers.put(owner.member(), owner.receiver());
     if (!settings.enabled()) {
-      return this;
+      return Behaviors.same();
     }
     String member = owner.member();
     waiting.addLast(new Job(member, key -> directory.ownedBy(key, member) ? member : null, member, null));
     startNext();
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onHandOver(HandOver handOver) {
@@ -228,7 +228,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       // Off, or no other member has been seen: nobody to hand over to, and no walk for nothing.
       // Or the node stops before it caught up on the cluster's flushes: what it holds may be flushed.
       handOver.replyTo().tell(akka.Done.getInstance());
-      return this;
+      return Behaviors.same();
     }
     // Joiners waiting for their transfer, or getting it, lose nothing: this node's answers go to
     // their owners now, and a long transfer must not eat the hand-over's time.
@@ -239,7 +239,7 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
     waiting.addFirst(new Job("the members that own this node's names once it has left", directory::successorOf,
         null, handOver.replyTo()));
     startNext();
-    return this;
+    return Behaviors.same();
   }
 
   private void startNext() {
@@ -282,16 +282,16 @@ public final class WarmJoin extends AbstractBehavior<WarmJoin.Command> {
       ended.replyTo().tell(akka.Done.getInstance());
     }
     startNext();
-    return this;
+    return Behaviors.same();
   }
 
   /** Stores the answers another node sent (see {@link WarmJoinIntake}), unless warm join is off here. */
   private Behavior<Command> onAnswers(Answers batch) {
     if (!settings.enabled()) {
       batch.replyTo.tell(new Taken(false, 0, 0));
-      return this;
+      return Behaviors.same();
     }
     intake.take(batch);
-    return this;
+    return Behaviors.same();
   }
 }

@@ -1,6 +1,7 @@
 package io.shoal.ingress;
 
 import akka.actor.typed.Behavior;
+import akka.actor.typed.Signal;
 import akka.actor.typed.javadsl.AbstractBehavior;
 import akka.actor.typed.javadsl.ActorContext;
 import akka.actor.typed.javadsl.Behaviors;
@@ -119,32 +120,55 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
         new FailedFetch(flights, stale, clock, failures), failures);
   }
 
+  /**
+   * The messages are told apart by hand, not by Akka's receive builder: the builder's matcher
+   * allocates three objects for every case it tries (a miss's answer is matched on the sixth),
+   * and this actor takes two messages per miss. For the same reason every handler returns {@code
+   * Behaviors.same()}, never {@code this}: the worker runs under a supervisor, which is an
+   * interceptor, and a handler that returns a behavior object, even its own {@code this}, has a
+   * new interceptor wrapped around it and the behavior stack searched, at every message.
+   */
   @Override
   public Receive<Command> createReceive() {
-    return newReceiveBuilder()
-        .onMessage(Resolve.class, this::onResolve)
-        .onMessage(OwnerAnswered.class, this::onOwnerAnswered)
-        .onMessage(Refresh.class, this::onRefresh)
-        .onMessage(Replan.class, this::onReplan)
-        .onMessage(StaleDeadline.class, this::onStaleDeadline)
-        // the fetches' answers, back on this worker's thread
-        .onMessage(Fetches.UpstreamDone.class, done -> {
-          fetches.upstreamDone(done);
-          return this;
-        })
-        .onMessage(Fetches.OwnerDone.class, done -> {
-          fetches.ownerDone(done);
-          return this;
-        })
-        .onMessage(Fetches.PreviousOwnerDone.class, done -> {
-          fetches.previousOwnerDone(done);
-          return this;
-        })
-        .onMessage(Fetches.FillDone.class, done -> {
-          fetches.fillDone(done);
-          return this;
-        })
-        .build();
+    return new Receive<>() {
+      @Override
+      public Behavior<Command> receiveMessage(Command message) {
+        return onMessage(message);
+      }
+
+      @Override
+      public Behavior<Command> receiveSignal(Signal signal) {
+        return Behaviors.unhandled();
+      }
+    };
+  }
+
+  /** The most frequent first: a query to resolve, then its answer from upstream, its fill. */
+  private Behavior<Command> onMessage(Command message) {
+    if (message instanceof Resolve r) {
+      return onResolve(r);
+    }
+    // the fetches' answers, back on this worker's thread
+    if (message instanceof Fetches.UpstreamDone done) {
+      fetches.upstreamDone(done);
+    } else if (message instanceof Fetches.FillDone done) {
+      fetches.fillDone(done);
+    } else if (message instanceof OwnerAnswered a) {
+      return onOwnerAnswered(a);
+    } else if (message instanceof Fetches.OwnerDone done) {
+      fetches.ownerDone(done);
+    } else if (message instanceof Fetches.PreviousOwnerDone done) {
+      fetches.previousOwnerDone(done);
+    } else if (message instanceof Refresh refresh) {
+      return onRefresh(refresh);
+    } else if (message instanceof Replan replan) {
+      return onReplan(replan);
+    } else if (message instanceof StaleDeadline deadline) {
+      return onStaleDeadline(deadline);
+    } else {
+      return Behaviors.unhandled();
+    }
+    return Behaviors.same();
   }
 
   private Behavior<Command> onResolve(Resolve r) {
@@ -156,7 +180,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       metrics.dropped(ServerMetrics.WORKER_FAILURE);
       flights.reply(r, r.query().servfail(ExtendedError.UPSTREAM_FAILED));
     }
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onOwnerAnswered(OwnerAnswered a) {
@@ -165,16 +189,16 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     try {
       Profile profile = profiles.match(key);
       if (joinedFlight(r, profile)) {
-        return this;
+        return Behaviors.same();
       }
       flights.start(key, r);
       fetches.ownerDone(new Fetches.OwnerDone(key, profile, a.reply(), a.askedNanos()));
-      return this;
+      return Behaviors.same();
     } catch (RuntimeException e) {
       failures.warn("query " + key + " failed", e);
       metrics.dropped(ServerMetrics.WORKER_FAILURE);
       flights.servfailAll(key, ExtendedError.UPSTREAM_FAILED);
-      return this;
+      return Behaviors.same();
     }
   }
 
@@ -238,7 +262,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
   private Behavior<Command> onReplan(Replan replan) {
     profiles = replan.profiles();
     stale.settings(replan.serveStale());
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onRefresh(Refresh refresh) {
@@ -246,7 +270,7 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
     if (flights.contains(key)) {
       // Already being fetched: that fetch refreshes the cache.
       prefetch.release(key);
-      return this;
+      return Behaviors.same();
     }
     try {
       Profile profile = profiles.match(key);
@@ -258,16 +282,16 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
       flights.end(key, false);
       failures.warn("prefetch of " + key + " failed", e);
     }
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onStaleDeadline(StaleDeadline deadline) {
     Flight flight = flights.get(deadline.key());
     if (flight != deadline.flight()) {
-      return this; // that flight ended in time
+      return Behaviors.same(); // that flight ended in time
     }
     flight.staleServed = true;
     flights.staleToClients(flight, profiles.match(deadline.key()));
-    return this;
+    return Behaviors.same();
   }
 }

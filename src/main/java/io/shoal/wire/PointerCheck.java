@@ -41,7 +41,7 @@ final class PointerCheck {
    */
   static boolean pointsOnlyToNames(byte[] wire) {
     int len = wire.length;
-    Names names = new Names(len);
+    byte[] names = new byte[len];
     int pos = Wire.HEADER;
     int records = Wire.u16(wire, 6) + Wire.u16(wire, 8) + Wire.u16(wire, 10);
     pos = name(wire, pos, len, names);
@@ -69,7 +69,7 @@ final class PointerCheck {
    * Checks one record's data: its names, or its exact shape for A, AAAA and TXT; false for any
    * other type, which the full check parses.
    */
-  private static boolean rdata(byte[] wire, int type, int start, int end, Names names) {
+  private static boolean rdata(byte[] wire, int type, int start, int end, byte[] names) {
     switch (type) {
       case TYPE_NS, TYPE_CNAME, TYPE_PTR, TYPE_DNAME:
         return name(wire, start, end, names) == end;
@@ -120,7 +120,7 @@ final class PointerCheck {
    * A name inside DNSSEC data, which is never compressed: as {@link #name}, or -1 when it holds a
    * pointer (such an answer goes to the full check, which writes the name out).
    */
-  private static int uncompressedName(byte[] wire, int off, int end, Names names) {
+  private static int uncompressedName(byte[] wire, int off, int end, byte[] names) {
     int pos = off;
     while (pos < end) {
       int len = wire[pos] & 0xFF;
@@ -164,32 +164,20 @@ final class PointerCheck {
   }
 
   /**
-   * Names read so far: for each offset where a label starts, the length in octets of the name
-   * from that label to its end (0: no label starts there); and room for one name's labels.
-   */
-  private static final class Names {
-    final int[] suffix;
-    final int[] starts = new int[128];
-    final int[] before = new int[128];
-
-    Names(int length) {
-      suffix = new int[length];
-    }
-  }
-
-  /**
    * Walks one name from {@code off}; returns the offset after it, or -1 when the name is bad or a
    * pointer leads anywhere but the start of a label of a name read before (so never into other
-   * data, never into the name itself). Records the name's labels once the name is complete.
+   * data, never into the name itself). Once the name is complete, records in {@code suffix}, at
+   * each offset where one of its labels starts, the length in octets of the name from that label
+   * to its end (1 to 255, as an unsigned byte; 0 where no label starts): one byte per octet of the
+   * answer is all a check allocates.
    */
-  private static int name(byte[] wire, int off, int end, Names names) {
+  private static int name(byte[] wire, int off, int end, byte[] suffix) {
     int pos = off;
     int length = 0;
-    int count = 0;
     int tail;
     int after;
     while (true) {
-      if (pos >= end) {
+      if (pos >= end || length > 255) {
         return -1;
       }
       int len = wire[pos] & 0xFF;
@@ -198,10 +186,10 @@ final class PointerCheck {
           return -1;
         }
         int target = ((len & 0x3F) << 8) | (wire[pos + 1] & 0xFF);
-        if (target >= pos || names.suffix[target] == 0) {
+        if (target >= pos || suffix[target] == 0) {
           return -1;
         }
-        tail = names.suffix[target];
+        tail = suffix[target] & 0xFF;
         after = pos + 2;
         break;
       }
@@ -209,16 +197,11 @@ final class PointerCheck {
         return -1;
       }
       if (len == 0) {
-        names.suffix[pos] = 1;
+        suffix[pos] = 1;
         tail = 1;
         after = pos + 1;
         break;
       }
-      if (count == names.starts.length) {
-        return -1;
-      }
-      names.starts[count] = pos;
-      names.before[count++] = length;
       length += len + 1;
       pos += len + 1;
     }
@@ -226,8 +209,9 @@ final class PointerCheck {
     if (total > 255) {
       return -1;
     }
-    for (int i = 0; i < count; i++) {
-      names.suffix[names.starts[i]] = total - names.before[i];
+    // The labels before the pointer or the root sit back to back from off.
+    for (int at = off; at < off + length; at += (wire[at] & 0xFF) + 1) {
+      suffix[at] = (byte) (total - (at - off));
     }
     return after;
   }

@@ -213,6 +213,49 @@ class PointerCheckTest {
     }
   }
 
+  /**
+   * An answer whose question is {@code labels} labels of 62 octets then the root, and whose one A
+   * record's owner is {@code prefix} (raw wire bytes, ending in a pointer or the root).
+   */
+  private static byte[] withOwner(int labels, byte[] prefix) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    byte[] header = new byte[Wire.HEADER];
+    Wire.put16(header, 0, 4712);
+    header[2] = (byte) 0x84;
+    Wire.put16(header, 4, 1);
+    Wire.put16(header, 6, 1);
+    out.writeBytes(header);
+    for (int i = 0; i < labels; i++) {
+      out.write(62);
+      out.writeBytes("a".repeat(62).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    }
+    out.writeBytes(new byte[] {0, 0, 1, 0, 1});
+    out.writeBytes(prefix);
+    out.writeBytes(new byte[] {0, 1, 0, 1, 0, 0, 0, 60, 0, 4, (byte) 192, 0, 2, 1});
+    return out.toByteArray();
+  }
+
+  @Test
+  void aPointerMustLeadToALabelStartAndKeepTheNameWithin255Octets() {
+    // Question: 4 labels of 62 octets, 253 octets in all. A pointer to the start of its second
+    // label (offset 12 + 63) spells a name of 190 octets; one more 1-octet label before it, 192.
+    byte[] second = {1, 'x', (byte) 0xC0, 12 + 63};
+    assertTrue(PointerCheck.pointsOnlyToNames(withOwner(4, second)));
+    // The same label before the whole question: 2 + 253 = 255 octets, the most a name may have.
+    assertTrue(PointerCheck.pointsOnlyToNames(withOwner(4, new byte[] {1, 'x', (byte) 0xC0, 12})));
+    // Two octets more: 257, too long.
+    assertFalse(PointerCheck.pointsOnlyToNames(withOwner(4, new byte[] {3, 'x', 'y', 'z', (byte) 0xC0, 12})));
+    // Into the middle of the first label: no label starts there.
+    assertFalse(PointerCheck.pointsOnlyToNames(withOwner(4, new byte[] {(byte) 0xC0, 12 + 5})));
+    // A name of 128 one-octet labels, never compressed: 257 octets.
+    byte[] many = new byte[128 * 2 + 1];
+    for (int i = 0; i < 128; i++) {
+      many[2 * i] = 1;
+      many[2 * i + 1] = 'q';
+    }
+    assertFalse(PointerCheck.pointsOnlyToNames(withOwner(1, many)));
+  }
+
   /** Where the NSEC's type bitmaps start in a one-record answer written by {@link #uncompressed}. */
   private static int indexOfWindows(byte[] wire) throws Exception {
     int rdata = ScannedAnswer.scan(wire).ttlOffsets()[0] + 4 + 2;

@@ -138,7 +138,11 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     }
   }
 
-  /** Any handler whose store throws closes the store and fails the shard, for a restart. */
+  /**
+   * Any handler whose store throws closes the store and fails the shard, for a restart. Handlers
+   * return {@code Behaviors.same()}, not {@code this}: under the supervisor's interceptor another
+   * behavior object, {@code this} included, is wrapped afresh at every message.
+   */
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
@@ -188,13 +192,13 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
       // answers meanwhile through the shard's overlay.
       windowEnd = getContext().scheduleOnce(settings.commitWindow(), getContext().getSelf(), WindowEnd.INSTANCE);
     }
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onCommitNow() {
     closeWindow();
     batch.commitQueued();
-    return this;
+    return Behaviors.same();
   }
 
   /** A flush that throws stays at the head of the queue, to run again after the restart. */
@@ -202,7 +206,7 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
     if (state.flushes.isEmpty()) {
       // A second wake-up for flushes already run (one from the caller, one from the open): it
       // must not end a commit window that fills queued since then have opened.
-      return this;
+      return Behaviors.same();
     }
     // Fills queued before a flush belong before it.
     onCommitNow();
@@ -231,13 +235,13 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
         releases.get(i).removed().complete(removed[i]);
       }
     }
-    return this;
+    return Behaviors.same();
   }
 
   /** A load that throws stays at the head of the queue, to run again after the restart (its transaction was aborted). */
   private Behavior<Command> onLoadsQueued() {
     if (state.loads.isEmpty()) {
-      return this;
+      return Behaviors.same();
     }
     // Fills queued before a load belong before it: a fresh answer from upstream is kept, not the loaded one.
     onCommitNow();
@@ -247,14 +251,14 @@ public final class CacheShard extends AbstractBehavior<CacheShard.Command> {
       batch.entriesChanged();
       next.done().complete(results);
     }
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onSync() {
     long nanos = store.sync();
     shardMetrics.syncNanos(nanos);
     events.tell(new Synced(settings.shard(), nanos));
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onClose() {

@@ -125,7 +125,7 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
     for (int i : live) {
       shards[i].writer.tell(CacheShard.Sync.INSTANCE);
     }
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onClose(Close close) {
@@ -148,7 +148,7 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
       // Stopping runs the shard's PostStop: its store closes; fills it still held fail.
       getContext().stop(shards[i].writer);
     }
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> onShardStopped(ShardStopped stopped) {
@@ -164,12 +164,12 @@ public final class CacheSupervisor extends AbstractBehavior<CacheSupervisor.Comm
     shards[i].resetPending(shards[i].queued.size());
     generation[i]++;
     spawn(settings.get(i));
-    return this;
+    return Behaviors.same();
   }
 
   private Behavior<Command> closedWhenDone() {
     if (!live.isEmpty()) {
-      return this;
+      return Behaviors.same();
     }
     for (ActorRef<Done> c : closers) {
       c.tell(Done.getInstance());
