@@ -122,8 +122,8 @@ public final class IngressWorker extends AbstractBehavior<IngressWorker.Command>
 
   /**
    * The messages are told apart by hand, not by Akka's receive builder: the builder's matcher
-   * allocates three objects for every case it tries (a miss's answer is matched on the sixth),
-   * and this actor takes two messages per miss. For the same reason every handler returns {@code
+   * allocates three objects for every case it tries (a miss's answer from upstream was its
+   * sixth case), and this actor takes two messages per miss. For the same reason every handler returns {@code
    * Behaviors.same()}, never {@code this}: the worker runs under a supervisor, which is an
    * interceptor, and a handler that returns a behavior object, even its own {@code this}, has a
    * new interceptor wrapped around it and the behavior stack searched, at every message.

@@ -41,23 +41,23 @@ final class PointerCheck {
    */
   static boolean pointsOnlyToNames(byte[] wire) {
     int len = wire.length;
-    byte[] names = new byte[len];
+    byte[] suffix = new byte[len];
     int pos = Wire.HEADER;
     int records = Wire.u16(wire, 6) + Wire.u16(wire, 8) + Wire.u16(wire, 10);
-    pos = name(wire, pos, len, names);
+    pos = name(wire, pos, len, suffix);
     if (pos < 0 || pos + 4 > len) {
       return false;
     }
     pos += 4;
     for (int i = 0; i < records; i++) {
-      pos = name(wire, pos, len, names);
+      pos = name(wire, pos, len, suffix);
       if (pos < 0 || pos + 10 > len) {
         return false;
       }
       int type = Wire.u16(wire, pos);
       int rdata = pos + 10;
       int end = rdata + Wire.u16(wire, pos + 8);
-      if (end > len || !rdata(wire, type, rdata, end, names)) {
+      if (end > len || !rdata(wire, type, rdata, end, suffix)) {
         return false;
       }
       pos = end;
@@ -69,17 +69,17 @@ final class PointerCheck {
    * Checks one record's data: its names, or its exact shape for A, AAAA and TXT; false for any
    * other type, which the full check parses.
    */
-  private static boolean rdata(byte[] wire, int type, int start, int end, byte[] names) {
+  private static boolean rdata(byte[] wire, int type, int start, int end, byte[] suffix) {
     switch (type) {
       case TYPE_NS, TYPE_CNAME, TYPE_PTR, TYPE_DNAME:
-        return name(wire, start, end, names) == end;
+        return name(wire, start, end, suffix) == end;
       case TYPE_MX:
-        return start + 2 < end && name(wire, start + 2, end, names) == end;
+        return start + 2 < end && name(wire, start + 2, end, suffix) == end;
       case TYPE_SRV:
-        return start + 6 < end && name(wire, start + 6, end, names) == end;
+        return start + 6 < end && name(wire, start + 6, end, suffix) == end;
       case TYPE_SOA: {
-        int next = name(wire, start, end, names);
-        next = next < 0 ? -1 : name(wire, next, end, names);
+        int next = name(wire, start, end, suffix);
+        next = next < 0 ? -1 : name(wire, next, end, suffix);
         return next >= 0 && next + 20 == end;
       }
       case TYPE_A:
@@ -93,10 +93,10 @@ final class PointerCheck {
         return end - start >= 4;
       case TYPE_RRSIG: {
         int signer = start + RRSIG_FIXED;
-        return signer < end && uncompressedName(wire, signer, end, names) >= 0;
+        return signer < end && uncompressedName(wire, signer, end, suffix) >= 0;
       }
       case TYPE_NSEC: {
-        int next = uncompressedName(wire, start, end, names);
+        int next = uncompressedName(wire, start, end, suffix);
         return next >= 0 && bitmaps(wire, next, end);
       }
       case TYPE_NSEC3: {
@@ -120,12 +120,12 @@ final class PointerCheck {
    * A name inside DNSSEC data, which is never compressed: as {@link #name}, or -1 when it holds a
    * pointer (such an answer goes to the full check, which writes the name out).
    */
-  private static int uncompressedName(byte[] wire, int off, int end, byte[] names) {
+  private static int uncompressedName(byte[] wire, int off, int end, byte[] suffix) {
     int pos = off;
     while (pos < end) {
       int len = wire[pos] & 0xFF;
       if (len == 0) {
-        return name(wire, off, end, names);
+        return name(wire, off, end, suffix);
       }
       if ((len & 0xC0) != 0) {
         return -1;
