@@ -13,6 +13,8 @@ public final class CacheKey {
 
   private final byte[] bytes;
   private final int hash;
+  /** {@link #crc32}'s value once computed, 0 before (a key whose CRC-32 is 0 computes it each time). */
+  private int crc32;
 
   private CacheKey(byte[] bytes) {
     this(bytes, Arrays.hashCode(bytes));
@@ -189,6 +191,21 @@ public final class CacheKey {
   @Override
   public int hashCode() {
     return hash;
+  }
+
+  /**
+   * The CRC-32 of the key's bytes (as {@link java.util.zip.CRC32} computes it), computed once per
+   * key object: the LMDB backend places a key in a shard by it, and one miss asks three times
+   * (the reader's look-up, the worker's, the fill). Threads that race to compute it write the
+   * same value.
+   */
+  public long crc32() {
+    int c = crc32;
+    if (c == 0) {
+      c = (int) Crc32.of(bytes);
+      crc32 = c;
+    }
+    return c & 0xFFFFFFFFL;
   }
 
   @Override

@@ -51,53 +51,7 @@ final class AnswerCodec {
    * lives; the layout file records the hash so a future change cannot go unnoticed.
    */
   static int shardOf(CacheKey key, int shardCount) {
-    return (int) (crc32(key.bytes()) % shardCount);
-  }
-
-  /**
-   * CRC-32 tables (the polynomial of {@link java.util.zip.CRC32}) for slicing by 4: table 0 is the
-   * classic byte-at-a-time table, table k the CRC of a byte followed by k zero bytes.
-   */
-  private static final int[][] CRC_TABLES = new int[4][256];
-
-  static {
-    for (int n = 0; n < 256; n++) {
-      int c = n;
-      for (int k = 0; k < 8; k++) {
-        c = (c & 1) != 0 ? 0xEDB88320 ^ (c >>> 1) : c >>> 1;
-      }
-      CRC_TABLES[0][n] = c;
-    }
-    for (int n = 0; n < 256; n++) {
-      for (int t = 1; t < 4; t++) {
-        int prev = CRC_TABLES[t - 1][n];
-        CRC_TABLES[t][n] = CRC_TABLES[0][prev & 0xFF] ^ (prev >>> 8);
-      }
-    }
-  }
-
-  /**
-   * The CRC-32 of {@code bytes}, equal to {@link java.util.zip.CRC32}'s. Computed here because
-   * for a cache key (some 20 to 40 bytes) the JDK's vectorised intrinsic spends most of its time
-   * setting up, and a byte at a time was still a sixth of an LMDB hit: four bytes per step (four
-   * independent table reads instead of a chain of four) cut that to about a quarter.
-   */
-  static long crc32(byte[] bytes) {
-    int[] t0 = CRC_TABLES[0];
-    int[] t1 = CRC_TABLES[1];
-    int[] t2 = CRC_TABLES[2];
-    int[] t3 = CRC_TABLES[3];
-    int c = 0xFFFFFFFF;
-    int i = 0;
-    int n = bytes.length;
-    for (; i + 4 <= n; i += 4) {
-      c ^= (bytes[i] & 0xFF) | (bytes[i + 1] & 0xFF) << 8 | (bytes[i + 2] & 0xFF) << 16 | (bytes[i + 3] & 0xFF) << 24;
-      c = t3[c & 0xFF] ^ t2[(c >>> 8) & 0xFF] ^ t1[(c >>> 16) & 0xFF] ^ t0[c >>> 24];
-    }
-    for (; i < n; i++) {
-      c = t0[(c ^ bytes[i]) & 0xFF] ^ (c >>> 8);
-    }
-    return ~c & 0xFFFFFFFFL;
+    return (int) (key.crc32() % shardCount);
   }
 
   static Path shardDirectory(Path path, int shard) {

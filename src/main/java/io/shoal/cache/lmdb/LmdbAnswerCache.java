@@ -200,8 +200,8 @@ public final class LmdbAnswerCache implements AnswerCache {
       return CompletableFuture.completedFuture(Boolean.FALSE);
     }
     ShardState shard = shards[shardOf(key, shardCount)];
-    CompletableFuture<Boolean> committed = shard.offer(key, answer, awaited, tuning.fillQueueLimit());
-    if (committed == null) {
+    Fill fill = shard.offer(key, answer, awaited, tuning.fillQueueLimit());
+    if (fill == null) {
       // The shard is behind (a slow disk): dropping a fill costs a later miss, queueing without
       // bound would cost the node its memory.
       metrics.fillDropped();
@@ -216,7 +216,8 @@ public final class LmdbAnswerCache implements AnswerCache {
       // The first write-behind fill since the shard's last commit: it starts the commit window.
       writer.tell(CacheShard.FillsQueued.INSTANCE);
     }
-    return committed;
+    // Null for a write-behind fill, whose caller does not wait.
+    return fill.committed();
   }
 
   @Override

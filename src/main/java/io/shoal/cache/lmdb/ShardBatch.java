@@ -18,6 +18,8 @@ final class ShardBatch implements ShardStore.Outcome {
   private final CacheMetrics metrics;
   private final LmdbShardMetrics shardMetrics;
   private final ActorRef<CacheShard.Event> events;
+  /** Fills of the batch being committed that are settled already: they are settled in order. */
+  private int settledOfBatch;
 
   ShardBatch(ShardSettings settings, ShardState state, ShardStore store, CacheMetrics metrics,
       LmdbShardMetrics shardMetrics, ActorRef<CacheShard.Event> events) {
@@ -40,10 +42,11 @@ final class ShardBatch implements ShardStore.Outcome {
     if (fills.isEmpty()) {
       return;
     }
+    settledOfBatch = 0;
     try {
       store.commit(fills, System.currentTimeMillis(), this);
     } catch (RuntimeException e) {
-      settle(fills.stream().filter(f -> !f.committed().isDone()).toList(), false);
+      settle(fills.subList(settledOfBatch, fills.size()), false);
       throw e;
     }
   }
@@ -90,11 +93,7 @@ final class ShardBatch implements ShardStore.Outcome {
   }
 
   private void settle(List<Fill> fills, boolean stored) {
-    // No longer pending first: whoever a completed fill wakes must not see it still displacing
-    // a committed answer (see Horizon).
-    state.settled(fills.size());
-    for (Fill f : fills) {
-      f.committed().complete(stored);
-    }
+    settledOfBatch += fills.size();
+    state.settle(fills, stored);
   }
 }

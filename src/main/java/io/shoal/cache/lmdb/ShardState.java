@@ -129,7 +129,7 @@ final class ShardState {
   }
 
   /** {@code n} fills settled (committed or dropped): no longer pending, here or cache-wide. */
-  void settled(int n) {
+  private void settled(int n) {
     pending.addAndGet(-n);
     allPending.addAndGet(-n);
   }
@@ -170,10 +170,11 @@ final class ShardState {
   }
 
   /**
-   * Queues a fill unless {@code limit} fills are pending already; returns its future, or null
-   * when it was refused. The answer is served from the moment it is queued.
+   * Queues a fill unless {@code limit} fills are pending already; returns it, or null when it was
+   * refused. The answer is served from the moment it is queued. Only an {@code awaited} fill has a
+   * future to complete ({@link Fill#committed}).
    */
-  CompletableFuture<Boolean> offer(CacheKey key, CachedAnswer answer, boolean awaited, int limit) {
+  Fill offer(CacheKey key, CachedAnswer answer, boolean awaited, int limit) {
     // Cache-wide first: from here on hits take the shard's path, which sees this fill.
     allPending.incrementAndGet();
     if (pending.incrementAndGet() > limit) {
@@ -181,12 +182,25 @@ final class ShardState {
       allPending.decrementAndGet();
       return null;
     }
-    CompletableFuture<Boolean> committed = new CompletableFuture<>();
-    Fill fill = new Fill(key, answer, committed, awaited, offered.incrementAndGet());
+    Fill fill = new Fill(key, answer, awaited ? new CompletableFuture<>() : null, offered.incrementAndGet());
     uncommitted.put(key, fill);
-    committed.whenComplete((ok, failure) -> uncommitted.remove(key, fill));
     queued.add(fill);
-    return committed;
+    return fill;
+  }
+
+  /**
+   * {@code fills} settled (committed when {@code stored}, else dropped): no longer pending, their
+   * answers no longer served from here (unless a newer fill of the key took their place), and
+   * their waiters told.
+   */
+  void settle(List<Fill> fills, boolean stored) {
+    // No longer pending first: whoever a completed fill wakes must not see it still displacing
+    // a committed answer (see Horizon).
+    settled(fills.size());
+    for (Fill f : fills) {
+      uncommitted.remove(f.key(), f);
+      f.settle(stored);
+    }
   }
 
   ShardStore store() {

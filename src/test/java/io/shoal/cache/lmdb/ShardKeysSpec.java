@@ -48,7 +48,7 @@ public class ShardKeysSpec extends JUnitSuite {
   }
 
   private static Fill fill(CacheKey key, CachedAnswer answer, long sequence) {
-    return new Fill(key, answer, new CompletableFuture<>(), true, sequence);
+    return new Fill(key, answer, new CompletableFuture<>(), sequence);
   }
 
   @Test

@@ -39,7 +39,7 @@ public class ShardStoreSpec extends JUnitSuite {
     for (int i = 0; i < 200; i++) {
       CacheKey k = key("r" + i + ".example.");
       keys.add(k);
-      fills.add(new Fill(k, answer(100, (byte) i, now + 600_000), new CompletableFuture<>(), true, i + 1));
+      fills.add(new Fill(k, answer(100, (byte) i, now + 600_000), new CompletableFuture<>(), i + 1));
     }
     env.store(fills, now);
     assertEquals(200, env.entries());
@@ -83,7 +83,7 @@ public class ShardStoreSpec extends JUnitSuite {
     assertEquals(size, env.mapSize());
     // Still writable and readable on the grown map.
     env.store(List.of(new Fill(key("late.example."), answer(100, (byte) 1, now + 600_000),
-        new CompletableFuture<>(), true, 201)), now);
+        new CompletableFuture<>(), 201)), now);
     env.close();
     closed.set(true);
     Thread.sleep(50);
