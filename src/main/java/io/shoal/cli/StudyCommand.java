@@ -137,6 +137,12 @@ public final class StudyCommand implements Callable<Integer> {
           + "else target/shoal.jar.")
   Path shoalJar;
 
+  @Option(names = "--member-jar", paramLabel = "MEMBER=FILE",
+      description = "Shoal member MEMBER runs FILE instead of the --shoal-jar (repeatable): two builds as "
+          + "members taking turns in one run, e.g. --member-jar before=/tmp/before.jar. Studies measured "
+          + "with dnsperf only.")
+  Map<String, Path> memberJars = new LinkedHashMap<>();
+
   @Option(names = "--list", description = "List the scenarios in the catalog with their descriptions, and exit.")
   boolean list;
 
@@ -160,6 +166,8 @@ public final class StudyCommand implements Callable<Integer> {
     try {
       scenario = Scenario.load(Scenario.locate(scenarioName, catalogDir));
       StudyRun.checkShoalMembers(scenario);
+      memberJars.replaceAll((member, file) -> file.toAbsolutePath());
+      StudyRun.checkMemberJars(scenario, memberJars);
     } catch (ScenarioException e) {
       System.err.println("study: " + e.getMessage());
       return 2;
@@ -206,7 +214,8 @@ public final class StudyCommand implements Callable<Integer> {
         System.err.println(e.advice());
         return 2;
       }
-      StudyRun run = new StudyRun(scenario, runDir, quick, jar, tools, root, skipped, System.out, processes);
+      StudyRun run = new StudyRun(scenario, runDir, quick, jar, memberJars, tools, root, skipped, System.out,
+          processes);
       if (mustIsolate && root) {
         // the re-run is given --out, so the hub is this process's to rebuild
         int status = rerunIsolated(processes, tools, scenario, catalogDir, runDir, jar, run.estimatedTotal());
@@ -242,6 +251,7 @@ public final class StudyCommand implements Callable<Integer> {
     }
     args.addAll(List.of("--catalog", catalogDir.toString(), "--out", runDir.toString(),
         "--shoal-jar", jar.toString()));
+    memberJars.forEach((member, file) -> args.addAll(List.of("--member-jar", member + "=" + file)));
     Process child = processes.startAttached(NetworkIsolation.rerunCommand(tools, args),
         Map.of(NetworkIsolation.MARKER, "1"));
     // The re-run bounds each of its own steps; this outer bound only guards against a hang.

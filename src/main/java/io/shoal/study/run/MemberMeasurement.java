@@ -48,8 +48,8 @@ final class MemberMeasurement {
   /** Lets counters that are published on a timer (shoal's, every second) catch up before reading. */
   static final Duration SETTLE = Duration.ofSeconds(2);
 
+  private final RunSettings run;
   private final Scenario scenario;
-  private final Path shoalJar;
   private final Prerequisites.Tools tools;
   private final StartedProcesses processes;
   private final PrintStream out;
@@ -72,8 +72,8 @@ final class MemberMeasurement {
    *     taking the list is asked for before its warm-up, or an empty list when the run wrote none
    */
   MemberMeasurement(RunSettings run, Dnsperf dnsperf, List<Path> queryFiles, List<String> listedNames) {
+    this.run = run;
     this.scenario = run.scenario();
-    this.shoalJar = run.shoalJar();
     this.tools = run.tools();
     this.processes = run.processes();
     this.out = run.out();
@@ -138,6 +138,11 @@ final class MemberMeasurement {
     return killSeconds;
   }
 
+  /** For the setup note: the jar of a member that runs one of its own, else nothing. */
+  private String ownJar(Member m) {
+    return run.memberJars().containsKey(m.name()) ? "; its own jar " + run.jarOf(m) : "";
+  }
+
   private Measured measureServer(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
       throws IOException, StudyException {
     Files.createDirectories(dir);
@@ -145,9 +150,9 @@ final class MemberMeasurement {
     StudyCertificate certificate = m.transport().encrypted()
         ? StudyCertificate.make(dir.resolve("tls"), processes, tools) : null;
     try (ServerUnderTest server = ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools,
-        shoalJar, certificate)) {
+        run.jarOf(m), certificate)) {
       setups.put(m.name(), server.setupNote() + "; queried with dnsperf -m " + m.transport().configName()
-          + "; CPU time read from " + server.servingProcesses());
+          + "; CPU time read from " + server.servingProcesses() + ownJar(m));
       server.start();
       confirmPolicyList(m, server);
       checkDnssec(m, server, "start");
@@ -202,7 +207,7 @@ final class MemberMeasurement {
   private Measured measureNodes(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
       throws IOException, StudyException {
     Files.createDirectories(dir);
-    try (ShoalNodes group = ShoalNodes.of(m, scenario.recipe(), dir, knot.address(), processes, tools, shoalJar)) {
+    try (ShoalNodes group = ShoalNodes.of(m, scenario.recipe(), dir, knot.address(), processes, tools, run.jarOf(m))) {
       setups.put(m.name(), group.setupNote() + (m.kill() == null
           ? "; CPU time read from the " + m.nodes() + " shoal JVMs, summed"
           : "; CPU time not measured (a node is killed mid-run)"));

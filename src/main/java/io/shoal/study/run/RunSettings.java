@@ -15,10 +15,17 @@ import java.util.Map;
  * smoke run, the shoal jar and the tools, which members it skips, where progress goes, and the
  * processes it starts.
  *
+ * @param memberJars shoal members that run a jar of their own instead of {@code shoalJar}: builds
+ *     compared as members taking turns
  * @param skipped members not to run, with the reason the summary gives
  */
-record RunSettings(Scenario scenario, Path runDir, boolean quick, Path shoalJar, Prerequisites.Tools tools,
-    boolean root, Map<String, String> skipped, PrintStream out, StartedProcesses processes) {
+record RunSettings(Scenario scenario, Path runDir, boolean quick, Path shoalJar, Map<String, Path> memberJars,
+    Prerequisites.Tools tools, boolean root, Map<String, String> skipped, PrintStream out, StartedProcesses processes) {
+
+  /** The jar shoal member {@code m} runs: its own ({@code --member-jar}), else the run's. */
+  Path jarOf(Member m) {
+    return memberJars.getOrDefault(m.name(), shoalJar);
+  }
 
   /** The load this run applies: the recipe's, or its quick variant. */
   LoadSettings load() {

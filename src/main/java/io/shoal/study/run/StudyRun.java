@@ -10,6 +10,7 @@ import io.shoal.study.scenario.MemberKind;
 import io.shoal.study.scenario.PolicyList;
 import io.shoal.study.scenario.QueryFile;
 import io.shoal.study.scenario.Scenario;
+import io.shoal.study.scenario.ScenarioException;
 import io.shoal.study.server.KnotUpstream;
 import io.shoal.study.server.ShoalMemberConfig;
 import java.io.IOException;
@@ -37,15 +38,19 @@ public final class StudyRun {
   private final List<Path> queryFiles = new ArrayList<>();
 
   /**
+   * @param memberJars shoal members that run a jar of their own instead of {@code shoalJar} (a
+   *     plain study's members only: see {@link #checkMemberJars})
    * @param skipped members not to run, with the reason the summary gives
    */
-  public StudyRun(Scenario scenario, Path runDir, boolean quick, Path shoalJar, Prerequisites.Tools tools,
-      boolean root, Map<String, String> skipped, PrintStream out, StartedProcesses processes) {
+  public StudyRun(Scenario scenario, Path runDir, boolean quick, Path shoalJar, Map<String, Path> memberJars,
+      Prerequisites.Tools tools, boolean root, Map<String, String> skipped, PrintStream out,
+      StartedProcesses processes) {
     // Members that take the generated domain list find it in the run directory, written by run().
     // Validating members of a signed recipe find the zone's trust anchor where knotd's start writes it.
     Scenario resolved = (scenario.usesPolicyList() ? scenario.withPolicyListAt(runDir.resolve(PolicyList.FILE))
         : scenario).withTrustAnchorAt(runDir.resolve("knotd").resolve(KnotUpstream.TRUST_ANCHOR));
-    this.run = new RunSettings(resolved, runDir, quick, shoalJar, tools, root, skipped, out, processes);
+    this.run = new RunSettings(resolved, runDir, quick, shoalJar, Map.copyOf(memberJars), tools, root, skipped, out,
+        processes);
     this.dnsperf = new Dnsperf(tools, processes, resolved.recipe().signed());
     this.estimate = new RunEstimate(run);
   }
@@ -59,6 +64,36 @@ public final class StudyRun {
     for (Member m : scenario.members()) {
       if (m.kind() == MemberKind.SHOAL) {
         ShoalMemberConfig.check(scenario.recipe(), m);
+      }
+    }
+  }
+
+  /**
+   * Checks that each member given a jar of its own is a one-node shoal member of a study that
+   * measures members with dnsperf (not recursion, cache_memory, robustness or outage studies, which
+   * start their shoal processes their own way), and that the jar exists.
+   *
+   * @throws ScenarioException naming the member at fault
+   */
+  public static void checkMemberJars(Scenario scenario, Map<String, Path> memberJars) {
+    if (memberJars.isEmpty()) {
+      return;
+    }
+    if (scenario.recursion() != null || scenario.cacheMemory() != null || scenario.attacks() != null
+        || scenario.outage() != null) {
+      throw new ScenarioException("--member-jar: " + scenario.name() + " starts its shoal processes its own way; "
+          + "a jar per member is for studies measured with dnsperf alone");
+    }
+    for (Map.Entry<String, Path> e : memberJars.entrySet()) {
+      Member m = scenario.members().stream().filter(x -> x.name().equals(e.getKey())).findFirst()
+          .orElseThrow(() -> new ScenarioException("--member-jar: no member " + e.getKey() + " in " + scenario.name()
+              + " (members: " + String.join(", ", scenario.members().stream().map(Member::name).toList()) + ")"));
+      if (m.kind() != MemberKind.SHOAL) {
+        throw new ScenarioException("--member-jar: " + m.name() + " is a " + m.kind().configName()
+            + " member; only shoal members run a jar");
+      }
+      if (!Files.isRegularFile(e.getValue())) {
+        throw new ScenarioException("--member-jar: no file " + e.getValue() + " for member " + m.name());
       }
     }
   }

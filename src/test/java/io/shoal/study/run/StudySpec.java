@@ -39,22 +39,31 @@ public class StudySpec extends JUnitSuite {
     }
   }
 
-  /** Runs a scenario of the test catalog with --quick and checks it exited 0; returns its run directory. */
-  private static Path quickRun(String name) throws IOException, URISyntaxException {
+  /**
+   * Runs a scenario of the test catalog with --quick and checks it exited 0; returns its run
+   * directory. {@code more} are further arguments of the study command.
+   */
+  private static Path quickRun(String name, String... more) throws IOException, URISyntaxException {
     assumeTools();
     Path jar = Path.of("target", "shoal.jar");
     Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify", Files.isRegularFile(jar));
     Path scenario = Path.of(StudySpec.class.getResource("/study/catalog/" + name + ".conf").toURI());
     Path out = Files.createTempDirectory("study-spec-" + name);
-    int status = ShoalCommand.commandLine().execute("study", name, "--quick",
-        "--catalog", scenario.getParent().toString(), "--out", out.toString(), "--shoal-jar", jar.toString());
+    List<String> args = new java.util.ArrayList<>(List.of("study", name, "--quick",
+        "--catalog", scenario.getParent().toString(), "--out", out.toString(), "--shoal-jar", jar.toString()));
+    args.addAll(List.of(more));
+    int status = ShoalCommand.commandLine().execute(args.toArray(String[]::new));
     assertEquals("study exit status (see the output above)", 0, status);
     return out;
   }
 
   @Test
   public void aQuickRunOfATinyScenarioWritesTheCsvChartsAndSummary() throws IOException, URISyntaxException {
-    Path out = quickRun("tiny");
+    assumeTools();
+    // One member runs a jar of its own (a copy of the same build here): two builds taking turns.
+    Path own = Files.createTempDirectory("study-spec-jar").resolve("other.jar");
+    Files.copy(Path.of("target", "shoal.jar"), own);
+    Path out = quickRun("tiny", "--member-jar", "two-workers=" + own);
     Path raw = unpacked(out);
 
     List<String> csv = Files.readAllLines(out.resolve("results.csv"));
@@ -94,6 +103,8 @@ public class StudySpec extends JUnitSuite {
     assertTrue(summary, summary.contains("## At a glance"));
     assertTrue(summary, summary.contains("four-workers"));
     assertTrue(summary, summary.contains("dnsperf -s 127.0.0.1"));
+    assertTrue(summary, summary.contains("its own jar " + own.toAbsolutePath()));
+    assertEquals(summary, 1, summary.split("its own jar ", -1).length - 1);
     for (String audit : List.of("dnsperf.txt", "stats-before.txt", "stats-after.txt", "knotd-stats-after.txt",
         "shoal.conf", "server.log", "cpu-before.txt", "cpu-after.txt")) {
       assertTrue(audit, Files.isRegularFile(raw.resolve("members/two-workers").resolve(audit)));

@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -159,6 +160,28 @@ class ScenarioTest {
   }
 
   @Test
+  void aJarOfItsOwnIsForAShoalMemberOfAPlainStudyAndAFileThatExists(@TempDir Path dir) throws IOException {
+    Scenario s = Scenario.load(CATALOG.resolve("cache_churn.conf"));
+    Path jar = Files.writeString(dir.resolve("before.jar"), "a jar");
+    StudyRun.checkMemberJars(s, Map.of("lmdb-none", jar));
+    ScenarioException unknown = assertThrows(ScenarioException.class,
+        () -> StudyRun.checkMemberJars(s, Map.of("lmdb-nope", jar)));
+    assertTrue(unknown.getMessage().contains("no member lmdb-nope") && unknown.getMessage().contains("lmdb-none"),
+        unknown.getMessage());
+    ScenarioException missing = assertThrows(ScenarioException.class,
+        () -> StudyRun.checkMemberJars(s, Map.of("memory", dir.resolve("absent.jar"))));
+    assertTrue(missing.getMessage().contains("absent.jar"), missing.getMessage());
+    Scenario peers = Scenario.load(CATALOG.resolve("peers.conf"));
+    Member unbound = peers.members().stream().filter(m -> m.kind() == MemberKind.UNBOUND).findFirst().orElseThrow();
+    ScenarioException notShoal = assertThrows(ScenarioException.class,
+        () -> StudyRun.checkMemberJars(peers, Map.of(unbound.name(), jar)));
+    assertTrue(notShoal.getMessage().contains("only shoal members"), notShoal.getMessage());
+    ScenarioException ownWay = assertThrows(ScenarioException.class, () -> StudyRun.checkMemberJars(
+        Scenario.load(CATALOG.resolve("cache_memory.conf")), Map.of("shoal", jar)));
+    assertTrue(ownWay.getMessage().contains("its own way"), ownWay.getMessage());
+  }
+
+  @Test
   void encryptedComparesShoalAndUnboundOverUdpDotAndDoh() {
     Scenario s = Scenario.load(CATALOG.resolve("encrypted.conf"));
     assertEquals("unbound-udp", s.baseline());
@@ -278,7 +301,7 @@ class ScenarioTest {
     assertEquals(new Pace("churn-cluster-3", 0.8), paced.pace());
     assertEquals(3, paced.nodes());
     assertTrue(paced.cluster());
-    assertEquals(java.util.Map.of("churn-cluster-3-paced", new Pace("churn-cluster-3", 0.8)), s.paces());
+    assertEquals(Map.of("churn-cluster-3-paced", new Pace("churn-cluster-3", 0.8)), s.paces());
     assertTrue(s.members().stream().filter(m -> m != paced).allMatch(m -> m.pace() == null));
   }
 
