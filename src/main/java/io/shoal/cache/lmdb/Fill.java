@@ -8,8 +8,7 @@ import java.util.concurrent.CompletableFuture;
  * An answer to store under {@code key}, queued for its shard ({@link ShardState#queued}).
  * A fill a caller waits on (write-through) has {@code committed}, which completes with true once
  * the transaction holding it committed, false if it was dropped, and is committed at once; a
- * write-behind fill has none (null: nobody would read it, and under churn a future and its
- * callback per fill were a tenth of the fill's hand-off) and may wait for the commit window.
+ * write-behind fill has none (null: nobody would read it) and may wait for the commit window.
  * {@code sequence} numbers the fills its shard was offered, 1 for the first: how many fills came
  * after this one.
  */

@@ -210,7 +210,7 @@ final class MemberMeasurement {
     try (ShoalNodes group = ShoalNodes.of(m, scenario.recipe(), dir, knot.address(), processes, tools, run.jarOf(m))) {
       setups.put(m.name(), group.setupNote() + (m.kill() == null
           ? "; CPU time read from the " + m.nodes() + " shoal JVMs, summed"
-          : "; CPU time not measured (a node is killed mid-run)"));
+          : "; CPU time not measured (a node is killed mid-run)") + ownJar(m));
       group.start();
       List<ShoalUnderTest> all = group.nodes();
       for (ShoalUnderTest n : all) {

@@ -69,8 +69,8 @@ public final class StudyRun {
   }
 
   /**
-   * Checks that each member given a jar of its own is a one-node shoal member of a study that
-   * measures members with dnsperf (not recursion, cache_memory, robustness or outage studies, which
+   * Checks that each member given a jar of its own is a shoal member (of one node or several) of
+   * a study that measures members with dnsperf (not recursion, cache_memory, robustness or outage studies, which
    * start their shoal processes their own way), and that the jar exists.
    *
    * @throws ScenarioException naming the member at fault
