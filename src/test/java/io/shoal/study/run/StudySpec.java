@@ -104,6 +104,8 @@ public class StudySpec extends JUnitSuite {
     assertTrue(summary, summary.contains("four-workers"));
     assertTrue(summary, summary.contains("dnsperf -s 127.0.0.1"));
     assertTrue(summary, summary.contains("its own jar " + own.toAbsolutePath()));
+    // and it ran that jar: the commands the summary lists start it from there
+    assertTrue(summary, summary.contains("-jar " + own.toAbsolutePath() + " serve"));
     assertEquals(summary, 1, summary.split("its own jar ", -1).length - 1);
     for (String audit : List.of("dnsperf.txt", "stats-before.txt", "stats-after.txt", "knotd-stats-after.txt",
         "shoal.conf", "server.log", "cpu-before.txt", "cpu-after.txt")) {
