@@ -1,6 +1,7 @@
 package io.shoal.cache.memory;
 
 import io.shoal.cache.CachedAnswer;
+import io.shoal.cache.ExpiryOrder;
 import io.shoal.wire.CacheKey;
 import io.shoal.wire.WireException;
 import java.util.Arrays;
@@ -11,7 +12,7 @@ import java.util.Arrays;
  * expiry order. 32 bytes besides the answer (a 12-byte header and five 4-byte fields); the
  * fields read by the hit path are final, so a reader that finds the entry sees them whole.
  */
-final class Entry {
+final class Entry extends ExpiryOrder.Placed<Entry> {
   /** A removed entry's slot in the table: probes go on past it, inserts may reuse it. */
   static final Entry TOMBSTONE = new Entry(null, 0, null, 0);
 
@@ -24,8 +25,6 @@ final class Entry {
    * equal expiries, compared as a difference, so it may wrap.
    */
   final int seqAndFlags;
-  /** Place in its expiry order ({@link ExpiryOrder}); written under the lock only. */
-  int index = -1;
 
   Entry(byte[] key, int hash, CachedAnswer answer, int seqAndFlags) {
     this.key = key;
@@ -77,7 +76,8 @@ final class Entry {
   }
 
   /** Sooner expiry first, then the older fill. */
-  boolean before(Entry o) {
+  @Override
+  public boolean before(Entry o) {
     long a = answer.expiresAtMillis();
     long b = o.answer.expiresAtMillis();
     return a != b ? a < b : seqAndFlags - o.seqAndFlags < 0;

@@ -2,6 +2,7 @@ package io.shoal.cache.memory;
 
 import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
+import io.shoal.cache.ExpiryOrder;
 import io.shoal.cache.EvictedKeys;
 import io.shoal.cache.WhenFull;
 import io.shoal.metrics.CacheMetrics;
@@ -53,8 +54,8 @@ public final class MemoryAnswerCache implements AnswerCache {
    * soonest of all is the sooner of their tops); {@code sample}: every entry, unordered, in {@code
    * all}, and no {@code negativeOrder}. An entry is in one of them, so it keeps one place.
    */
-  private final ExpiryOrder all;
-  private final ExpiryOrder negativeOrder;
+  private final ExpiryOrder<Entry> all;
+  private final ExpiryOrder<Entry> negativeOrder;
   private int seq;
 
   public MemoryAnswerCache(String name, long maxEntries, WhenFull whenFull, CacheMetrics metrics) {
@@ -63,8 +64,8 @@ public final class MemoryAnswerCache implements AnswerCache {
     this.maxNegatives = Math.max(1, (long) (maxEntries * NEGATIVE_SHARE));
     this.whenFull = whenFull;
     this.metrics = metrics;
-    this.all = new ExpiryOrder(whenFull == WhenFull.EVICT_ONE);
-    this.negativeOrder = whenFull == WhenFull.EVICT_ONE ? new ExpiryOrder(true) : null;
+    this.all = new ExpiryOrder<>(whenFull == WhenFull.EVICT_ONE);
+    this.negativeOrder = whenFull == WhenFull.EVICT_ONE ? new ExpiryOrder<>(true) : null;
     metrics.entries(0, 0);
   }
 
@@ -182,6 +183,17 @@ public final class MemoryAnswerCache implements AnswerCache {
         Entry candidate = all.random(rnd);
         if ((!negativeOnly || candidate.negative()) && (victim == null || candidate.before(victim))) {
           victim = candidate;
+        }
+      }
+      if (victim == null && negativeOnly) {
+        // No negative among the samples (one eviction in a million or so while negatives hold
+        // half the cache): the first one from a random place, so a flood of them never costs a
+        // positive answer its place.
+        int n = all.size();
+        int start = rnd.nextInt(n);
+        for (int i = 0; i < n && victim == null; i++) {
+          Entry candidate = all.get((start + i) % n);
+          victim = candidate.negative() ? candidate : null;
         }
       }
       if (victim == null) {

@@ -285,6 +285,29 @@ class MemoryAnswerCacheTest {
     assertEquals(50, countPresent(c, 50), "every positive answer is still cached");
   }
 
+  /**
+   * With {@code sample}, a negative answer over its share evicts a sampled negative one. Twenty
+   * samples find none about once in a million evictions (negatives hold half the cache); three
+   * million evictions make that all but certain to happen, and no positive answer may go then.
+   */
+  @Test
+  void sampledEvictionNeverGivesAPositivePlaceToANegativeOverItsShare() {
+    MemoryAnswerCache c = cache(10, WhenFull.SAMPLE);
+    for (int i = 0; i < 5; i++) {
+      fill(c, key("h" + i + ".example."), positive(NOW + 60_000 + i));
+    }
+    CacheKey[] flood = new CacheKey[1024];
+    for (int i = 0; i < flood.length; i++) {
+      flood[i] = key("r" + i + ".victim.example.");
+    }
+    CachedAnswer denial = nxdomain(NOW + 3_600_000);
+    for (int i = 0; i < 3_000_000; i++) {
+      c.fill(flood[i & 1023], denial);
+    }
+    assertEquals(10, c.size());
+    assertEquals(5, countPresent(c, 5), "every positive answer is still cached");
+  }
+
   @Test
   void positiveAnswersStillTakeTheSoonestExpiringPlaceNegativeOrNot() {
     MemoryAnswerCache c = cache(4, WhenFull.EVICT_ONE);
