@@ -1,17 +1,13 @@
 package io.shoal.cache.lmdb;
 
 import io.shoal.cache.CachedAnswer;
+import io.shoal.cache.ExpiryOrder;
 import io.shoal.wire.CacheKey;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.lmdbjava.CursorIterable;
@@ -46,23 +42,56 @@ final class ExpiryInHeap implements EvictionPolicy {
   /** The shortest key {@link CacheKey} takes: the root name, type, class and flags. */
   private static final int MIN_KEY = 6;
 
-  /** An answer's place in the order: soonest expiry first, then the key's bytes as LMDB sorts them. */
-  private record Slot(long expiresAt, CacheKey key) {}
+  /** What a key's answer is to LMDB at the transaction's commit: unchanged, put anew, deleted. */
+  private enum Change { NONE, PUT, DELETE }
 
-  private static final Comparator<Slot> SOONEST = Comparator.comparingLong(Slot::expiresAt)
-      .thenComparing((a, b) -> Arrays.compareUnsigned(a.key().bytes(), b.key().bytes()));
-  /** A key that was not stored when the transaction began. */
-  private static final Slot ABSENT = new Slot(-1, null);
+  /**
+   * A key's place in the order (soonest expiry first, then the key's bytes as LMDB sorts them),
+   * and what the running transaction did to it. One object per key, changed in place: a fill of
+   * a key held moves it in the heap, no node is made or dropped.
+   */
+  private static final class Slot extends ExpiryOrder.Placed<Slot> {
+    final CacheKey key;
+    long expiresAt;
+    /** Touched by the running transaction: the fields below say what it found and leaves. */
+    boolean touched;
+    /** Held (in LMDB and the order) when the transaction began, expiring then at {@code expiredBefore}. */
+    boolean heldBefore;
+    long expiresBefore;
+    Change change = Change.NONE;
+    CachedAnswer put;
+
+    Slot(CacheKey key, long expiresAt) {
+      this.key = key;
+      this.expiresAt = expiresAt;
+    }
+
+    @Override
+    public boolean before(Slot o) {
+      return expiresAt != o.expiresAt
+          ? expiresAt < o.expiresAt
+          : Arrays.compareUnsigned(key.bytes(), o.key.bytes()) < 0;
+    }
+
+    boolean held() {
+      return place() >= 0;
+    }
+  }
 
   private final ShardDatabases databases;
   private final AnswerWrites writes;
-  /** The writer's alone to change; readers only ask it whether a key is there ({@link #mayHold}). */
+  /**
+   * The held keys' slots. The writer's alone to change; readers only ask it whether a key is
+   * there ({@link #mayHold}).
+   */
   private final ConcurrentHashMap<CacheKey, Slot> byKey = new ConcurrentHashMap<>();
-  private final TreeSet<Slot> order = new TreeSet<>(SOONEST);
-  /** Each key this transaction touched, with its slot when it began (ABSENT: none); to undo an abort. */
-  private final HashMap<CacheKey, Slot> before = new HashMap<>();
-  /** What the transaction leaves under each key it touched and LMDB does not hold yet: an answer, or null to delete. */
-  private final LinkedHashMap<CacheKey, CachedAnswer> pending = new LinkedHashMap<>();
+  private final ExpiryOrder<Slot> order = new ExpiryOrder<>(true);
+  /**
+   * The slots this transaction touched, held now or not (an evicted key's slot stays here, so a
+   * fill of it later in the transaction still knows LMDB holds it): to write at the commit and to
+   * undo at an abort.
+   */
+  private final HashMap<CacheKey, Slot> touched = new HashMap<>();
 
   ExpiryInHeap(ShardDatabases databases) {
     this.databases = databases;
@@ -79,6 +108,7 @@ final class ExpiryInHeap implements EvictionPolicy {
     databases.dropExpiryIndex(txn);
     byKey.clear();
     order.clear();
+    touched.clear();
     List<byte[]> damaged = new ArrayList<>();
     try (CursorIterable<ByteBuffer> all = databases.answers().iterate(txn)) {
       for (CursorIterable.KeyVal<ByteBuffer> kv : all) {
@@ -87,8 +117,8 @@ final class ExpiryInHeap implements EvictionPolicy {
           damaged.add(key);
           continue;
         }
-        Slot slot = new Slot(AnswerCodec.expiresAt(kv.val()), CacheKey.ofBytes(key));
-        byKey.put(slot.key(), slot);
+        Slot slot = new Slot(CacheKey.ofBytes(key), AnswerCodec.expiresAt(kv.val()));
+        byKey.put(slot.key, slot);
         order.add(slot);
       }
     }
@@ -100,7 +130,7 @@ final class ExpiryInHeap implements EvictionPolicy {
   @Override
   public long expiryOf(Txn<ByteBuffer> txn, CacheKey key) {
     Slot slot = byKey.get(key);
-    return slot == null ? -1 : slot.expiresAt();
+    return slot == null ? -1 : slot.expiresAt;
   }
 
   /** Any thread: false when LMDB surely holds no answer under {@code key} (see the class comment). */
@@ -111,47 +141,62 @@ final class ExpiryInHeap implements EvictionPolicy {
 
   @Override
   public void store(Txn<ByteBuffer> txn, CacheKey key, CachedAnswer answer) {
-    Slot slot = new Slot(answer.expiresAtMillis(), key);
-    // Put before the old slot leaves the order: a reader must never find the key missing.
-    Slot old = byKey.put(key, slot);
-    noteBefore(key, old);
-    if (old != null) {
-      order.remove(old);
+    Slot slot = byKey.get(key);
+    if (slot == null) {
+      slot = touched.get(key);
     }
-    order.add(slot);
-    pending.put(key, answer);
+    if (slot == null) {
+      slot = new Slot(key, answer.expiresAtMillis());
+    }
+    touch(slot);
+    slot.change = Change.PUT;
+    slot.put = answer;
+    if (slot.held()) {
+      // Moved in place: a reader never finds the key missing.
+      slot.expiresAt = answer.expiresAtMillis();
+      order.moved(slot);
+    } else {
+      slot.expiresAt = answer.expiresAtMillis();
+      order.add(slot);
+      byKey.put(key, slot);
+    }
   }
 
   @Override
   public void removed(byte[] key) {
     CacheKey k = CacheKey.ofBytes(key);
-    Slot old = byKey.remove(k);
-    noteBefore(k, old);
-    if (old != null) {
-      order.remove(old);
+    Slot slot = byKey.get(k);
+    if (slot == null) {
+      slot = touched.get(k);
+    }
+    if (slot == null) {
+      return;
+    }
+    touch(slot);
+    if (slot.held()) {
+      byKey.remove(k);
+      order.remove(slot);
     }
     // The caller deleted it from LMDB itself.
-    pending.remove(k);
+    slot.change = Change.NONE;
+    slot.put = null;
   }
 
   @Override
   public int evict(Txn<ByteBuffer> txn, long nowMillis, Consumer<CacheKey> removedKeys) {
     int removed = 0;
-    while (removed < 1 + EXPIRED_SWEEP && !order.isEmpty()) {
+    while (removed < 1 + EXPIRED_SWEEP && order.size() > 0) {
       Slot head = order.first();
-      if (removed > 0 && head.expiresAt() > nowMillis) {
+      if (removed > 0 && head.expiresAt > nowMillis) {
         break;
       }
-      CacheKey key = head.key();
-      order.pollFirst();
-      byKey.remove(key);
-      if (before.putIfAbsent(key, head) == ABSENT) {
-        // Stored by this transaction only: LMDB never held it, so nothing to delete there.
-        pending.remove(key);
-      } else {
-        pending.put(key, null);
-      }
-      removedKeys.accept(key);
+      touch(head);
+      order.remove(head);
+      byKey.remove(head.key);
+      // Stored by this transaction only: LMDB never held it, so nothing to delete there.
+      head.change = head.heldBefore ? Change.DELETE : Change.NONE;
+      head.put = null;
+      removedKeys.accept(head.key);
       removed++;
     }
     return removed;
@@ -159,10 +204,10 @@ final class ExpiryInHeap implements EvictionPolicy {
 
   @Override
   public long[] soonest(Txn<ByteBuffer> txn, int depth) {
-    long[] soonest = new long[Math.min(depth, order.size())];
-    Iterator<Slot> it = order.iterator();
+    List<Slot> first = order.soonest(depth);
+    long[] soonest = new long[first.size()];
     for (int i = 0; i < soonest.length; i++) {
-      soonest[i] = it.next().expiresAt();
+      soonest[i] = first.get(i).expiresAt;
     }
     return soonest;
   }
@@ -170,40 +215,56 @@ final class ExpiryInHeap implements EvictionPolicy {
   /** Writes the transaction's net changes into LMDB: its new answers, and deletes of what it removed. */
   @Override
   public void flush(Txn<ByteBuffer> txn) {
-    for (Map.Entry<CacheKey, CachedAnswer> change : pending.entrySet()) {
-      if (change.getValue() == null) {
-        writes.delete(txn, change.getKey().bytes());
-      } else {
-        writes.put(txn, change.getKey().bytes(), change.getValue());
+    for (Slot slot : touched.values()) {
+      if (slot.change == Change.PUT) {
+        writes.put(txn, slot.key.bytes(), slot.put);
+      } else if (slot.change == Change.DELETE) {
+        writes.delete(txn, slot.key.bytes());
       }
+      slot.change = Change.NONE;
+      slot.put = null;
     }
-    pending.clear();
   }
 
   @Override
   public void committed() {
-    before.clear();
+    for (Slot slot : touched.values()) {
+      slot.touched = false;
+    }
+    touched.clear();
   }
 
   /** The transaction ended without its commit: the order goes back to what LMDB holds. */
   @Override
   public void ending() {
-    pending.clear();
-    for (Map.Entry<CacheKey, Slot> was : before.entrySet()) {
-      // Replaced in one step where the key stays: LMDB still holds it.
-      Slot now = was.getValue() == ABSENT ? byKey.remove(was.getKey()) : byKey.put(was.getKey(), was.getValue());
-      if (now != null) {
-        order.remove(now);
-      }
-      if (was.getValue() != ABSENT) {
-        order.add(was.getValue());
+    for (Slot slot : touched.values()) {
+      slot.touched = false;
+      slot.change = Change.NONE;
+      slot.put = null;
+      if (slot.heldBefore) {
+        // Back in place where the key stays: LMDB still holds it.
+        slot.expiresAt = slot.expiresBefore;
+        if (slot.held()) {
+          order.moved(slot);
+        } else {
+          order.add(slot);
+          byKey.put(slot.key, slot);
+        }
+      } else if (slot.held()) {
+        byKey.remove(slot.key);
+        order.remove(slot);
       }
     }
-    before.clear();
+    touched.clear();
   }
 
-  /** Notes {@code was} (null: none) as the key's slot when the transaction began, unless it touched the key before. */
-  private void noteBefore(CacheKey key, Slot was) {
-    before.putIfAbsent(key, was == null ? ABSENT : was);
+  /** Notes what the transaction found under {@code slot}'s key, unless it touched the key before. */
+  private void touch(Slot slot) {
+    if (!slot.touched) {
+      slot.touched = true;
+      slot.heldBefore = slot.held();
+      slot.expiresBefore = slot.expiresAt;
+      touched.put(slot.key, slot);
+    }
   }
 }
