@@ -69,7 +69,7 @@ import org.xbill.DNS.Type;
 public class AnswerCacheBenchmark {
   /** Key space: a power of two so a random int masks onto it. */
   static final int KEYS = 16384;
-  /** Far above KEYS, so no fill has to evict: the benchmark measures storage, not policy. */
+  /** Far above KEYS, so no fill has to evict: sets and gets measure storage, not policy. */
   static final long MAX_ENTRIES = 1_000_000;
   /**
    * Write-behind fills a thread issues before it waits for them all. Bounded so the work is
@@ -99,6 +99,21 @@ public class AnswerCacheBenchmark {
     @Param("32768")
     public long hotEntries;
 
+    /**
+     * The cache's max_entries: 1000000 holds every key; 8192 (half the keys) makes churn_t1 the
+     * cache_churn recipe without the network (about half the look-ups miss, every fill evicts).
+     */
+    @Param("1000000")
+    public long maxEntries;
+
+    /**
+     * LMDB {@code commit_window} in milliseconds: 0 commits as soon as a shard is woken (what
+     * the awaited sets measure); 100 is the shipped default, under which churn_t1's write-behind
+     * fills gather as a node's do.
+     */
+    @Param("0")
+    public int commitWindowMs;
+
     CacheKey[] keys;
     CachedAnswer answer;
     long now;
@@ -120,7 +135,7 @@ public class AnswerCacheBenchmark {
         // The ceiling: what storing a reference costs with no policy, metrics or persistence.
         map = params.getThreads() == 1 ? new HashMap<>() : new ConcurrentHashMap<>();
       } else if (backend.equals("memory")) {
-        cache = new MemoryAnswerCache("bench", MAX_ENTRIES, WhenFull.EVICT_ONE, new CacheMetrics("bench", "memory"));
+        cache = new MemoryAnswerCache("bench", maxEntries, WhenFull.EVICT_ONE, new CacheMetrics("bench", "memory"));
       } else if (backend.startsWith("lmdb-")) {
         cache = openLmdb(syncMode(backend.substring("lmdb-".length())));
       } else {
@@ -146,7 +161,7 @@ public class AnswerCacheBenchmark {
           }
         }
       }
-      if (map == null && cache.get(keys[KEYS - 1], now) == null) {
+      if (map == null && maxEntries >= KEYS && cache.get(keys[KEYS - 1], now) == null) {
         throw new IllegalStateException(backend + ": a prefilled key is a miss");
       }
     }
@@ -155,9 +170,9 @@ public class AnswerCacheBenchmark {
       // ConfigFactory.load() carries shoal.lmdb-dispatcher, which the shards run on.
       system = ActorSystem.create(Behaviors.empty(), "answer-cache-benchmark", ConfigFactory.load());
       dir = Files.createTempDirectory("shoal-jmh-cache-");
-      CacheSettings settings = new CacheSettings("bench", CacheSettings.Backend.LMDB, MAX_ENTRIES,
+      CacheSettings settings = new CacheSettings("bench", CacheSettings.Backend.LMDB, maxEntries,
           WhenFull.EVICT_ONE, Duration.ZERO, Duration.ofDays(1), Duration.ofMinutes(15), Duration.ofSeconds(5),
-          new LmdbSettings(dir, shards, sync, Duration.ofSeconds(1), 64 * MIB, Duration.ZERO, hotEntries));
+          new LmdbSettings(dir, shards, sync, Duration.ofSeconds(1), 64 * MIB, Duration.ofMillis(commitWindowMs), hotEntries));
       return LmdbAnswerCache.open(system::systemActorOf, system, settings, new CacheMetrics("bench", "lmdb"),
           LmdbAnswerCache.Tuning.defaults(system));
     }
@@ -190,6 +205,8 @@ public class AnswerCacheBenchmark {
   public static class Caller {
     private Backend backend;
     private int x;
+    /** Fills made by churn_t1, so each new answer expires after those before it. */
+    long fills;
     @SuppressWarnings("unchecked")
     private final CompletionStage<Boolean>[] pending = new CompletionStage[JOIN_EVERY];
     private int pendingCount;
@@ -309,6 +326,32 @@ public class AnswerCacheBenchmark {
       return b.map.put(key, b.answer) != null;
     }
     return b.cache.fill(key, b.answer).toCompletableFuture().join();
+  }
+
+  /**
+   * A look-up, and a write-behind fill of a new answer (expiring after every answer before it, as
+   * upstream answers of one TTL do) when it missed. With {@code maxEntries} 8192, half the keys:
+   * about half the look-ups miss and each fill evicts the answer that expires first. An LMDB
+   * shard commits on its own thread; pinned to one core with its shards, the figure is the whole
+   * cost of a query's cache work.
+   */
+  @Benchmark
+  @Threads(1)
+  public CachedAnswer churn_t1(Backend b, Caller c) {
+    CacheKey key = b.keys[c.next() & (KEYS - 1)];
+    CachedAnswer held = get(b, key);
+    if (held == null) {
+      CachedAnswer a = b.answer;
+      CachedAnswer fresh = new CachedAnswer(a.wire(), a.ttlOffsets(), a.optStart(), a.optEnd(), b.now,
+          b.now + 3_600_000L + c.fills++);
+      if (b.map != null) {
+        // The ceiling holds every key: after the first miss of each, every look-up hits.
+        b.map.put(key, fresh);
+      } else {
+        b.cache.fillBehind(key, fresh);
+      }
+    }
+    return held;
   }
 
   /** Lookups of keys that are all present: the hit path. */

@@ -204,6 +204,16 @@ final class ExpiryInHeap implements EvictionPolicy {
 
   @Override
   public long[] soonest(Txn<ByteBuffer> txn, int depth) {
+    if (depth >= order.size()) {
+      // Every entry (the usual case: the depth is at least a commit's worth, a shard under churn
+      // holds about that): their expiries sorted, no walk of the heap.
+      long[] all = new long[order.size()];
+      for (int i = 0; i < all.length; i++) {
+        all[i] = order.get(i).expiresAt;
+      }
+      Arrays.sort(all);
+      return all;
+    }
     List<Slot> first = order.soonest(depth);
     long[] soonest = new long[first.size()];
     for (int i = 0; i < soonest.length; i++) {
