@@ -55,7 +55,7 @@ final class ExpiryInHeap implements EvictionPolicy {
     long expiresAt;
     /** Touched by the running transaction: the fields below say what it found and leaves. */
     boolean touched;
-    /** Held (in LMDB and the order) when the transaction began, expiring then at {@code expiredBefore}. */
+    /** Held (in LMDB and the order) when the transaction began, expiring then at {@code expiresBefore}. */
     boolean heldBefore;
     long expiresBefore;
     Change change = Change.NONE;
