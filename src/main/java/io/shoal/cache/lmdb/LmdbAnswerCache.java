@@ -70,6 +70,7 @@ public final class LmdbAnswerCache implements AnswerCache {
   private final String name;
   private final int shardCount;
   private final ShardState[] shards;
+  private final HotIndex hot;
   private final CompletableFuture<Void> started;
   private final ActorRef<CacheSupervisor.Command> supervisor;
   private final ActorSystem<?> system;
@@ -81,10 +82,11 @@ public final class LmdbAnswerCache implements AnswerCache {
   private final CacheTransfer transfer;
 
   private LmdbAnswerCache(
-      String name, ShardState[] shards, CompletableFuture<Void> started,
+      String name, ShardState[] shards, HotIndex hot, CompletableFuture<Void> started,
       ActorRef<CacheSupervisor.Command> supervisor, ActorSystem<?> system, Tuning tuning, CacheLock lock,
       CacheMetrics metrics) {
     this.name = name;
+    this.hot = hot;
     this.shardCount = shards.length;
     this.shards = shards;
     this.started = started;
@@ -141,7 +143,7 @@ public final class LmdbAnswerCache implements AnswerCache {
     }
     ShardState[] states = new ShardState[n];
     for (int i = 0; i < n; i++) {
-      states[i] = new ShardState(i, capacity);
+      states[i] = new ShardState(i, capacity, hotIndex.pendingFills);
     }
     CompletableFuture<Void> started = new CompletableFuture<>();
     ActorRef<CacheSupervisor.Command> supervisor = spawner.spawn(
@@ -149,7 +151,7 @@ public final class LmdbAnswerCache implements AnswerCache {
         "lmdb-cache-" + URLEncoder.encode(settings.name(), StandardCharsets.UTF_8),
         // Off the default dispatcher: close() blocks on the supervisor's answer.
         DispatcherSelector.fromConfig(CacheSupervisor.DISPATCHER));
-    return new LmdbAnswerCache(settings.name(), states, started, supervisor, system, tuning, lock, metrics);
+    return new LmdbAnswerCache(settings.name(), states, hotIndex, started, supervisor, system, tuning, lock, metrics);
   }
 
   /** The shard that owns {@code key} among {@code shardCount}: see {@link AnswerCodec#shardOf}. */
@@ -169,6 +171,10 @@ public final class LmdbAnswerCache implements AnswerCache {
 
   @Override
   public CachedAnswer get(CacheKey key, long nowMillis) {
+    CachedAnswer held = hot.get(key, nowMillis);
+    if (held != null) {
+      return held;
+    }
     int shard = shardOf(key, shardCount);
     try {
       // While the shard is opening, restarting or closed: a miss, never an error.

@@ -119,14 +119,25 @@ final class ShardState {
   /** Entries as of the shard's last commit (expired ones included until evicted). */
   volatile long entries;
 
-  ShardState(int index, long capacity) {
+  /** Fills pending in every shard of the cache: moved with {@link #pending} (see {@link HotIndex}). */
+  private final AtomicInteger allPending;
+
+  ShardState(int index, long capacity, AtomicInteger allPending) {
     this.index = index;
     this.capacity = capacity;
+    this.allPending = allPending;
+  }
+
+  /** {@code n} fills settled (committed or dropped): no longer pending, here or cache-wide. */
+  private void settled(int n) {
+    pending.addAndGet(-n);
+    allPending.addAndGet(-n);
   }
 
   /** After a shard restart: only the {@code n} fills still queued are pending. */
   void resetPending(int n) {
-    pending.set(n);
+    int was = pending.getAndSet(n);
+    allPending.addAndGet(n - was);
   }
 
   /**
@@ -164,8 +175,11 @@ final class ShardState {
    * future to complete ({@link Fill#committed}).
    */
   Fill offer(CacheKey key, CachedAnswer answer, boolean awaited, int limit) {
+    // Cache-wide first: from here on hits take the shard's path, which sees this fill.
+    allPending.incrementAndGet();
     if (pending.incrementAndGet() > limit) {
       pending.decrementAndGet();
+      allPending.decrementAndGet();
       return null;
     }
     Fill fill = new Fill(key, answer, awaited ? new CompletableFuture<>() : null, offered.incrementAndGet());
@@ -182,7 +196,7 @@ final class ShardState {
   void settle(List<Fill> fills, boolean stored) {
     // No longer pending first: whoever a completed fill wakes must not see it still displacing
     // a committed answer (see Horizon).
-    pending.addAndGet(-fills.size());
+    settled(fills.size());
     for (Fill f : fills) {
       uncommitted.remove(f.key(), f);
       f.settle(stored);
