@@ -3,6 +3,7 @@ package io.shoal.cache;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -58,24 +59,21 @@ public final class ExpiryOrder<E extends ExpiryOrder.Placed<E>> {
 
   /**
    * Up to {@code n} elements of a heap that expire soonest, soonest first: a walk of the heap's
-   * top with a heap of its own, n log n steps whatever the size.
+   * top, taking the soonest of the places reached so far, n log n steps whatever the size.
    */
   public List<E> soonest(int n) {
     int want = Math.min(n, count);
     List<E> out = new ArrayList<>(want);
-    int[] frontier = new int[Math.max(1, 2 * want + 1)];
-    int size = 0;
+    PriorityQueue<Integer> frontier = new PriorityQueue<>(Math.max(1, 2 * want),
+        (a, b) -> a.equals(b) ? 0 : at(a).before(at(b)) ? -1 : 1);
     if (want > 0) {
-      frontier[size++] = 0;
+      frontier.add(0);
     }
     while (out.size() < want) {
-      int top = frontier[0];
+      int top = frontier.poll();
       out.add(at(top));
-      frontier[0] = frontier[--size];
-      siftDownPlaces(frontier, size, 0);
       for (int child = 2 * top + 1; child <= 2 * top + 2 && child < count; child++) {
-        frontier[size] = child;
-        siftUpPlaces(frontier, size++);
+        frontier.add(child);
       }
     }
     return out;
@@ -172,42 +170,5 @@ public final class ExpiryOrder<E extends ExpiryOrder.Placed<E>> {
 
   private static void setPlace(Placed<?> e, int at) {
     e.place = at;
-  }
-
-  // The frontier of soonest(): places in this heap, ordered as the elements there are.
-
-  private void siftUpPlaces(int[] h, int i) {
-    int p = h[i];
-    while (i > 0) {
-      int parent = (i - 1) >>> 1;
-      if (!at(p).before(at(h[parent]))) {
-        break;
-      }
-      h[i] = h[parent];
-      i = parent;
-    }
-    h[i] = p;
-  }
-
-  private void siftDownPlaces(int[] h, int size, int i) {
-    if (size == 0) {
-      return;
-    }
-    int p = h[i];
-    while (true) {
-      int child = 2 * i + 1;
-      if (child >= size) {
-        break;
-      }
-      if (child + 1 < size && at(h[child + 1]).before(at(h[child]))) {
-        child++;
-      }
-      if (!at(h[child]).before(at(p))) {
-        break;
-      }
-      h[i] = h[child];
-      i = child;
-    }
-    h[i] = p;
   }
 }

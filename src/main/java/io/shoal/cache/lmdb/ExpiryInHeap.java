@@ -141,22 +141,18 @@ final class ExpiryInHeap implements EvictionPolicy {
 
   @Override
   public void store(Txn<ByteBuffer> txn, CacheKey key, CachedAnswer answer) {
-    Slot slot = byKey.get(key);
-    if (slot == null) {
-      slot = touched.get(key);
-    }
+    Slot slot = slotOf(key);
     if (slot == null) {
       slot = new Slot(key, answer.expiresAtMillis());
     }
     touch(slot);
     slot.change = Change.PUT;
     slot.put = answer;
+    slot.expiresAt = answer.expiresAtMillis();
     if (slot.held()) {
       // Moved in place: a reader never finds the key missing.
-      slot.expiresAt = answer.expiresAtMillis();
       order.moved(slot);
     } else {
-      slot.expiresAt = answer.expiresAtMillis();
       order.add(slot);
       byKey.put(key, slot);
     }
@@ -165,10 +161,7 @@ final class ExpiryInHeap implements EvictionPolicy {
   @Override
   public void removed(byte[] key) {
     CacheKey k = CacheKey.ofBytes(key);
-    Slot slot = byKey.get(k);
-    if (slot == null) {
-      slot = touched.get(k);
-    }
+    Slot slot = slotOf(k);
     if (slot == null) {
       return;
     }
@@ -266,6 +259,12 @@ final class ExpiryInHeap implements EvictionPolicy {
       }
     }
     touched.clear();
+  }
+
+  /** The key's slot: held, or touched by this transaction (evicted or removed in it); null when neither. */
+  private Slot slotOf(CacheKey key) {
+    Slot slot = byKey.get(key);
+    return slot != null ? slot : touched.get(key);
   }
 
   /** Notes what the transaction found under {@code slot}'s key, unless it touched the key before. */
