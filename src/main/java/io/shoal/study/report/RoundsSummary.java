@@ -101,12 +101,20 @@ final class RoundsSummary {
     return rows.stream().map(ResultRow::cpuMicrosPerQuery).filter(java.util.Objects::nonNull).toList();
   }
 
-  static String section(List<RoundRow> rounds, String baseline) {
+  /**
+   * The Rounds section: how the runs were taken, each member's QPS per round and its ratios to the
+   * baseline's; {@code sideBySide} when the members ran all along and each round measured each of
+   * them for a short window (recipe.turns = slices).
+   */
+  static String section(List<RoundRow> rounds, String baseline, boolean sideBySide) {
     Map<String, List<ResultRow>> members = byMember(rounds);
     int roundCount = rounds.stream().mapToInt(RoundRow::round).max().orElse(0);
     StringBuilder md = new StringBuilder("\n## Rounds\n\n");
-    md.append("Every member was measured ").append(roundCount).append(" times, members taking turns (round 1 ")
-        .append("ran every member once, then round 2, ...). The table above and results.csv hold each member's ")
+    md.append("Every member was measured ").append(roundCount).append(" times, members taking turns ")
+        .append(sideBySide ? "side by side (every member was started and warmed up once and ran all along; each "
+            + "round measured each of them once, the order moved on by one member every round). "
+            : "(round 1 ran every member once, then round 2, ...). ")
+        .append("The table above and results.csv hold each member's ")
         .append("median run by QPS; [").append(StudyCsv.ROUNDS.file()).append("](").append(StudyCsv.ROUNDS.file())
         .append(") holds every run. Against ").append(baseline).append(" means against ").append(baseline)
         .append("'s run of the same round.\n\n| member |");

@@ -125,7 +125,7 @@ public final class StudySummary {
     }
     md.append("\n");
     if (!c.rounds().isEmpty()) {
-      md.append(RoundsSummary.section(c.rounds(), s.baseline()));
+      md.append(RoundsSummary.section(c.rounds(), s.baseline(), r.sideBySide()));
     }
     if (!c.clusterRows().isEmpty()) {
       md.append(ClusterSummary.section(c));
@@ -160,7 +160,9 @@ public final class StudySummary {
         .append(" B per shard, sync_interval ").append(r.syncInterval().toMillis()).append(" ms\n");
     md.append("- load: dnsperf -c ").append(c.load().clients()).append(" -q ").append(c.load().outstanding())
         .append(" -T ").append(c.load().threads()).append(" -l ").append(c.load().duration().toSeconds())
-        .append(", after ").append(c.load().warmup().toSeconds()).append(" s of warm-up with the same flags\n");
+        .append(", after ").append(c.load().warmup().toSeconds()).append(" s of warm-up with the same flags")
+        .append(r.sideBySide() ? " (once, at the member's start: every member then ran until the last round, idle "
+            + "while the others were measured)\n" : "\n");
     if (!c.clusterRows().isEmpty()) {
       md.append("- members of several nodes: one dnsperf per node, all at once, each with the flags above (the ")
           .append("whole window per node, so each node is driven as hard as a one-node member); node i replays ")

@@ -145,57 +145,100 @@ final class MemberMeasurement {
 
   private Measured measureServer(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
       throws IOException, StudyException {
+    try (WarmServer warm = startWarm(m, dir, knot, setups, load)) {
+      Measured measured = measureWarm(warm, dir, knot, load);
+      stop(warm);
+      return measured;
+    }
+  }
+
+  /** A one-server member, started and warmed up: measured once, or in slices beside the others. */
+  record WarmServer(Member member, ServerUnderTest server) implements AutoCloseable {
+    /** Stops the server if it still runs (SIGTERM, SIGKILL after a bounded wait). */
+    @Override
+    public void close() {
+      server.close();
+    }
+  }
+
+  /**
+   * Starts one-server member {@code m} in {@code dir} against {@code knot}, checks it, and warms it
+   * up under {@code load}; its setup note goes to {@code setups}.
+   */
+  WarmServer startWarm(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
+      throws IOException, StudyException {
     Files.createDirectories(dir);
-    Path queries = queryFiles.get(0);
     StudyCertificate certificate = m.transport().encrypted()
         ? StudyCertificate.make(dir.resolve("tls"), processes, tools) : null;
-    try (ServerUnderTest server = ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools,
-        run.jarOf(m), certificate)) {
+    ServerUnderTest server = ServerUnderTest.of(m, scenario.recipe(), dir, knot.address(), processes, tools,
+        run.jarOf(m), certificate);
+    try {
       setups.put(m.name(), server.setupNote() + "; queried with dnsperf -m " + m.transport().configName()
           + "; CPU time read from " + server.servingProcesses() + ownJar(m));
       server.start();
       confirmPolicyList(m, server);
       checkDnssec(m, server, "start");
       if (!load.warmup().isZero()) {
-        dnsperf.run(server.transport(), server.queryPort(), queries, load, load.warmup(),
+        dnsperf.run(server.transport(), server.queryPort(), queryFiles.get(0), load, load.warmup(),
             dir.resolve("dnsperf-warmup.txt"));
       }
       if (server instanceof ShoalUnderTest shoal) {
         shoal.enforceQuota();
       }
-      Pause.sleep(SETTLE);
-      CacheCounters before = server.counters(dir.resolve("stats-before.txt"));
-      long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
-      // CPU is read right around dnsperf, after the statistics: scraping them costs the server CPU too
-      MeasuredLoad.LoadRun loadRun = null;
-      DnsperfReport report;
-      double cpuSeconds;
-      if (server.transport() == io.shoal.study.scenario.Transport.UDP) {
-        loadRun = measuredLoad.run(List.of(server), List.of(server.queryPort()), List.of(queries), load,
-            List.of(dir.resolve("dnsperf.txt")), dir);
-        report = loadRun.reports().get(0);
-        cpuSeconds = loadRun.serverCpuSeconds();
-      } else {
-        ProcessCpu.Sample cpuBefore = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-before.txt"));
-        report = dnsperf.run(server.transport(), server.queryPort(), queries, load, load.duration(),
-            dir.resolve("dnsperf.txt"));
-        ProcessCpu.Sample cpuAfter = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-after.txt"));
-        cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, measuredLoad.ticksPerSecond());
-      }
-      Pause.sleep(SETTLE);
-      CacheCounters window = server.counters(dir.resolve("stats-after.txt")).minus(before);
-      long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
-      Files.writeString(dir.resolve("upstream-queries.txt"), upstream + "\n");
-      checkDnssec(m, server, "end");
-      int status = server.stop();
-      if (m.kind() == MemberKind.SHOAL && status != 0) {
-        out.println("study: note: " + m.name() + " exited with status " + status + " on SIGTERM (expected 0)");
-      }
-      // a member that answers without the study's upstream (knotd itself) has no hit rate to speak of
-      ResultRow row = ResultRow.of(m.name(), server.lmdbSync(), server.runtime(), server.workers(), report,
-          server.forwardsToUpstream() ? upstream : null, window, cpuSeconds);
-      return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE,
-          RemoteLookupLatency.NONE, null, cpuSeconds, measuredLoad.capacity(m, load, loadRun)));
+      return new WarmServer(m, server);
+    } catch (IOException | StudyException | RuntimeException e) {
+      server.close();
+      throw e;
+    }
+  }
+
+  /**
+   * One measured dnsperf window of a warm member, its files in {@code dir}: counters and knotd's
+   * query count before and after, the server's CPU time right around dnsperf.
+   */
+  Measured measureWarm(WarmServer warm, Path dir, KnotUpstream knot, LoadSettings load)
+      throws IOException, StudyException {
+    Files.createDirectories(dir);
+    Member m = warm.member();
+    ServerUnderTest server = warm.server();
+    Path queries = queryFiles.get(0);
+    Pause.sleep(SETTLE);
+    CacheCounters before = server.counters(dir.resolve("stats-before.txt"));
+    long upstreamBefore = knot.queryCount(dir.resolve("knotd-stats-before.txt"));
+    // CPU is read right around dnsperf, after the statistics: scraping them costs the server CPU too
+    MeasuredLoad.LoadRun loadRun = null;
+    DnsperfReport report;
+    double cpuSeconds;
+    if (server.transport() == io.shoal.study.scenario.Transport.UDP) {
+      loadRun = measuredLoad.run(List.of(server), List.of(server.queryPort()), List.of(queries), load,
+          List.of(dir.resolve("dnsperf.txt")), dir);
+      report = loadRun.reports().get(0);
+      cpuSeconds = loadRun.serverCpuSeconds();
+    } else {
+      ProcessCpu.Sample cpuBefore = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-before.txt"));
+      report = dnsperf.run(server.transport(), server.queryPort(), queries, load, load.duration(),
+          dir.resolve("dnsperf.txt"));
+      ProcessCpu.Sample cpuAfter = ProcessCpu.sample(server.servingPids(), dir.resolve("cpu-after.txt"));
+      cpuSeconds = ProcessCpu.secondsBetween(cpuBefore, cpuAfter, measuredLoad.ticksPerSecond());
+    }
+    Pause.sleep(SETTLE);
+    CacheCounters window = server.counters(dir.resolve("stats-after.txt")).minus(before);
+    long upstream = knot.queryCount(dir.resolve("knotd-stats-after.txt")) - upstreamBefore;
+    Files.writeString(dir.resolve("upstream-queries.txt"), upstream + "\n");
+    // a member that answers without the study's upstream (knotd itself) has no hit rate to speak of
+    ResultRow row = ResultRow.of(m.name(), server.lmdbSync(), server.runtime(), server.workers(), report,
+        server.forwardsToUpstream() ? upstream : null, window, cpuSeconds);
+    return new Measured(row, ClusterRow.of(m.name(), 1, false, report, upstream, window, RemoteLookups.NONE,
+        RemoteLookupLatency.NONE, null, cpuSeconds, measuredLoad.capacity(m, load, loadRun)));
+  }
+
+  /** Checks a signed member's answers once more, then stops it; a shoal that exits unclean is noted. */
+  void stop(WarmServer warm) throws StudyException {
+    Member m = warm.member();
+    checkDnssec(m, warm.server(), "end");
+    int status = warm.server().stop();
+    if (m.kind() == MemberKind.SHOAL && status != 0) {
+      out.println("study: note: " + m.name() + " exited with status " + status + " on SIGTERM (expected 0)");
     }
   }
 

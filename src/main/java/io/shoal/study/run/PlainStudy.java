@@ -59,6 +59,10 @@ final class PlainStudy {
     out.println("study: starting knotd");
     try (KnotUpstream knot = KnotUpstream.start(runDir.resolve("knotd"), scenario.recipe(), run.root(), run.tools(),
         run.processes())) {
+      if (scenario.recipe().sideBySide()) {
+        measureSideBySide(knot, setups, notRun, measuredRounds, roundRows);
+        return writeResults(startedAt, measuredRounds, roundRows, setups, notRun);
+      }
       int runs = rounds * members.size();
       int done = 0;
       for (int round = 1; round <= rounds; round++) {
@@ -95,16 +99,83 @@ final class PlainStudy {
             measuredRounds.computeIfAbsent(m.name(), k -> new ArrayList<>()).add(measured);
             roundRows.add(new RoundRow(round, measured.row()));
           } catch (StudyException | IOException | RuntimeException e) {
-            String why = e.getMessage() == null ? e.toString() : e.getMessage();
-            out.println("study: member " + m.name() + " failed: " + why);
-            notRun.put(m.name(), "failed" + (rounds > 1 ? " in round " + round : "") + ": " + StudyRun.abbreviated(why)
-                + " (see " + runDir.relativize(dir) + "/)");
-            measuredRounds.remove(m.name());
+            failed(m, "failed" + (rounds > 1 ? " in round " + round : ""), e, dir, notRun, measuredRounds);
           }
         }
       }
     }
     return writeResults(startedAt, measuredRounds, roundRows, setups, notRun);
+  }
+
+  /**
+   * recipe.turns = slices: starts and warms up every member, then measures each for the load's
+   * window in turn, round after round, the order moving on by one member each round, all of them
+   * running meanwhile. Turns seconds apart see the host in the same state (on a shared host its
+   * speed wanders over tens of seconds), where runs a minute apart each draw their own.
+   */
+  private void measureSideBySide(KnotUpstream knot, Map<String, String> setups, Map<String, String> notRun,
+      Map<String, List<Measured>> measuredRounds, List<RoundRow> roundRows) {
+    PrintStream out = run.out();
+    Path membersDir = run.runDir().resolve("members");
+    List<MemberMeasurement.WarmServer> started = new ArrayList<>();
+    try {
+      List<Member> members = run.members();
+      for (int i = 0; i < members.size(); i++) {
+        Member m = members.get(i);
+        if (notRun.containsKey(m.name())) {
+          continue;
+        }
+        out.println("study: starting and warming up member " + (i + 1) + " of " + members.size() + ": " + m.name()
+            + " — about " + estimate.total().minus(estimate.startedSideBySide(i)).toSeconds() + " s left");
+        try {
+          started.add(measurement.startWarm(m, membersDir.resolve(m.name()), knot, setups, run.load()));
+        } catch (StudyException | IOException | RuntimeException e) {
+          failed(m, "failed at its start", e, membersDir.resolve(m.name()), notRun, measuredRounds);
+        }
+      }
+      int rounds = run.rounds();
+      int turns = rounds * started.size();
+      for (int round = 1, done = 0; round <= rounds; round++) {
+        for (int k = 0; k < started.size(); k++, done++) {
+          MemberMeasurement.WarmServer w = started.get((k + round - 1) % started.size());
+          Member m = w.member();
+          if (notRun.containsKey(m.name())) {
+            continue;
+          }
+          out.println("study: round " + round + " of " + rounds + ": " + m.name() + " (" + done + " of " + turns
+              + " turns done, about " + estimate.slice().multipliedBy(turns - done).toSeconds() + " s left)");
+          Path dir = membersDir.resolve(m.name()).resolve("round-" + round);
+          try {
+            Measured measured = measurement.measureWarm(w, dir, knot, run.load());
+            measuredRounds.computeIfAbsent(m.name(), key -> new ArrayList<>()).add(measured);
+            roundRows.add(new RoundRow(round, measured.row()));
+          } catch (StudyException | IOException | RuntimeException e) {
+            failed(m, "failed in round " + round, e, dir, notRun, measuredRounds);
+            w.close();
+          }
+        }
+      }
+      for (MemberMeasurement.WarmServer w : started) {
+        if (!notRun.containsKey(w.member().name())) {
+          try {
+            measurement.stop(w);
+          } catch (StudyException | RuntimeException e) {
+            failed(w.member(), "failed at its end", e, membersDir.resolve(w.member().name()), notRun, measuredRounds);
+          }
+        }
+      }
+    } finally {
+      started.forEach(MemberMeasurement.WarmServer::close);
+    }
+  }
+
+  /** Reports member {@code m} as failed ({@code when}, {@code e}) and drops its runs. */
+  private void failed(Member m, String when, Exception e, Path dir, Map<String, String> notRun,
+      Map<String, List<Measured>> measuredRounds) {
+    String why = e.getMessage() == null ? e.toString() : e.getMessage();
+    run.out().println("study: member " + m.name() + " failed: " + why);
+    notRun.put(m.name(), when + ": " + StudyRun.abbreviated(why) + " (see " + run.runDir().relativize(dir) + "/)");
+    measuredRounds.remove(m.name());
   }
 
   /**

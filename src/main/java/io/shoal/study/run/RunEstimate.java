@@ -50,6 +50,24 @@ final class RunEstimate {
 
   /** The whole run. */
   Duration total() {
+    if (run.scenario().recipe().sideBySide()) {
+      return startedSideBySide(run.members().size()).plus(slice().multipliedBy((long) run.rounds() * started()));
+    }
     return round().multipliedBy(run.rounds());
+  }
+
+  /** recipe.turns = slices: one member's measured turn, its counters read before and after. */
+  Duration slice() {
+    return run.load().duration().plus(MemberMeasurement.SETTLE.multipliedBy(2));
+  }
+
+  /** recipe.turns = slices: starting and warming up the first {@code count} members that are not skipped. */
+  Duration startedSideBySide(int count) {
+    return run.members().subList(0, count).stream().filter(m -> !run.skipped().containsKey(m.name()))
+        .map(m -> MEMBER_OVERHEAD.plus(run.load().warmup())).reduce(Duration.ZERO, Duration::plus);
+  }
+
+  private long started() {
+    return run.members().stream().filter(m -> !run.skipped().containsKey(m.name())).count();
   }
 }

@@ -25,6 +25,9 @@ import java.util.List;
  *     as a node that has served for hours has compiled its code; false: from the JVM's start
  * @param latencyPercentiles true if the measured dnsperf runs report every query ({@code -v}), so the
  *     study can give latency percentiles ({@code latency_percentiles}); false: the mean only
+ * @param sideBySide true if every member is started and warmed up once and then measured in short
+ *     turns, round after round, all of them running meanwhile ({@code turns = slices}); false: each
+ *     round starts, warms up, measures and stops every member in turn ({@code turns = runs})
  */
 public record Recipe(
     String zone,
@@ -47,7 +50,8 @@ public record Recipe(
     Double cpuQuota,
     Duration cpuPeriod,
     boolean cpuQuotaAfterWarmup,
-    boolean latencyPercentiles) {
+    boolean latencyPercentiles,
+    boolean sideBySide) {
 
   /** True if knotd signs the zone, dnsperf sets DO, and validating members get its trust anchor. */
   public boolean signed() {

@@ -17,9 +17,12 @@ final class RecipeReader {
   private static final Set<String> RECIPE = Set.of(
       "zone", "stub_ttl", "queries", "ingress_workers", "fill", "max_entries", "when_full", "shard_count",
       "map_size", "sync_interval", "upstream_workers", "jvm_options", "dnsperf", "quick", "rounds", "policy_list",
-      "dnssec", "cpu_quota", "cpu_period", "cpu_quota_from", "latency_percentiles");
+      "dnssec", "cpu_quota", "cpu_period", "cpu_quota_from", "latency_percentiles",
+      "turns");
   /** Rounds a scenario may ask for: each one runs every member again. */
   static final int MAX_ROUNDS = 9;
+  /** Rounds of a side-by-side scenario ({@code turns = slices}): each is one short dnsperf run per member. */
+  static final int MAX_SLICES = 40;
   private static final Set<String> QUERIES = Set.of("names", "lines", "seed");
   private static final Set<String> DNSPERF = Set.of("clients", "outstanding", "threads", "duration", "warmup",
       "honest_qps", "honest_outstanding");
@@ -46,9 +49,12 @@ final class RecipeReader {
     if (load.duration().compareTo(Duration.ofSeconds(1)) < 0) {
       throw new IllegalArgumentException("recipe.dnsperf.duration: at least 1s (dnsperf -l counts seconds)");
     }
+    boolean sideBySide = sideBySide(r);
     int rounds = r.hasPath("rounds") ? r.getInt("rounds") : 1;
-    if (rounds < 1 || rounds > MAX_ROUNDS) {
-      throw new IllegalArgumentException("recipe.rounds: from 1 to " + MAX_ROUNDS + ", is " + rounds);
+    int maxRounds = sideBySide ? MAX_SLICES : MAX_ROUNDS;
+    if (rounds < 1 || rounds > maxRounds) {
+      throw new IllegalArgumentException("recipe.rounds: from 1 to " + maxRounds
+          + (sideBySide ? " with turns = slices" : "") + ", is " + rounds);
     }
     return new Recipe(
         zone,
@@ -71,7 +77,26 @@ final class RecipeReader {
         cpuQuota(r),
         cpuPeriod(r),
         cpuQuotaAfterWarmup(r),
-        r.hasPath("latency_percentiles") && r.getBoolean("latency_percentiles"));
+        r.hasPath("latency_percentiles") && r.getBoolean("latency_percentiles"),
+        sideBySide);
+  }
+
+  /**
+   * recipe.turns: {@code runs} (the default: each round starts, warms up, measures and stops every
+   * member in turn) or {@code slices} (every member started and warmed up once, then measured in
+   * turns of recipe.dnsperf.duration, all of them running meanwhile).
+   */
+  private static boolean sideBySide(Config r) {
+    if (!r.hasPath("turns")) {
+      return false;
+    }
+    return switch (r.getString("turns")) {
+      case "runs" -> false;
+      case "slices" -> true;
+      default -> throw new IllegalArgumentException("recipe.turns: runs (each round starts, measures and stops every "
+          + "member in turn) or slices (members started once, then measured in short turns side by side), is '"
+          + r.getString("turns") + "'");
+    };
   }
 
   private static PolicyList policyList(Config p) {

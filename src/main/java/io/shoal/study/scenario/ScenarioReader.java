@@ -128,6 +128,9 @@ final class ScenarioReader {
       recursion = RecursionPlan.from(c.getConfig("recursion"));
       checkRecursionMembers(members, recursion);
     }
+    if (recipe.sideBySide()) {
+      checkSideBySide(members, attacks != null || outage != null || cacheMemory != null || recursion != null);
+    }
     String partOf = c.hasPath("part_of") ? c.getString("part_of") : null;
     if (partOf != null && !partOf.matches("[A-Za-z0-9][A-Za-z0-9_.-]*")) {
       throw new IllegalArgumentException("part_of: a study name (letters, digits, '.', '_', '-'), is '" + partOf + "'");
@@ -141,6 +144,25 @@ final class ScenarioReader {
    * The members of a memory-per-answer test: shoal and unbound servers of one process each, over
    * UDP, whose resident set the study reads and whose cached answers it can count.
    */
+  /**
+   * recipe.turns = slices keeps every member running while the others are measured: a plain study
+   * of one-server members, none paced by another's QPS (measured in the same round, after it) and
+   * none killed.
+   */
+  private static void checkSideBySide(List<Member> members, boolean otherKindOfTest) {
+    if (otherKindOfTest) {
+      throw new IllegalArgumentException("recipe.turns: slices is for plain studies; the robustness, outage, "
+          + "cache_memory and recursion tests run their members one at a time");
+    }
+    for (int i = 0; i < members.size(); i++) {
+      Member m = members.get(i);
+      if (m.isNodeGroup() || m.kill() != null || m.pace() != null) {
+        throw new IllegalArgumentException("members[" + i + "]: with recipe.turns = slices every member is one server "
+            + "without a kill or pace block (" + m.name() + " is not)");
+      }
+    }
+  }
+
   private static void checkCacheMemoryMembers(List<Member> members, Recipe recipe, int rounds) {
     for (int i = 0; i < members.size(); i++) {
       Member m = members.get(i);

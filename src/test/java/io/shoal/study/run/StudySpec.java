@@ -9,6 +9,7 @@ import io.shoal.study.host.Prerequisites;
 import io.shoal.study.report.RecursionRow;
 import io.shoal.study.report.ResultRow;
 import io.shoal.study.report.RobustnessSummary;
+import io.shoal.study.report.RoundRow;
 import io.shoal.study.report.StudyCharts;
 import io.shoal.study.report.StudyCsv;
 import io.shoal.study.scenario.AttackPlan;
@@ -44,14 +45,21 @@ public class StudySpec extends JUnitSuite {
    * directory. {@code more} are further arguments of the study command.
    */
   private static Path quickRun(String name, String... more) throws IOException, URISyntaxException {
+    List<String> args = new java.util.ArrayList<>(List.of("--quick"));
+    args.addAll(List.of(more));
+    return run(name, args);
+  }
+
+  /** Runs a scenario of the test catalog with {@code more} arguments; as {@link #quickRun}. */
+  private static Path run(String name, List<String> more) throws IOException, URISyntaxException {
     assumeTools();
     Path jar = Path.of("target", "shoal.jar");
     Assume.assumeTrue("target/shoal.jar is built by mvn package; run with mvn verify", Files.isRegularFile(jar));
     Path scenario = Path.of(StudySpec.class.getResource("/study/catalog/" + name + ".conf").toURI());
     Path out = Files.createTempDirectory("study-spec-" + name);
-    List<String> args = new java.util.ArrayList<>(List.of("study", name, "--quick",
+    List<String> args = new java.util.ArrayList<>(List.of("study", name,
         "--catalog", scenario.getParent().toString(), "--out", out.toString(), "--shoal-jar", jar.toString()));
-    args.addAll(List.of(more));
+    args.addAll(more);
     int status = ShoalCommand.commandLine().execute(args.toArray(String[]::new));
     assertEquals("study exit status (see the output above)", 0, status);
     return out;
@@ -117,6 +125,37 @@ public class StudySpec extends JUnitSuite {
     assertTrue(check, check.contains("NXDOMAIN, no answer") && check.contains("2 more"));
     assertTrue(summary, summary.contains("domain list policy-list.txt (nxdomain)"));
     assertTrue(Files.notExists(raw.resolve("members/two-workers/policy-check.txt")));
+  }
+
+  /**
+   * recipe.turns = slices end to end (not --quick, which measures one round): each member started
+   * once and measured in every round, in its own round directory, the order moving on each round.
+   */
+  @Test
+  public void aSideBySideRunStartsEachMemberOnceAndMeasuresItInEveryRound() throws IOException, URISyntaxException {
+    Path out = run("side_by_side_tiny", List.of());
+    Path raw = unpacked(out);
+    List<RoundRow> rounds = StudyCsv.ROUNDS.read(out.resolve("rounds.csv"));
+    // the order moves on by one member each round: memory first in rounds 1 and 3, lmdb in round 2
+    assertEquals(List.of("1 memory", "1 lmdb", "2 lmdb", "2 memory", "3 memory", "3 lmdb"),
+        rounds.stream().map(r -> r.round() + " " + r.row().member()).toList());
+    for (RoundRow r : rounds) {
+      assertTrue(r + " completed", r.row().completed() > 0);
+      assertTrue(r + " CPU per query", r.row().cpuMicrosPerQuery() != null && r.row().cpuMicrosPerQuery() > 0);
+      assertTrue(r + " answered from its cache", r.row().cacheHits() != null && r.row().cacheHits() > 0);
+    }
+    String summary = Files.readString(out.resolve("summary.md"));
+    // one start per member: the commands the summary lists start each once
+    assertEquals(summary, 2, summary.split("-jar [^ ]*shoal.jar serve", -1).length - 1);
+    assertTrue(summary, summary.contains("members taking turns side by side"));
+    for (String member : List.of("memory", "lmdb")) {
+      Path dir = raw.resolve("members").resolve(member);
+      assertTrue(member + " warmed up once", Files.isRegularFile(dir.resolve("dnsperf-warmup.txt")));
+      assertTrue(member + " server.log", Files.isRegularFile(dir.resolve("server.log")));
+      for (int round = 1; round <= 3; round++) {
+        assertTrue(member + " round " + round, Files.isRegularFile(dir.resolve("round-" + round).resolve("dnsperf.txt")));
+      }
+    }
   }
 
   /**

@@ -108,7 +108,7 @@ class ScenarioTest {
     // Everything but the rounds as in query_path, so its rows compare with query_path's.
     assertEquals(new Recipe(full.zone(), full.stubTtl(), full.queries(), full.ingressWorkers(), full.fill(),
         full.maxEntries(), full.whenFull(), full.shardCount(), full.mapSizeBytes(), full.syncInterval(),
-        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing(), full.cpuQuota(), full.cpuPeriod(), full.cpuQuotaAfterWarmup(), full.latencyPercentiles()), hit.recipe());
+        full.upstreamWorkers(), full.jvmOptions(), full.load(), full.quick(), 2, full.policyList(), full.signing(), full.cpuQuota(), full.cpuPeriod(), full.cpuQuotaAfterWarmup(), full.latencyPercentiles(), full.sideBySide()), hit.recipe());
     assertEquals("unbound", hit.baseline());
     assertEquals(List.of("unbound", "shoal-memory", "shoal-memory-1-socket"),
         hit.members().stream().map(Member::name).toList());
@@ -215,6 +215,34 @@ class ScenarioTest {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> Scenario.from("t", ConfigFactory.parseString(base + bad[0])), bad[0]);
       assertTrue(e.getMessage().contains(bad[1]), e.getMessage());
+    }
+  }
+
+  @Test
+  void sideBySideTurnsAreForOneServerMembersOfAPlainStudyAndAllowMoreRounds() {
+    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
+        + " quick { duration = 1s, warmup = 0s }, %s }\n";
+    String two = "members = [{ name = a, kind = shoal }, { name = b, kind = unbound }]";
+    assertFalse(Scenario.from("t", ConfigFactory.parseString(String.format(recipe, "rounds = 2") + two))
+        .recipe().sideBySide());
+    Scenario sliced = Scenario.from("t", ConfigFactory.parseString(String.format(recipe, "turns = slices, rounds = 20")
+        + two));
+    assertTrue(sliced.recipe().sideBySide());
+    assertEquals(20, sliced.recipe().rounds());
+    for (String[] bad : new String[][] {
+        {"turns = slice", two, "recipe.turns: runs"},
+        {"turns = runs, rounds = 20", two, "recipe.rounds: from 1 to 9,"},
+        {"turns = slices, rounds = 41", two, "recipe.rounds: from 1 to 40 with turns = slices"},
+        {"turns = slices", "members = [{ name = a, kind = shoal }, { name = b, kind = shoal, nodes = 3 }]",
+            "members[1]: with recipe.turns = slices"},
+        {"turns = slices", "members = [{ name = a, kind = shoal }, { name = b, kind = shoal, pace { of = a, share = 0.5 } }]",
+            "members[1]: with recipe.turns = slices"}}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(String.format(recipe, bad[0]) + bad[1])), bad[0]);
+      assertTrue(e.getMessage().contains(bad[2]), e.getMessage());
     }
   }
 
