@@ -14,9 +14,40 @@ import java.util.Set;
  * them. Ratios are what a reader can carry to another host; absolute figures are not.
  */
 final class RatioGlance {
-  /** One member against the baseline: QPS and CPU ratios (medians), their spreads, and the rounds paired. */
-  record Ratio(String member, double qps, double qpsLow, double qpsHigh, Double cpu, Double cpuLow, Double cpuHigh,
-      int rounds) {}
+  /**
+   * One member against the baseline: its QPS and CPU-per-query ratios, one per round paired (or
+   * the single run's); {@link #qps()} and {@link #cpu()} are their medians.
+   */
+  record Ratio(String member, List<Double> qpsRatios, List<Double> cpuRatios) {
+    Ratio {
+      qpsRatios = List.copyOf(qpsRatios);
+      cpuRatios = List.copyOf(cpuRatios);
+    }
+
+    double qps() {
+      return RoundsSummary.median(qpsRatios);
+    }
+
+    double qpsLow() {
+      return quantile(qpsRatios, 0);
+    }
+
+    double qpsHigh() {
+      return quantile(qpsRatios, 1);
+    }
+
+    /** The median CPU ratio, or null when the member's CPU was not read. */
+    Double cpu() {
+      return cpuRatios.isEmpty() ? null : RoundsSummary.median(cpuRatios);
+    }
+
+    int rounds() {
+      return qpsRatios.size();
+    }
+  }
+
+  /** From this many rounds on, the spread also gives the middle half of the rounds (the quartiles). */
+  static final int QUARTILES_FROM = 8;
 
   private RatioGlance() {}
 
@@ -59,35 +90,51 @@ final class RatioGlance {
       if (qps.isEmpty()) {
         continue;
       }
-      out.add(new Ratio(r.member(), RoundsSummary.median(qps), min(qps), max(qps),
-          cpu.isEmpty() ? null : RoundsSummary.median(cpu), cpu.isEmpty() ? null : min(cpu),
-          cpu.isEmpty() ? null : max(cpu), qps.size()));
+      out.add(new Ratio(r.member(), qps, cpu));
     }
     return out;
   }
 
-  /** The at-a-glance table: member, QPS and CPU per query over the baseline's, with the spreads. */
-  static String table(List<Ratio> ratios, String baseline, Set<String> paced) {
+  /**
+   * The at-a-glance table: member, QPS and CPU per query over the baseline's, with the spreads; a
+   * member in {@code repeats} is marked as the baseline again.
+   */
+  static String table(List<Ratio> ratios, String baseline, Set<String> paced, List<String> repeats) {
     if (ratios.isEmpty()) {
       return "";
     }
     StringBuilder t = new StringBuilder("| member | QPS ÷ ").append(baseline).append(" | spread | CPU per query ÷ ")
         .append(baseline).append(" | spread |\n| --- | ---: | --- | ---: | --- |\n");
     for (Ratio r : ratios) {
-      t.append("| ").append(r.member()).append(paced.contains(r.member()) ? " (paced: offered load)" : "").append(" | ")
-          .append(x(r.qps())).append(" | ").append(spread(r.qpsLow(), r.qpsHigh(), r.rounds())).append(" | ")
+      t.append("| ").append(r.member()).append(paced.contains(r.member()) ? " (paced: offered load)" : "")
+          .append(repeats.contains(r.member()) ? " (A/A: " + baseline + " again)" : "").append(" | ")
+          .append(x(r.qps())).append(" | ").append(spread(r.qpsRatios())).append(" | ")
           .append(r.cpu() == null ? "-" : x(r.cpu())).append(" | ")
-          .append(r.cpu() == null ? "" : spread(r.cpuLow(), r.cpuHigh(), r.rounds())).append(" |\n");
+          .append(r.cpu() == null ? "" : spread(r.cpuRatios())).append(" |\n");
     }
     return t.toString();
   }
 
   /**
    * One sentence: the member with the most QPS against the baseline (paced members left out: their
-   * QPS is what they were offered) and its CPU per query, and the member with the least CPU per
-   * query when that is another one.
+   * QPS is what they were offered; A/A members too, being the baseline again) and its CPU per
+   * query, and the member with the least CPU per query when that is another one; then what each
+   * A/A member in {@code repeats} came out at, as the measure of the run's own spread.
    */
-  static String takeaway(List<Ratio> ratios, String baseline, Set<String> paced) {
+  static String takeaway(List<Ratio> ratios, String baseline, Set<String> paced, List<String> repeats) {
+    StringBuilder aa = new StringBuilder();
+    for (Ratio r : ratios) {
+      if (repeats.contains(r.member())) {
+        aa.append(" ").append(r.member()).append(", the baseline again (same build and configuration), came out at ")
+            .append(x(r.qps())).append(" its QPS (").append(spread(r.qpsRatios())).append(")")
+            .append(r.cpu() == null ? "" : " and " + x(r.cpu()) + " its CPU per query")
+            .append(": differences of that order are the host's, not the members'.");
+      }
+    }
+    return takeaway(ratios.stream().filter(r -> !repeats.contains(r.member())).toList(), baseline, paced) + aa;
+  }
+
+  private static String takeaway(List<Ratio> ratios, String baseline, Set<String> paced) {
     List<Ratio> free = ratios.stream().filter(r -> !paced.contains(r.member())).toList();
     if (free.isEmpty()) {
       return "No member besides " + baseline + " has a row to compare with it.";
@@ -109,19 +156,28 @@ final class RatioGlance {
     return s.append('.').toString();
   }
 
-  private static String spread(double lo, double hi, int rounds) {
-    return rounds < 2 ? "one run" : x(lo) + "–" + x(hi) + " (" + rounds + " rounds)";
+  /** Lowest to highest, with the rounds' count, and with many rounds the middle half of them too. */
+  private static String spread(List<Double> ratios) {
+    int n = ratios.size();
+    if (n < 2) {
+      return "one run";
+    }
+    return x(quantile(ratios, 0)) + "–" + x(quantile(ratios, 1)) + " (" + n + " rounds"
+        + (n >= QUARTILES_FROM ? "; middle half " + x(quantile(ratios, 0.25)) + "–" + x(quantile(ratios, 0.75)) : "")
+        + ")";
+  }
+
+  /** The {@code p} quantile of {@code values}, interpolated between the two nearest (0 the lowest, 1 the highest). */
+  static double quantile(List<Double> values, double p) {
+    List<Double> sorted = new ArrayList<>(values);
+    sorted.sort(null);
+    double at = p * (sorted.size() - 1);
+    int below = (int) Math.floor(at);
+    int above = Math.min(below + 1, sorted.size() - 1);
+    return sorted.get(below) + (at - below) * (sorted.get(above) - sorted.get(below));
   }
 
   private static String x(double v) {
     return String.format(Locale.ROOT, "%.2fx", v);
-  }
-
-  private static double min(List<Double> v) {
-    return v.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
-  }
-
-  private static double max(List<Double> v) {
-    return v.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
   }
 }

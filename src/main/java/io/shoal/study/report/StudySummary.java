@@ -76,13 +76,13 @@ public final class StudySummary {
     List<ResultRow> sameGroup = rows.stream().filter(row -> s.members().stream()
         .anyMatch(m -> m.name().equals(row.member()) && java.util.Objects.equals(m.group(), group))).toList();
     List<RatioGlance.Ratio> ratios = RatioGlance.ratios(sameGroup, c.rounds(), s.baseline());
-    md.append("\n\n## Takeaway\n\n").append(RatioGlance.takeaway(ratios, s.baseline(), s.paces().keySet()));
+    md.append("\n\n## Takeaway\n\n").append(RatioGlance.takeaway(ratios, s.baseline(), s.paces().keySet(), s.page().repeats()));
     if (sameGroup.size() < rows.size()) {
       md.append(" (Group ").append(group).append(" only; the cluster section compares each group within itself.)");
     }
     md.append("\n");
     md.append("\n## At a glance\n\n");
-    String ratioTable = RatioGlance.table(ratios, s.baseline(), s.paces().keySet());
+    String ratioTable = RatioGlance.table(ratios, s.baseline(), s.paces().keySet(), s.page().repeats());
     if (!ratioTable.isEmpty()) {
       md.append(ratioTable).append('\n');
     }

@@ -96,6 +96,13 @@ public final class StudyRun {
         throw new ScenarioException("--member-jar: no file " + e.getValue() + " for member " + m.name());
       }
     }
+    // an A/A member runs the baseline's jar, or it compares two builds
+    for (String repeat : scenario.page().repeats()) {
+      if (!java.util.Objects.equals(memberJars.get(repeat), memberJars.get(scenario.baseline()))) {
+        throw new ScenarioException("--member-jar: " + repeat + " repeats the baseline " + scenario.baseline()
+            + " (repeats_baseline), so it runs the baseline's jar; give both the same jar or neither");
+      }
+    }
   }
 
   /** The load this run applies: the recipe's, or its quick variant. */

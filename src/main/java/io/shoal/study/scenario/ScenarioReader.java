@@ -15,7 +15,7 @@ final class ScenarioReader {
 
   private static final Set<String> TOP = Set.of(
       "description", "baseline", "recipe", "members", "attacks", "outage", "cache_memory", "question",
-      "when_this_matters", "part_of", "recursion");
+      "when_this_matters", "part_of", "recursion", "repeats_baseline");
   /** dnsperf's most outstanding queries (-q). */
   static final int MAX_OUTSTANDING = 65_535;
 
@@ -136,7 +136,8 @@ final class ScenarioReader {
       throw new IllegalArgumentException("part_of: a study name (letters, digits, '.', '_', '-'), is '" + partOf + "'");
     }
     StudyPage page = new StudyPage(c.hasPath("question") ? c.getString("question") : description,
-        c.hasPath("when_this_matters") ? c.getString("when_this_matters") : null, partOf);
+        c.hasPath("when_this_matters") ? c.getString("when_this_matters") : null, partOf,
+        c.hasPath("repeats_baseline") ? repeats(c.getStringList("repeats_baseline"), members, baseline) : List.of());
     return new Scenario(name, description, baseline, recipe, members, source, attacks, outage, cacheMemory, page, recursion);
   }
 
@@ -144,6 +145,28 @@ final class ScenarioReader {
    * The members of a memory-per-answer test: shoal and unbound servers of one process each, over
    * UDP, whose resident set the study reads and whose cached answers it can count.
    */
+  /**
+   * repeats_baseline: members that are the baseline again under another name (the same kind,
+   * configuration, nodes, transport and list, no pace or kill), for an A/A check.
+   */
+  private static List<String> repeats(List<String> names, List<Member> members, String baseline) {
+    Member base = members.stream().filter(m -> m.name().equals(baseline)).findFirst().orElseThrow();
+    for (String name : names) {
+      Member m = members.stream().filter(x -> x.name().equals(name)).findFirst().orElseThrow(
+          () -> new IllegalArgumentException("repeats_baseline: no member named '" + name + "'"));
+      if (name.equals(baseline)) {
+        throw new IllegalArgumentException("repeats_baseline: '" + name + "' is the baseline itself");
+      }
+      Member same = new Member(baseline, m.kind(), m.config(), m.nodes(), m.cluster(), m.kill(), m.policyList(),
+          m.transport(), m.group(), m.pace());
+      if (!same.equals(base)) {
+        throw new IllegalArgumentException("repeats_baseline: '" + name + "' differs from the baseline " + baseline
+            + " (kind, config, nodes, transport, list, group, pace or kill): an A/A member is the baseline again");
+      }
+    }
+    return names;
+  }
+
   /**
    * recipe.turns = slices keeps every member running while the others are measured: a plain study
    * of one-server members, none paced by another's QPS (measured in the same round, after it) and

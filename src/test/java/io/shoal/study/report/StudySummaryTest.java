@@ -278,15 +278,47 @@ class StudySummaryTest {
     assertEquals(0.375, ratios.get(0).cpu(), 1e-9);
     assertEquals("Beside unbound, fast answered the most: 1.50x its QPS (median of 3 rounds, 1.20x to 2.00x) at 0.38x "
         + "its CPU per query; lean spent the least CPU per query, 0.13x unbound's.",
-        RatioGlance.takeaway(ratios, "unbound", java.util.Set.of()));
+        RatioGlance.takeaway(ratios, "unbound", java.util.Set.of(), List.of()));
     // a paced member's QPS is what it was offered: never "the most"
-    assertTrue(RatioGlance.takeaway(ratios, "unbound", java.util.Set.of("fast")).startsWith("Beside unbound, lean answered"));
-    String table = RatioGlance.table(ratios, "unbound", java.util.Set.of());
+    assertTrue(RatioGlance.takeaway(ratios, "unbound", java.util.Set.of("fast"), List.of()).startsWith("Beside unbound, lean answered"));
+    String table = RatioGlance.table(ratios, "unbound", java.util.Set.of(), List.of());
     assertTrue(table.contains("| fast | 1.50x | 1.20x–2.00x (3 rounds) | 0.38x | 0.25x–0.50x (3 rounds) |"), table);
     // one round: the ratio of the median rows, "one run"
     List<RatioGlance.Ratio> single = RatioGlance.ratios(median, List.of(), "unbound");
     assertEquals(2.0, single.get(0).qps(), 1e-9);
-    assertTrue(RatioGlance.table(single, "unbound", java.util.Set.of()).contains("| fast | 2.00x | one run |"));
+    assertTrue(RatioGlance.table(single, "unbound", java.util.Set.of(), List.of()).contains("| fast | 2.00x | one run |"));
+  }
+
+  @Test
+  void withManyRoundsTheSpreadAlsoGivesTheMiddleHalfOfThem() {
+    // nine rounds: b answers 0.5x to 1.3x of a, in steps of 0.1x; CPU the other way round
+    List<RoundRow> rounds = new java.util.ArrayList<>();
+    for (int i = 0; i < 9; i++) {
+      rounds.add(new RoundRow(i + 1, row("a", 1000, 2.0)));
+      rounds.add(new RoundRow(i + 1, row("b", 500 + 100 * i, 2.0 * (1.3 - 0.1 * i))));
+    }
+    List<RatioGlance.Ratio> ratios = RatioGlance.ratios(List.of(row("a", 1000, 2.0), row("b", 900, 2.0)), rounds, "a");
+    assertEquals(0.9, ratios.get(0).qps(), 1e-9);
+    String table = RatioGlance.table(ratios, "a", java.util.Set.of(), List.of());
+    assertTrue(table.contains("| b | 0.90x | 0.50x–1.30x (9 rounds; middle half 0.70x–1.10x) | 0.90x | "
+        + "0.50x–1.30x (9 rounds; middle half 0.70x–1.10x) |"), table);
+    assertEquals(0.75, RatioGlance.quantile(List.of(1.0, 0.5), 0.5), 1e-9);
+  }
+
+  @Test
+  void anAaMemberIsReadAsTheRunsSpreadNotAsAResult() {
+    List<RoundRow> rounds = List.of(
+        new RoundRow(1, row("memory", 100, 3.0)), new RoundRow(1, row("again", 120, 3.0)), new RoundRow(1, row("lmdb", 90, 3.3)),
+        new RoundRow(2, row("memory", 100, 3.0)), new RoundRow(2, row("again", 90, 3.0)), new RoundRow(2, row("lmdb", 100, 3.3)));
+    List<ResultRow> median = List.of(row("memory", 100, 3.0), row("again", 90, 3.0), row("lmdb", 90, 3.3));
+    List<RatioGlance.Ratio> ratios = RatioGlance.ratios(median, rounds, "memory");
+    // the A/A member answered the most (1.05x), but it is the baseline again: lmdb is the result
+    assertEquals("Beside memory, lmdb answered the most: 0.95x its QPS (median of 2 rounds, 0.90x to 1.00x) at 1.10x "
+        + "its CPU per query. again, the baseline again (same build and configuration), came out at 1.05x its QPS "
+        + "(0.90x–1.20x (2 rounds)) and 1.00x its CPU per query: differences of that order are the host's, not the "
+        + "members'.", RatioGlance.takeaway(ratios, "memory", java.util.Set.of(), List.of("again")));
+    String table = RatioGlance.table(ratios, "memory", java.util.Set.of(), List.of("again"));
+    assertTrue(table.contains("| again (A/A: memory again) | 1.05x |"), table);
   }
 
   @Test

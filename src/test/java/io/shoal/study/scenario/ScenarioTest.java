@@ -129,6 +129,16 @@ class ScenarioTest {
     Scenario asked = Scenario.from("t", ConfigFactory.parseString(base + "description = d, question = \"how fast?\","
         + " when_this_matters = \"always\", part_of = cluster_capacity"));
     assertEquals(new StudyPage("how fast?", "always", "cluster_capacity"), asked.page());
+    String again = base.replace("members = [{ name = a, kind = shoal }]", "members = [{ name = a, kind = shoal },"
+        + " { name = b, kind = shoal }, { name = c, kind = shoal, config { ingress.workers = 2 } }]");
+    assertEquals(List.of("b"), Scenario.from("t", ConfigFactory.parseString(again + "repeats_baseline = [b]"))
+        .page().repeats());
+    for (String[] wrong : new String[][] {{"[c]", "'c' differs from the baseline a"}, {"[a]", "is the baseline itself"},
+        {"[d]", "no member named 'd'"}}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Scenario.from("t",
+          ConfigFactory.parseString(again + "repeats_baseline = " + wrong[0])));
+      assertTrue(e.getMessage().startsWith("repeats_baseline: ") && e.getMessage().contains(wrong[1]), e.getMessage());
+    }
     IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> Scenario.from("t",
         ConfigFactory.parseString(base + "part_of = \"../elsewhere\"")));
     assertTrue(bad.getMessage().startsWith("part_of:"), bad.getMessage());
@@ -176,6 +186,12 @@ class ScenarioTest {
     ScenarioException notShoal = assertThrows(ScenarioException.class,
         () -> StudyRun.checkMemberJars(peers, Map.of(unbound.name(), jar)));
     assertTrue(notShoal.getMessage().contains("only shoal members"), notShoal.getMessage());
+    // the A/A member runs the baseline's jar
+    Scenario withAa = Scenario.load(CATALOG.resolve("query_path_lmdb.conf"));
+    ScenarioException aa = assertThrows(ScenarioException.class,
+        () -> StudyRun.checkMemberJars(withAa, Map.of("shoal-memory-again", jar)));
+    assertTrue(aa.getMessage().contains("repeats the baseline shoal-memory"), aa.getMessage());
+    StudyRun.checkMemberJars(withAa, Map.of("shoal-memory-again", jar, "shoal-memory", jar));
     ScenarioException ownWay = assertThrows(ScenarioException.class, () -> StudyRun.checkMemberJars(
         Scenario.load(CATALOG.resolve("cache_memory.conf")), Map.of("shoal", jar)));
     assertTrue(ownWay.getMessage().contains("its own way"), ownWay.getMessage());
@@ -263,7 +279,11 @@ class ScenarioTest {
     assertEquals(plain.recipe().queries(), churn.recipe().queries());
     assertEquals(plain.recipe().maxEntries(), churn.recipe().maxEntries());
     assertEquals(plain.recipe().stubTtl(), churn.recipe().stubTtl());
-    assertEquals(plain.recipe().load(), churn.recipe().load());
+    // the same dnsperf flags; cache_churn measures in 5 s turns side by side, cluster_churn in 30 s runs
+    for (Scenario each : List.of(plain, churn)) {
+      assertEquals(List.of(8, 200, 1), List.of(each.recipe().load().clients(), each.recipe().load().outstanding(),
+          each.recipe().load().threads()), each.name());
+    }
     Scenario hit = Scenario.load(CATALOG.resolve("cluster_hit.conf"));
     assertEquals(Scenario.load(CATALOG.resolve("cache_hit.conf")).recipe().queries(), hit.recipe().queries());
     assertFalse(plain.hasNodeGroups());
