@@ -122,7 +122,7 @@ public final class PerformanceHub {
         continue;
       }
       Figure x = f.get();
-      table.append(String.format(Locale.ROOT, "**%.2fx**", x.ratio())).append(" | ").append(spread(x.rounds()))
+      table.append(String.format(Locale.ROOT, "**%.2fx**", x.ratio())).append(" | ").append(RatioGlance.spread(x.rounds()))
           .append(" | ").append(value(x.memberValue(), row.unit())).append(" vs ").append(value(x.versusValue(), row.unit()))
           .append(" | ").append(row.when()).append(" | [").append(results.relativize(x.run()).toString().replace('\\', '/'))
           .append("](").append(link(page, x.run())).append(") |\n");
@@ -220,15 +220,6 @@ public final class PerformanceHub {
       }
     }
     return out;
-  }
-
-  private static String spread(List<Double> ratios) {
-    if (ratios.size() < 2) {
-      return "one run";
-    }
-    double lo = ratios.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
-    double hi = ratios.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
-    return String.format(Locale.ROOT, "%.2fx–%.2fx (%d rounds)", lo, hi, ratios.size());
   }
 
   private static String value(double v, String unit) {

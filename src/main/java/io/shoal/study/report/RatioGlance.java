@@ -156,8 +156,11 @@ final class RatioGlance {
     return s.append('.').toString();
   }
 
-  /** Lowest to highest, with the rounds' count, and with many rounds the middle half of them too. */
-  private static String spread(List<Double> ratios) {
+  /**
+   * Lowest to highest, with the rounds' count, and with many rounds the middle half of them too;
+   * "one run" for fewer than two (the pages' and the hub's spread column).
+   */
+  static String spread(List<Double> ratios) {
     int n = ratios.size();
     if (n < 2) {
       return "one run";
