@@ -112,7 +112,7 @@ final class RoundsSummary {
     StringBuilder md = new StringBuilder("\n## Rounds\n\n");
     md.append("Every member was measured ").append(roundCount).append(" times, members taking turns ")
         .append(sideBySide ? "side by side (every member was started and warmed up once and ran all along; each "
-            + "round measured each of them once, the order moved on by one member every round). "
+            + "round measured each of them once, in an order drawn anew for the round). "
             : "(round 1 ran every member once, then round 2, ...). ")
         .append("The table above and results.csv hold each member's ")
         .append("median run by QPS; [").append(StudyCsv.ROUNDS.file()).append("](").append(StudyCsv.ROUNDS.file())

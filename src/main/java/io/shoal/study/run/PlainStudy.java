@@ -109,9 +109,9 @@ final class PlainStudy {
 
   /**
    * recipe.turns = slices: starts and warms up every member, then measures each for the load's
-   * window in turn, round after round, the order moving on by one member each round, all of them
-   * running meanwhile. Turns seconds apart see the host in the same state (on a shared host its
-   * speed wanders over tens of seconds), where runs a minute apart each draw their own.
+   * window in turn, round after round, all of them running meanwhile. Turns seconds apart see the
+   * host in the same state (on a shared host its speed wanders over tens of seconds), where runs a
+   * minute apart each draw their own. Each round's order is drawn anew ({@link #turnOrder}).
    */
   private void measureSideBySide(KnotUpstream knot, Map<String, String> setups, Map<String, String> notRun,
       Map<String, List<Measured>> measuredRounds, List<RoundRow> roundRows) {
@@ -136,14 +136,14 @@ final class PlainStudy {
       int rounds = run.rounds();
       int turns = rounds * started.size();
       for (int round = 1, done = 0; round <= rounds; round++) {
-        for (int k = 0; k < started.size(); k++, done++) {
-          MemberMeasurement.WarmServer w = started.get((k + round - 1) % started.size());
+        for (MemberMeasurement.WarmServer w : turnOrder(started, round)) {
           Member m = w.member();
           if (notRun.containsKey(m.name())) {
             continue;
           }
           out.println("study: round " + round + " of " + rounds + ": " + m.name() + " (" + done + " of " + turns
               + " turns done, about " + estimate.slice().multipliedBy(turns - done).toSeconds() + " s left)");
+          done++;
           Path dir = membersDir.resolve(m.name()).resolve("round-" + round);
           try {
             Measured measured = measurement.measureWarm(w, dir, knot, run.load());
@@ -167,6 +167,20 @@ final class PlainStudy {
     } finally {
       started.forEach(MemberMeasurement.WarmServer::close);
     }
+  }
+
+  /**
+   * The order of round {@code round}'s turns: {@code members} shuffled, from a seed of the recipe's
+   * and the round's, so a run can be repeated. Not a fixed rotation: a member turn-adjacent to the
+   * baseline in every round pairs more closely in time with it than the others do (an A/A member
+   * just before the baseline read 0.99x-1.01x for the middle half of its rounds where members
+   * further away read 0.92x-1.07x), and a fixed order would also give each member the same
+   * predecessor (whose disk writes and caches it inherits) in every round.
+   */
+  static <T> List<T> turnOrder(List<T> members, int round) {
+    List<T> order = new ArrayList<>(members);
+    java.util.Collections.shuffle(order, new java.util.Random(0x5EED_0000L + round));
+    return order;
   }
 
   /** Reports member {@code m} as failed ({@code when}, {@code e}) and drops its runs. */
