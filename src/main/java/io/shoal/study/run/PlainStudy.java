@@ -133,6 +133,8 @@ final class PlainStudy {
           failed(m, "failed at its start", e, membersDir.resolve(m.name()), notRun, measuredRounds);
         }
       }
+      // results.csv and the page list the members in the scenario's order, not the first round's
+      started.forEach(w -> measuredRounds.put(w.member().name(), new ArrayList<>()));
       int rounds = run.rounds();
       int turns = rounds * started.size();
       for (int round = 1, done = 0; round <= rounds; round++) {

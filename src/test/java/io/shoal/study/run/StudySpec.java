@@ -144,6 +144,9 @@ public class StudySpec extends JUnitSuite {
       }
     }
     assertEquals(expected, rounds.stream().map(r -> r.round() + " " + r.row().member()).toList());
+    // results.csv keeps the scenario's order of members
+    assertEquals(List.of("memory", "lmdb"),
+        StudyCsv.RESULTS.read(out.resolve("results.csv")).stream().map(ResultRow::member).toList());
     for (RoundRow r : rounds) {
       assertTrue(r + " completed", r.row().completed() > 0);
       assertTrue(r + " CPU per query", r.row().cpuMicrosPerQuery() != null && r.row().cpuMicrosPerQuery() > 0);
