@@ -172,8 +172,8 @@ final class PlainStudy {
   }
 
   /**
-   * The order of round {@code round}'s turns: {@code members} shuffled, from a seed of the recipe's
-   * and the round's, so a run can be repeated. Not a fixed rotation: a member turn-adjacent to the
+   * The order of round {@code round}'s turns: {@code members} shuffled, from a seed fixed for each
+   * round, so a run of the same members repeats it. Not a fixed rotation: a member turn-adjacent to the
    * baseline in every round pairs more closely in time with it than the others do (an A/A member
    * just before the baseline read 0.99x-1.01x for the middle half of its rounds where members
    * further away read 0.92x-1.07x), and a fixed order would also give each member the same

@@ -142,10 +142,6 @@ final class ScenarioReader {
   }
 
   /**
-   * The members of a memory-per-answer test: shoal and unbound servers of one process each, over
-   * UDP, whose resident set the study reads and whose cached answers it can count.
-   */
-  /**
    * repeats_baseline: members that are the baseline again under another name (the same kind,
    * configuration, nodes, transport and list, no pace or kill), for an A/A check.
    */
@@ -186,6 +182,10 @@ final class ScenarioReader {
     }
   }
 
+  /**
+   * The members of a memory-per-answer test: shoal and unbound servers of one process each, over
+   * UDP, whose resident set the study reads and whose cached answers it can count.
+   */
   private static void checkCacheMemoryMembers(List<Member> members, Recipe recipe, int rounds) {
     for (int i = 0; i < members.size(); i++) {
       Member m = members.get(i);
