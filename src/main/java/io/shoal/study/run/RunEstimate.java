@@ -44,14 +44,14 @@ final class RunEstimate {
 
   /** One round: every member that is not skipped, once. */
   Duration round() {
-    return run.scenario().members().stream().filter(m -> !run.skipped().containsKey(m.name())).map(this::of)
-        .reduce(Duration.ZERO, Duration::plus);
+    return notSkipped(run.scenario().members()).map(this::of).reduce(Duration.ZERO, Duration::plus);
   }
 
   /** The whole run. */
   Duration total() {
     if (run.scenario().recipe().sideBySide()) {
-      return startedSideBySide(run.members().size()).plus(slice().multipliedBy((long) run.rounds() * started()));
+      long turns = run.rounds() * notSkipped(run.members()).count();
+      return startedSideBySide(run.members().size()).plus(slice().multipliedBy(turns));
     }
     return round().multipliedBy(run.rounds());
   }
@@ -63,11 +63,11 @@ final class RunEstimate {
 
   /** recipe.turns = slices: starting and warming up the first {@code count} members that are not skipped. */
   Duration startedSideBySide(int count) {
-    return run.members().subList(0, count).stream().filter(m -> !run.skipped().containsKey(m.name()))
-        .map(m -> MEMBER_OVERHEAD.plus(run.load().warmup())).reduce(Duration.ZERO, Duration::plus);
+    return MEMBER_OVERHEAD.plus(run.load().warmup()).multipliedBy(notSkipped(run.members().subList(0, count)).count());
   }
 
-  private long started() {
-    return run.members().stream().filter(m -> !run.skipped().containsKey(m.name())).count();
+  /** The members of {@code members} this run measures: those not skipped. */
+  private java.util.stream.Stream<Member> notSkipped(java.util.List<Member> members) {
+    return members.stream().filter(m -> !run.skipped().containsKey(m.name()));
   }
 }
