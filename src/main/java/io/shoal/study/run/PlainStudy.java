@@ -149,7 +149,8 @@ final class PlainStudy {
           Path dir = membersDir.resolve(m.name()).resolve("round-" + round);
           try {
             Measured measured = measurement.measureWarm(w, dir, knot, run.load());
-            measuredRounds.computeIfAbsent(m.name(), key -> new ArrayList<>()).add(measured);
+            // listed before the rounds; a member that failed is in notRun, never here
+            measuredRounds.get(m.name()).add(measured);
             roundRows.add(new RoundRow(round, measured.row()));
           } catch (StudyException | IOException | RuntimeException e) {
             failed(m, "failed in round " + round, e, dir, notRun, measuredRounds);

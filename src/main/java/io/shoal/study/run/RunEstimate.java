@@ -4,6 +4,8 @@ import io.shoal.study.attack.AttackPhases;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.Scenario;
 import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
 
 /** How long a run will take, member by member, for the time-left messages and the estimate shown before it starts. */
 final class RunEstimate {
@@ -67,7 +69,7 @@ final class RunEstimate {
   }
 
   /** The members of {@code members} this run measures: those not skipped. */
-  private java.util.stream.Stream<Member> notSkipped(java.util.List<Member> members) {
+  private Stream<Member> notSkipped(List<Member> members) {
     return members.stream().filter(m -> !run.skipped().containsKey(m.name()));
   }
 }
