@@ -140,7 +140,7 @@ public final class StudyCommand implements Callable<Integer> {
   @Option(names = "--member-jar", paramLabel = "MEMBER=FILE",
       description = "Shoal member MEMBER runs FILE instead of the --shoal-jar (repeatable): two builds as "
           + "members taking turns in one run, e.g. --member-jar before=/tmp/before.jar. Studies measured "
-          + "with dnsperf only.")
+          + "with dnsperf, and cache_memory.")
   Map<String, Path> memberJars = new LinkedHashMap<>();
 
   @Option(names = "--list", description = "List the scenarios in the catalog with their descriptions, and exit.")

@@ -156,8 +156,8 @@ final class CacheMemoryStudy {
     StartedProcesses processes = run.processes();
     PrintStream out = run.out();
     try (ServerUnderTest server = ServerUnderTest.of(m, run.scenario().recipe(), dir, knot.address(), processes,
-        run.tools(), run.shoalJar(), null)) {
-      setups.putIfAbsent(m.name(), server.setupNote() + "; resident set and CPU time read from "
+        run.tools(), run.jarOf(m), null)) {
+      setups.putIfAbsent(m.name(), server.setupNote() + run.ownJarNote(m) + "; resident set and CPU time read from "
           + server.servingProcesses());
       server.start();
       long pid = server.pid();

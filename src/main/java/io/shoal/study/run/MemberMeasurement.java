@@ -138,10 +138,6 @@ final class MemberMeasurement {
     return killSeconds;
   }
 
-  /** For the setup note: the jar of a member that runs one of its own, else nothing. */
-  private String ownJar(Member m) {
-    return run.memberJars().containsKey(m.name()) ? "; its own jar " + run.jarOf(m) : "";
-  }
 
   private Measured measureServer(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
       throws IOException, StudyException {
@@ -174,7 +170,7 @@ final class MemberMeasurement {
         run.jarOf(m), certificate);
     try {
       setups.put(m.name(), server.setupNote() + "; queried with dnsperf -m " + m.transport().configName()
-          + "; CPU time read from " + server.servingProcesses() + ownJar(m));
+          + "; CPU time read from " + server.servingProcesses() + run.ownJarNote(m));
       server.start();
       confirmPolicyList(m, server);
       checkDnssec(m, server, "start");
@@ -253,7 +249,7 @@ final class MemberMeasurement {
     try (ShoalNodes group = ShoalNodes.of(m, scenario.recipe(), dir, knot.address(), processes, tools, run.jarOf(m))) {
       setups.put(m.name(), group.setupNote() + (m.kill() == null
           ? "; CPU time read from the " + m.nodes() + " shoal JVMs, summed"
-          : "; CPU time not measured (a node is killed mid-run)") + ownJar(m));
+          : "; CPU time not measured (a node is killed mid-run)") + run.ownJarNote(m));
       group.start();
       List<ShoalUnderTest> all = group.nodes();
       for (ShoalUnderTest n : all) {

@@ -27,6 +27,11 @@ record RunSettings(Scenario scenario, Path runDir, boolean quick, Path shoalJar,
     return memberJars.getOrDefault(m.name(), shoalJar);
   }
 
+  /** For a setup note: the jar of a member that runs one of its own, else nothing. */
+  String ownJarNote(Member m) {
+    return memberJars.containsKey(m.name()) ? "; its own jar " + jarOf(m) : "";
+  }
+
   /** The load this run applies: the recipe's, or its quick variant. */
   LoadSettings load() {
     return quick ? scenario.recipe().quick() : scenario.recipe().load();

@@ -70,7 +70,7 @@ public final class StudyRun {
 
   /**
    * Checks that each member given a jar of its own is a shoal member (of one node or several) of
-   * a study that measures members with dnsperf (not recursion, cache_memory, robustness or outage studies, which
+   * a study that measures members with dnsperf or cache_memory (not recursion, robustness or outage studies, which
    * start their shoal processes their own way), and that the jar exists.
    *
    * @throws ScenarioException naming the member at fault
@@ -79,10 +79,9 @@ public final class StudyRun {
     if (memberJars.isEmpty()) {
       return;
     }
-    if (scenario.recursion() != null || scenario.cacheMemory() != null || scenario.attacks() != null
-        || scenario.outage() != null) {
+    if (scenario.recursion() != null || scenario.attacks() != null || scenario.outage() != null) {
       throw new ScenarioException("--member-jar: " + scenario.name() + " starts its shoal processes its own way; "
-          + "a jar per member is for studies measured with dnsperf alone");
+          + "a jar per member is for studies measured with dnsperf, and cache_memory");
     }
     for (Map.Entry<String, Path> e : memberJars.entrySet()) {
       Member m = scenario.members().stream().filter(x -> x.name().equals(e.getKey())).findFirst()

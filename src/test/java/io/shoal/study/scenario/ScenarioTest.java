@@ -193,7 +193,8 @@ class ScenarioTest {
     assertTrue(aa.getMessage().contains("repeats the baseline shoal-memory"), aa.getMessage());
     StudyRun.checkMemberJars(withAa, Map.of("shoal-memory-again", jar, "shoal-memory", jar));
     ScenarioException ownWay = assertThrows(ScenarioException.class, () -> StudyRun.checkMemberJars(
-        Scenario.load(CATALOG.resolve("cache_memory.conf")), Map.of("shoal", jar)));
+        Scenario.load(CATALOG.resolve("robustness.conf")), Map.of("shoal", jar)));
+    StudyRun.checkMemberJars(Scenario.load(CATALOG.resolve("cache_memory.conf")), Map.of("shoal-memory", jar));
     assertTrue(ownWay.getMessage().contains("its own way"), ownWay.getMessage());
   }
 
