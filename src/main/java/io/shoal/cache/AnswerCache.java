@@ -20,6 +20,17 @@ public interface AnswerCache extends AutoCloseable {
   CachedAnswer get(CacheKey key, long nowMillis);
 
   /**
+   * Reads, and does nothing with, the memory a {@link #get} of a key with hash {@code keyHash}
+   * reads first: its table slot, the entry there and its answer's first bytes. A reader that has
+   * a batch of queries calls it for each before it answers any, so the cache misses of the
+   * batch's look-ups overlap instead of coming one after another. Returns a value to be
+   * discarded (so the reads are not optimised away); a backend with nothing to warm returns 0.
+   */
+  default int warm(int keyHash) {
+    return 0;
+  }
+
+  /**
    * Whether this cache evicted {@code key} lately to make room (so its name is one clients ask
    * again, not a made-up one); false where the backend does not keep track.
    */

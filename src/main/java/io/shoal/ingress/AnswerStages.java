@@ -1,5 +1,6 @@
 package io.shoal.ingress;
 
+import io.shoal.cache.AnswerCache;
 import io.shoal.cache.CachedAnswer;
 import io.shoal.cluster.OwnerDirectory;
 import io.shoal.local.LocalData;
@@ -113,6 +114,35 @@ final class AnswerStages {
       this.prefetch = prefetch;
       this.ownedHere = key -> owners.ownerOf(key) == null;
       this.workers = workers;
+    }
+
+    /**
+     * Warms the caches for the first {@code count} of {@code packets} (null ones skipped), as read,
+     * before any of them is parsed: see {@link io.shoal.cache.AnswerCache#warm}. Returns what the
+     * warm reads gave, to be discarded.
+     */
+    int warm(byte[][] packets, int count) {
+      // Two passes: the hashes first (a loop of arithmetic per name), then the reads alone, so
+      // that the reads of one query are not kept waiting behind the next one's hashing and the
+      // CPU has the reads of the whole batch in flight at once.
+      int[] hashes = new int[count];
+      AnswerCache[] caches = new AnswerCache[count];
+      for (int i = 0; i < count; i++) {
+        byte[] packet = packets[i];
+        int hash = packet == null ? 0 : CacheKey.hashOfQuery(packet);
+        Profile profile = hash == 0 ? null : profiles.matchQuestion(packet);
+        if (profile != null) {
+          hashes[i] = hash;
+          caches[i] = profile.cache();
+        }
+      }
+      int sink = 0;
+      for (int i = 0; i < count; i++) {
+        if (caches[i] != null) {
+          sink += caches[i].warm(hashes[i]);
+        }
+      }
+      return sink;
     }
 
     @Override

@@ -30,15 +30,18 @@ final class StageChain {
   private final Stage.BeforeParse[] beforeParse;
   private final ScreeningStages.Parse parse;
   private final Stage[] stages;
+  /** The stage that answers from the caches, which {@link #warm} reads ahead for. */
+  private final AnswerStages.Cache cache;
 
   private StageChain(QueryPlan plan, Stage.BeforeParse ownerReplies, List<Stage.BeforeParse> beforeParse,
-      ScreeningStages.Parse parse, List<Stage> stages) {
+      ScreeningStages.Parse parse, List<Stage> stages, AnswerStages.Cache cache) {
     this.plan = plan;
     this.ownerReplies = ownerReplies;
     this.queryLog = plan.queryLog();
     this.beforeParse = beforeParse.toArray(Stage.BeforeParse[]::new);
     this.parse = parse;
     this.stages = stages.toArray(Stage[]::new);
+    this.cache = cache;
   }
 
   /** The chain for {@code plan}, in the order a query meets its stages. */
@@ -60,8 +63,9 @@ final class StageChain {
     if (owners.keepsCopies()) {
       chain.add(new AnswerStages.NearCache(owners, parts.clock()));
     }
-    chain.add(new AnswerStages.Cache(plan.profiles(), parts.clock(), owners, plan.prefetch() ? parts.prefetch() : null,
-        workers));
+    AnswerStages.Cache cache = new AnswerStages.Cache(plan.profiles(), parts.clock(), owners,
+        plan.prefetch() ? parts.prefetch() : null, workers);
+    chain.add(cache);
     chain.add(new MissStages.NoRecursion(parts.metrics()));
     chain.add(new MissStages.Denials(plan.profiles(), parts.clock()));
     if (plan.missBudget().enabled()) {
@@ -72,7 +76,7 @@ final class StageChain {
       chain.add(new MissStages.OwnerLookup(parts.direct(), plan.profiles(), workers));
     }
     chain.add(new MissStages.HandOff(workers));
-    return new StageChain(plan, ownerReplies, beforeParse, parse, chain);
+    return new StageChain(plan, ownerReplies, beforeParse, parse, chain, cache);
   }
 
   QueryPlan plan() {
@@ -102,6 +106,15 @@ final class StageChain {
         return;
       }
     }
+  }
+
+  /**
+   * Reads ahead, in the caches, what the look-ups of a batch of queries as read will read, so
+   * that their cache misses overlap (see {@link io.shoal.cache.AnswerCache#warm}); answers
+   * nothing. Returns a value to be discarded.
+   */
+  int warm(byte[][] packets, int count) {
+    return cache.warm(packets, count);
   }
 
   /** The stages' names, in order: {@code access_control -> parse -> ...}. */

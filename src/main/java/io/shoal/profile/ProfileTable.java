@@ -43,6 +43,48 @@ public final class ProfileTable {
     return Arrays.stream(bySuffixLength).flatMap(Arrays::stream).map(e -> e.profile.upstream()).distinct().toList();
   }
 
+  /**
+   * The profile for the name of {@code packet}'s question (wire form at offset 12, in any case),
+   * read from the packet as it came; null when the name does not end within the packet. For a
+   * reader warming the caches of a batch before it parses the batch's queries.
+   */
+  public Profile matchQuestion(byte[] packet) {
+    if (only != null) {
+      return only;
+    }
+    int start = 12;
+    int end = start;
+    while (end < packet.length && packet[end] != 0) {
+      end += (packet[end] & 0xFF) + 1;
+    }
+    int nameLen = end + 1 - start;
+    if (end >= packet.length || nameLen >= bySuffixLength.length) {
+      return null;
+    }
+    for (int pos = start; ; pos += (packet[pos] & 0xFF) + 1) {
+      int tail = start + nameLen - pos;
+      for (Entry e : bySuffixLength[tail]) {
+        if (equalsIgnoringCase(packet, pos, e.suffix, tail)) {
+          return e.profile;
+        }
+      }
+      if (packet[pos] == 0) {
+        return null;
+      }
+    }
+  }
+
+  /** Whether {@code length} bytes of {@code name} from {@code from} are {@code lowered}'s, ASCII case aside. */
+  private static boolean equalsIgnoringCase(byte[] name, int from, byte[] lowered, int length) {
+    for (int i = 0; i < length; i++) {
+      byte b = name[from + i];
+      if ((b >= 'A' && b <= 'Z' ? b + 32 : b) != lowered[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** The profile for {@code key}'s name; the root suffix guarantees there is one. */
   public Profile match(CacheKey key) {
     if (only != null) {

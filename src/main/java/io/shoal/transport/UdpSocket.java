@@ -13,6 +13,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.DatagramChannel;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.LockSupport;
@@ -43,6 +44,14 @@ final class UdpSocket extends UdpReplies {
   private final boolean queueTime;
   /** How long the batched reader waits after a read that did not fill its batch; 0: not at all. */
   private final long batchWaitNanos;
+  /** The datagrams of the batch being answered, as read, and their senders (null: not a query to answer). */
+  private byte[][] packets;
+  private InetSocketAddress[] senders;
+  /**
+   * What the batches' cache warming read ({@link Ingress#warm}), kept only so that the reads are
+   * not optimised away.
+   */
+  private int warmed;
   /** Reads that returned datagrams: shoal_udp_reads_total{socket}. */
   private final Counter reads;
 
@@ -107,6 +116,11 @@ final class UdpSocket extends UdpReplies {
    * blocks until a datagram arrives, so a lone query after a quiet spell is read as soon as it
    * comes. recvmmsg's own timeout cannot give that bound: the kernel checks it only after a
    * datagram arrives.
+   *
+   * <p>A batch of more than one datagram is copied out whole first, and the caches read ahead
+   * for all of its queries ({@link Ingress#warm}) before the first is answered: with a large
+   * cache each look-up waits on several reads from memory, and read one batch-wide pass ahead
+   * those waits overlap (docs/query-path.md, "Warming the cache for a batch").
    */
   private void readBatches(Ingress ingress) {
     if (batchWaitNanos > 0) {
@@ -125,22 +139,31 @@ final class UdpSocket extends UdpReplies {
       long readAt = queriesQueued == null ? 0 : epochNanos();
       for (int i = 0; i < n; i++) {
         int length = in.length(i);
+        packets[i] = null;
         if (!reading && length == 0) {
           continue; // a stop's wake-up
         }
         if (readAt != 0) {
           queued(i, readAt);
         }
-        InetSocketAddress client = in.sender(i);
-        if (client == null) {
-          continue;
+        senders[i] = in.sender(i);
+        if (senders[i] != null) {
+          packets[i] = new byte[length];
+          in.copy(i, packets[i], length);
         }
-        byte[] packet = new byte[length];
-        in.copy(i, packet, length);
-        current = i;
-        currentClient = client;
-        answer(ingress, packet, client);
       }
+      if (n > 1) {
+        warm(ingress, n);
+      }
+      for (int i = 0; i < n; i++) {
+        if (packets[i] != null) {
+          current = i;
+          currentClient = senders[i];
+          answer(ingress, packets[i], senders[i]);
+        }
+      }
+      Arrays.fill(packets, 0, n, null);
+      Arrays.fill(senders, 0, n, null);
       current = -1;
       currentClient = null;
       flush();
@@ -148,6 +171,18 @@ final class UdpSocket extends UdpReplies {
       if (batchWaitNanos > 0 && n < batch && reading) {
         LockSupport.parkNanos(batchWaitNanos);
       }
+    }
+  }
+
+  /**
+   * Before the batch's {@code n} datagrams are answered, the caches are read ahead for them all
+   * ({@link Ingress#warm}). A failure there is logged and the batch answered all the same.
+   */
+  private void warm(Ingress ingress, int n) {
+    try {
+      warmed += ingress.warm(packets, n);
+    } catch (RuntimeException e) {
+      failures.warn("warming the caches for a batch failed", e);
     }
   }
 
@@ -185,6 +220,8 @@ final class UdpSocket extends UdpReplies {
         responsesQueued = metrics.udpQueueTime("response");
       }
       out = new DatagramBatch(os, batch, 4096);
+      packets = new byte[batch][];
+      senders = new InetSocketAddress[batch];
       outRcodes = new int[batch];
       outClients = new InetSocketAddress[batch];
       return true;

@@ -53,6 +53,47 @@ public final class CacheKey {
     return new CacheKey(k, h);
   }
 
+  /**
+   * The {@link #hashCode} of the key {@code DnsQuery.parse(packet)} would give, read from the
+   * packet as it came, without parsing or allocating: for a UDP reader to warm the cache for a
+   * batch of queries before it answers them (AnswerCache.warm). A guess: 0 when the packet is no
+   * plain query of one question with an uncompressed name, and the DO bit is looked for only in
+   * an OPT record that is the packet's first record after the question. A wrong guess costs a
+   * wasted read, never a wrong answer.
+   */
+  public static int hashOfQuery(byte[] packet) {
+    int len = packet.length;
+    if (len < Wire.HEADER + 5 || (packet[2] & 0x80) != 0 || Wire.u16(packet, 4) != 1) {
+      return 0;
+    }
+    int h = 1;
+    int pos = Wire.HEADER;
+    while (true) {
+      int labelLen = packet[pos] & 0xFF;
+      if (labelLen > 63 || pos + labelLen + 1 > len) {
+        return 0;
+      }
+      h = 31 * h + packet[pos++];
+      if (labelLen == 0) {
+        break;
+      }
+      for (int end = pos + labelLen; pos < end; pos++) {
+        h = 31 * h + Wire.lower(packet[pos]);
+      }
+    }
+    if (pos + 4 > len) {
+      return 0;
+    }
+    for (int end = pos + 4; pos < end; pos++) {
+      h = 31 * h + packet[pos];
+    }
+    boolean dnssecOk = Wire.u16(packet, 6) == 0 && Wire.u16(packet, 8) == 0 && Wire.u16(packet, 10) > 0
+        && pos + 11 <= len && packet[pos] == 0 && Wire.u16(packet, pos + 1) == Wire.TYPE_OPT
+        && (packet[pos + 7] & 0x80) != 0;
+    boolean checkingDisabled = (packet[3] & 0x10) != 0;
+    return 31 * h + ((dnssecOk ? FLAG_DO : 0) | (checkingDisabled ? FLAG_CD : 0));
+  }
+
   /** A key for a presentation-format name such as {@code www.example.} (used by flush). */
   public static CacheKey of(String name, int qtype, int qclass, int flags) {
     byte[] wire = nameToWire(name);

@@ -1,5 +1,6 @@
 package io.shoal.profile;
 
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -28,6 +29,17 @@ class ProfileTableTest {
 
   private static Profile match(String name) {
     return TABLE.match(CacheKey.of(name, Type.A, DClass.IN, 0));
+  }
+
+  @Test
+  void aQuestionAsReadMatchesTheProfileItsKeyMatches() throws Exception {
+    for (String name : new String[] {"www.example.com.", "Db.Ns1.SVC.Cluster.Local.", "CLUSTER.local.",
+        "xcluster.local.", "xsvc.cluster.local.", "."}) {
+      byte[] packet = Messages.wire(Messages.query(1, name, Type.A));
+      assertSame(TABLE.match(DnsQuery.parse(packet).key()), TABLE.matchQuestion(packet), name);
+    }
+    assertNull(TABLE.matchQuestion(Messages.concat(Messages.header(1, 0x01, 0, 1, 0, 0, 0), Messages.bytes(3, 'w'))),
+        "a name that runs past the packet");
   }
 
   @Test

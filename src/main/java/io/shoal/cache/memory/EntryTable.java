@@ -38,6 +38,21 @@ final class EntryTable {
     return null;
   }
 
+  /**
+   * Reads the first slot a key of hash {@code hash} probes, the entry there and its answer's
+   * wire, without the lock (a racing write only makes it read another entry): what {@link #find}
+   * reads for most keys. See {@link io.shoal.cache.AnswerCache#warm}.
+   */
+  int warm(int hash) {
+    Entry[] t = slots;
+    Entry e = t[spread(hash) & (t.length - 1)];
+    if (e == null || e == TOMBSTONE) {
+      return 0;
+    }
+    byte[] wire = e.answer.wire();
+    return e.hash ^ wire[wire.length - 1]; // the array's header, and its last line
+  }
+
   /** The slot of {@code key}, or -1; under the lock. */
   int slotOf(CacheKey key) {
     Entry[] t = slots;

@@ -84,6 +84,11 @@ public final class MemoryAnswerCache implements AnswerCache {
   }
 
   @Override
+  public int warm(int keyHash) {
+    return table.warm(keyHash);
+  }
+
+  @Override
   public CompletionStage<Boolean> fill(CacheKey key, CachedAnswer answer) {
     long start = System.nanoTime();
     writeLock.lock();
