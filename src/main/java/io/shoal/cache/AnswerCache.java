@@ -21,7 +21,7 @@ public interface AnswerCache extends AutoCloseable {
 
   /**
    * Reads, and does nothing with, the memory a {@link #get} of a key with hash {@code keyHash}
-   * reads first: its table slot, the entry there and its answer's first bytes. A reader that has
+   * reads first: its table slot, the entry there and its answer's wire bytes. A reader that has
    * a batch of queries calls it for each before it answers any, so the cache misses of the
    * batch's look-ups overlap instead of coming one after another. Returns a value to be
    * discarded (so the reads are not optimised away); a backend with nothing to warm returns 0.

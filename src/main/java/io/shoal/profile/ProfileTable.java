@@ -61,17 +61,28 @@ public final class ProfileTable {
     if (end >= packet.length || nameLen >= bySuffixLength.length) {
       return null;
     }
-    for (int pos = start; ; pos += (packet[pos] & 0xFF) + 1) {
-      int tail = start + nameLen - pos;
+    return matchName(packet, start, nameLen, false);
+  }
+
+  /**
+   * The profile of the longest suffix of the wire-form name of {@code nameLen} bytes at {@code
+   * start} in {@code name}, compared at label starts; null when none. {@code lowered}: the name is
+   * already in lower case, so a plain (vectorised) compare does.
+   */
+  private Profile matchName(byte[] name, int start, int nameLen, boolean lowered) {
+    int nameEnd = start + nameLen;
+    for (int pos = start; pos < nameEnd; pos += (name[pos] & 0xFF) + 1) {
+      int tail = nameEnd - pos;
       for (Entry e : bySuffixLength[tail]) {
-        if (equalsIgnoringCase(packet, pos, e.suffix, tail)) {
+        if (lowered ? Arrays.equals(name, pos, nameEnd, e.suffix, 0, tail) : equalsIgnoringCase(name, pos, e.suffix, tail)) {
           return e.profile;
         }
       }
-      if (packet[pos] == 0) {
-        return null;
+      if (name[pos] == 0) {
+        break;
       }
     }
+    return null;
   }
 
   /** Whether {@code length} bytes of {@code name} from {@code from} are {@code lowered}'s, ASCII case aside. */
@@ -90,21 +101,11 @@ public final class ProfileTable {
     if (only != null) {
       return only;
     }
-    byte[] name = key.bytes();
-    int nameLen = key.nameLength();
-    int pos = 0;
-    while (pos < nameLen) {
-      int tail = nameLen - pos;
-      for (Entry e : bySuffixLength[tail]) {
-        if (Arrays.equals(name, pos, nameLen, e.suffix, 0, tail)) {
-          return e.profile;
-        }
-      }
-      if (name[pos] == 0) {
-        break;
-      }
-      pos += (name[pos] & 0xFF) + 1;
+    Profile matched = matchName(key.bytes(), 0, key.nameLength(), true);
+    if (matched == null) {
+      throw new IllegalStateException("no profile matches " + key.name() + "; the root profile is missing");
     }
-    throw new IllegalStateException("no profile matches " + key.name() + "; the root profile is missing");
+    return matched;
   }
+
 }

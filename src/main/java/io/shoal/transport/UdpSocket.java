@@ -139,7 +139,6 @@ final class UdpSocket extends UdpReplies {
       long readAt = queriesQueued == null ? 0 : epochNanos();
       for (int i = 0; i < n; i++) {
         int length = in.length(i);
-        packets[i] = null;
         if (!reading && length == 0) {
           continue; // a stop's wake-up
         }

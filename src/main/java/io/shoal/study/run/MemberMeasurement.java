@@ -138,7 +138,6 @@ final class MemberMeasurement {
     return killSeconds;
   }
 
-
   private Measured measureServer(Member m, Path dir, KnotUpstream knot, Map<String, String> setups, LoadSettings load)
       throws IOException, StudyException {
     try (WarmServer warm = startWarm(m, dir, knot, setups, load)) {
