@@ -117,7 +117,7 @@ public final class ShoalServer {
         .withFallback(ConfigFactory.parseMap(Map.of("akka.scheduler.tick-duration", "20ms")))
         .withFallback(raw);
     if (!cluster.enabled()) {
-      akkaConfig = LocalSerializers.basicOnly(akkaConfig);
+      akkaConfig = StandaloneAkka.of(akkaConfig);
     }
     String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());

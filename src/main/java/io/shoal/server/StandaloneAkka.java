@@ -5,21 +5,43 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigUtil;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The serializers of an actor system whose messages never leave the JVM (cluster mode off): Akka's
- * own basic ones, and {@link Unused} in place of the rest. Akka makes every configured serializer
- * when a system starts; those of the cluster, remoting, sharding, distributed data, streams and
- * Jackson come with their jars and, never used by a node on its own, cost it some thousand loaded
- * classes (docs/operating.md, "Memory"). Akka requires every serializer its jars name to be
- * configured, so they are replaced, not removed.
+ * The Akka set-up of a node out of cluster mode, whose messages never leave the JVM: what Akka
+ * would make at start for a cluster, and a node on its own never uses, is left to be made when
+ * something asks for it, or not made at all (each costs loaded classes: docs/operating.md,
+ * "Memory").
+ *
+ * <ul>
+ *   <li>The serializers: Akka's own basic ones, and {@link Unused} in place of the rest. Akka makes
+ *       every configured serializer when a system starts; those of the cluster, remoting, sharding,
+ *       distributed data, streams and Jackson come with their jars and cost some thousand classes.
+ *       Akka requires every serializer its jars name to be configured, so they are replaced, not
+ *       removed.
+ *   <li>Akka Streams' materializer, which akka-stream's jar lists among the extensions made at
+ *       start: it is made on first use instead (an upstream over TLS streams; nothing else on a
+ *       node on its own does).
+ * </ul>
  */
-final class LocalSerializers {
-  private LocalSerializers() {
+final class StandaloneAkka {
+  /** The extension akka-stream's reference.conf has every actor system make at start. */
+  static final String STREAM_MATERIALIZER = "akka.stream.SystemMaterializer$";
+
+  private StandaloneAkka() {
+  }
+
+  /** {@code akka} with the serializers of {@link #basicSerializersOnly} and the stream materializer made on first use. */
+  static Config of(Config akka) {
+    List<String> extensions = new ArrayList<>(akka.getStringList("akka.library-extensions"));
+    extensions.remove(STREAM_MATERIALIZER);
+    return basicSerializersOnly(akka)
+        .withValue("akka.library-extensions", ConfigValueFactory.fromIterable(extensions));
   }
 
   /**
@@ -28,7 +50,7 @@ final class LocalSerializers {
    * instead (which serializes nothing else: Akka warns of its own classes bound to a serializer
    * that is not Akka's).
    */
-  static Config basicOnly(Config akka) {
+  static Config basicSerializersOnly(Config akka) {
     Config replaced = akka;
     Set<String> unused = new HashSet<>();
     for (Map.Entry<String, ConfigValue> e : akka.getObject("akka.actor.serializers").entrySet()) {
