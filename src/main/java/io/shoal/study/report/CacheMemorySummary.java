@@ -262,7 +262,7 @@ public final class CacheMemorySummary {
         .append(" -T ").append(c.load().threads()).append(" -l ").append(c.load().duration().toSeconds())
         .append(" over ").append(r.queries().lines()).append(" names drawn from the N (seed ")
         .append(r.queries().seed()).append(")\n");
-    md.append("- shoal JVM options: ").append(String.join(" ", r.jvmOptions())).append('\n');
+    StudySummary.appendJvmOptions(md, s);
     StudySummary.appendProvenance(md, c.host(), c.versions(), c.commands());
     md.append(StudySummary.rawFiles("each member's directory under `members/MEMBER/size-N/` holds its "
         + "configuration, log, dnsperf's output, and every reading: rss.txt, the statistics behind each count, and "

@@ -169,12 +169,22 @@ public final class StudySummary {
           .append("a query file drawn like the first with seed ").append(r.queries().seed()).append(" + i; ")
           .append("cache capacity is per node\n");
     }
-    md.append("- shoal JVM options: ").append(String.join(" ", r.jvmOptions())).append('\n');
+    appendJvmOptions(md, s);
 
     appendProvenance(md, c.host(), c.versions(), c.commands());
     md.append(rawFiles("each member's directory under `members/` holds its configuration, its log, the raw "
         + "dnsperf output and the statistics read before and after the measured run"));
     return md.toString();
+  }
+
+  /** The recipe's JVM options for every shoal member, then those a member adds to them. */
+  static void appendJvmOptions(StringBuilder md, Scenario s) {
+    md.append("- shoal JVM options: ").append(String.join(" ", s.recipe().jvmOptions())).append('\n');
+    for (var m : s.members()) {
+      if (!m.jvmOptions().isEmpty()) {
+        md.append("- ").append(m.name()).append(" adds: ").append(String.join(" ", m.jvmOptions())).append('\n');
+      }
+    }
   }
 
   /**

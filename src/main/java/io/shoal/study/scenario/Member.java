@@ -19,9 +19,21 @@ import java.util.List;
  *     independent nodes and the cluster of one workload), or null: the scenario's members form one group
  * @param pace how the member's dnsperf processes are held below an earlier member's QPS, or null: as
  *     fast as its answers come
+ * @param jvmOptions a shoal member's own JVM options, after the recipe's (so they win where both set
+ *     one): a JVM option measured against the shipped ones in one run; empty for most
  */
 public record Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
-    String policyList, Transport transport, String group, Pace pace) {
+    String policyList, Transport transport, String group, Pace pace, List<String> jvmOptions) {
+
+  public Member {
+    jvmOptions = List.copyOf(jvmOptions);
+  }
+
+  /** A member with the recipe's JVM options only. */
+  public Member(String name, MemberKind kind, Config config, int nodes, boolean cluster, KillPlan kill,
+      String policyList, Transport transport, String group, Pace pace) {
+    this(name, kind, config, nodes, cluster, kill, policyList, transport, group, pace, List.of());
+  }
 
   /** A shoal member's validation mode, under its config block. */
   static final String SHOAL_VALIDATION = "dnssec.validation";
@@ -88,7 +100,7 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
     Config anchored = kind == MemberKind.SHOAL
         ? config.withValue(SHOAL_ANCHORS, ConfigValueFactory.fromIterable(List.of(path)))
         : config.withValue(UNBOUND_ANCHOR, ConfigValueFactory.fromAnyRef(path));
-    return new Member(name, kind, anchored, nodes, cluster, kill, policyList, transport, group, pace);
+    return new Member(name, kind, anchored, nodes, cluster, kill, policyList, transport, group, pace, jvmOptions);
   }
 
   /**
@@ -105,7 +117,7 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
             .withValue(SHOAL_ANCHORS, ConfigValueFactory.fromIterable(List.of(a)))
         : config.withValue(ROOT_HINTS, ConfigValueFactory.fromAnyRef(h))
             .withValue(UNBOUND_ANCHOR, ConfigValueFactory.fromAnyRef(a));
-    return new Member(name, kind, c, nodes, cluster, kill, policyList, transport, group, pace);
+    return new Member(name, kind, c, nodes, cluster, kill, policyList, transport, group, pace, jvmOptions);
   }
 
   /**
@@ -118,6 +130,6 @@ public record Member(String name, MemberKind kind, Config config, int nodes, boo
     }
     Config listed = config.withValue("policy.domain_lists",
         ConfigValueFactory.fromIterable(List.of(file.toAbsolutePath() + " " + policyList)));
-    return new Member(name, kind, listed, nodes, cluster, kill, policyList, transport, group, pace);
+    return new Member(name, kind, listed, nodes, cluster, kill, policyList, transport, group, pace, jvmOptions);
   }
 }

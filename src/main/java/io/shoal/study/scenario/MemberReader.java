@@ -13,13 +13,13 @@ import java.util.Set;
 
 /**
  * Reads and checks a scenario's {@code members} list: each member's name, kind, configuration,
- * nodes, kill test, generated domain list, transport, group, pace and DNSSEC settings, against the
- * recipe they run under.
+ * nodes, kill test, generated domain list, transport, group, pace, JVM options and DNSSEC settings,
+ * against the recipe they run under.
  */
 final class MemberReader {
 
   private static final Set<String> MEMBER = Set.of("name", "kind", "config", "nodes", "cluster", "kill",
-      "policy_list", "transport", "group", "pace");
+      "policy_list", "transport", "group", "pace", "jvm_options");
   private static final Set<String> KILL = Set.of("node", "nodes", "after", "quick_after", "query_timeout");
   /** More shoal processes than this on one host measure the host, not shoal. */
   static final int MAX_NODES = 9;
@@ -109,7 +109,18 @@ final class MemberReader {
             + " member would run without it");
       }
       Pace pace = m.hasPath("pace") ? Pace.from(m.getConfig("pace"), at + "pace.", memberName, order) : null;
-      Member member = new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport, group, pace);
+      List<String> jvmOptions = m.hasPath("jvm_options") ? m.getStringList("jvm_options") : List.of();
+      if (!jvmOptions.isEmpty() && kind != MemberKind.SHOAL) {
+        throw new IllegalArgumentException(at + "jvm_options: only shoal members run on a JVM");
+      }
+      for (String option : jvmOptions) {
+        if (!option.startsWith("-")) {
+          throw new IllegalArgumentException(at + "jvm_options: each is one JVM option starting with '-', is '"
+              + option + "'");
+        }
+      }
+      Member member = new Member(memberName, kind, deltas, nodes, cluster, kill, policyList, transport, group, pace,
+          jvmOptions);
       checkDnssec(member, at, recipe, signedTree);
       members.add(member);
     }

@@ -154,10 +154,11 @@ final class ScenarioReader {
         throw new IllegalArgumentException("repeats_baseline: '" + name + "' is the baseline itself");
       }
       Member same = new Member(baseline, m.kind(), m.config(), m.nodes(), m.cluster(), m.kill(), m.policyList(),
-          m.transport(), m.group(), m.pace());
+          m.transport(), m.group(), m.pace(), m.jvmOptions());
       if (!same.equals(base)) {
         throw new IllegalArgumentException("repeats_baseline: '" + name + "' differs from the baseline " + baseline
-            + " (kind, config, nodes, transport, list, group, pace or kill): an A/A member is the baseline again");
+            + " (kind, config, nodes, transport, list, group, pace, kill or JVM options): an A/A member is the "
+            + "baseline again");
       }
     }
     return names;

@@ -99,6 +99,7 @@ public final class ShoalUnderTest extends ServerUnderTest {
     List<String> cmd = new ArrayList<>();
     cmd.add(JavaLauncher.path());
     cmd.addAll(recipe.jvmOptions());
+    cmd.addAll(member.jvmOptions());
     if (quota != null) {
       cmd.addAll(quota.jvmOptions());
     }

@@ -407,6 +407,28 @@ class ScenarioTest {
   }
 
   @Test
+  void aShoalMemberMayAddJvmOptionsToTheRecipes() {
+    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
+        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
+        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [\"-Xmx64m\"],"
+        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
+        + " quick { duration = 4s, warmup = 0s } }\n";
+    Scenario ok = Scenario.from("t", ConfigFactory.parseString(recipe
+        + "members = [{ name = a, kind = shoal }, { name = c1, kind = shoal, jvm_options = [\"-XX:TieredStopAtLevel=1\"] }]"));
+    assertEquals(List.of(), ok.members().get(0).jvmOptions());
+    assertEquals(List.of("-XX:TieredStopAtLevel=1"), ok.members().get(1).jvmOptions());
+    for (String[] b : List.of(
+        new String[] {"members = [{ name = u, kind = unbound, jvm_options = [\"-Xmx1g\"] }]",
+            "members[0].jvm_options: only shoal members"},
+        new String[] {"members = [{ name = a, kind = shoal, jvm_options = [\"Xmx1g\"] }]",
+            "members[0].jvm_options: each is one JVM option starting with '-', is 'Xmx1g'"})) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Scenario.from("t", ConfigFactory.parseString(recipe + b[0])), b[0]);
+      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
   void aCpuQuotaIsForShoalMembersAndAPositiveShareOfACpu() {
     String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
         + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
