@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import io.shoal.study.scenario.MinimalRecipe;
 import io.shoal.study.scenario.Scenario;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -64,16 +65,12 @@ class RoundsTest {
 
   @Test
   void theRecipeBoundsRoundsAndTheKillTestRunsOnce() {
-    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 16, lines = 100, seed = 1 },"
-        + " ingress_workers = 2, fill = write-behind, max_entries = 8, when_full = evict_one, shard_count = 2,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 10, threads = 1, duration = 2s, warmup = 0s },"
-        + " quick { duration = 1s, warmup = 0s } %s }\n"
-        + "members = [ { name = memory, kind = shoal } ]";
-    assertEquals(1, Scenario.from("t", ConfigFactory.parseString(String.format(base, ""))).recipe().rounds());
-    assertEquals(3, Scenario.from("t", ConfigFactory.parseString(String.format(base, ", rounds = 3"))).recipe().rounds());
+    String member = "members = [ { name = memory, kind = shoal } ]";
+    assertEquals(1, Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with() + member)).recipe().rounds());
+    assertEquals(3, Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with("rounds = 3") + member))
+        .recipe().rounds());
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> Scenario.from("t", ConfigFactory.parseString(String.format(base, ", rounds = 0"))));
+        () -> Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with("rounds = 0") + member)));
     assertEquals("recipe.rounds: from 1 to 9, is 0", e.getMessage());
   }
 }

@@ -19,11 +19,7 @@ class StudySummaryTest {
   @Test
   void thePageSaysTheRecipesJvmOptionsAndWhatAMemberAddsToThem() {
     io.shoal.study.scenario.Scenario s = io.shoal.study.scenario.Scenario.from("t", com.typesafe.config.ConfigFactory
-        .parseString("recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-            + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-            + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [\"-Xmx64m\"],"
-            + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
-            + " quick { duration = 4s, warmup = 0s } }\n"
+        .parseString(io.shoal.study.scenario.MinimalRecipe.with("jvm_options = [\"-Xmx64m\"]")
             + "members = [{ name = a, kind = shoal }, { name = c1, kind = shoal, jvm_options = [\"-XX:TieredStopAtLevel=1\"] }]"));
     StringBuilder page = new StringBuilder();
     StudySummary.appendJvmOptions(page, s);

@@ -15,22 +15,25 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /** The cache_memory scenario of the catalog, and what a cache_memory block accepts. */
 class CacheMemoryScenarioTest {
   private static final Path CATALOG = Path.of("bench", "scenarios");
 
-  private static final String RECIPE = "recipe { zone = \"bench.test.\", stub_ttl = 3600s, queries { names = 4, "
-      + "lines = 10, seed = 1 }, ingress_workers = 1, fill = write-behind, max_entries = 1000, when_full = evict_one,"
-      + " shard_count = 1, map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [], ROUNDS"
-      + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 2s, warmup = 0s },"
-      + " quick { duration = 1s, warmup = 0s } }\n";
+  private static final String RECIPE = recipe("max_entries = 1000");
   private static final String MEMBERS = "members = [{ name = u, kind = unbound, config { threads = 1 } },"
       + " { name = s, kind = shoal }]\n";
 
+  /** The minimal recipe with an hour's TTL and two-second runs, and these keys. */
+  private static String recipe(String... keys) {
+    return MinimalRecipe.with(Stream.concat(Stream.of("stub_ttl = 3600s", "dnsperf.duration = 2s"), Stream.of(keys))
+        .toArray(String[]::new));
+  }
+
   private static Scenario parse(String recipe, String members, String block) {
-    return Scenario.from("t", ConfigFactory.parseString(recipe.replace("ROUNDS", "") + members + block));
+    return Scenario.from("t", ConfigFactory.parseString(recipe + members + block));
   }
 
   @Test
@@ -81,8 +84,7 @@ class CacheMemoryScenarioTest {
 
   @Test
   void aBlockWithoutSizesTakesTheDefaults() {
-    Scenario s = Scenario.from("t", ConfigFactory.parseString(RECIPE.replace("ROUNDS", "")
-        .replace("max_entries = 1000", "max_entries = 2000000") + MEMBERS + "cache_memory { }"));
+    Scenario s = Scenario.from("t", ConfigFactory.parseString(recipe("max_entries = 2000000") + MEMBERS + "cache_memory { }"));
     CacheMemoryPlan p = s.cacheMemory();
     assertEquals(CacheMemoryPlan.DEFAULT_SIZES, p.sizes(false));
     assertEquals(CacheMemoryPlan.DEFAULT_QUICK_SIZES, p.sizes(true));
@@ -90,7 +92,7 @@ class CacheMemoryScenarioTest {
     assertEquals(Duration.ofSeconds(20), p.idleLimit());
     assertEquals(Duration.ofSeconds(60), p.entriesLimit());
     assertEquals(Duration.ZERO, p.quiet());
-    assertNull(Scenario.from("t", ConfigFactory.parseString(RECIPE.replace("ROUNDS", "") + MEMBERS)).cacheMemory());
+    assertNull(Scenario.from("t", ConfigFactory.parseString(RECIPE + MEMBERS)).cacheMemory());
   }
 
   @Test
@@ -125,12 +127,12 @@ class CacheMemoryScenarioTest {
             "members[0]: a cache_memory member is one process"},
         new String[] {RECIPE + "members = [{ name = s, kind = shoal, config { caches.answers.max_entries = 10 } }]\n"
             + sizes, "members[0].config.caches.answers.max_entries"},
-        new String[] {RECIPE.replace("ROUNDS", "rounds = 2,") + MEMBERS + sizes, "recipe.rounds must be 1"},
-        new String[] {RECIPE.replace("ROUNDS", "cpu_quota = 0.5,") + "members = [{ name = s, kind = shoal }]\n" + sizes,
+        new String[] {recipe("max_entries = 1000", "rounds = 2") + MEMBERS + sizes, "recipe.rounds must be 1"},
+        new String[] {recipe("max_entries = 1000", "cpu_quota = 0.5") + "members = [{ name = s, kind = shoal }]\n" + sizes,
             "recipe.cpu_quota: the cache_memory test runs every member without one"});
     for (String[] b : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> Scenario.from("t", ConfigFactory.parseString(b[0].replace("ROUNDS", ""))), b[0]);
+          () -> Scenario.from("t", ConfigFactory.parseString(b[0])), b[0]);
       assertTrue(e.getMessage().contains(b[1]), e.getMessage());
     }
   }

@@ -25,14 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
 /** The DNSSEC scenarios and the recipe.dnssec block: a signed zone, validating members, their anchor. */
 class DnssecScenarioTest {
   private static final Path CATALOG = Path.of("bench", "scenarios");
-  private static final String BASE = "recipe { zone = \"bench.test.\", stub_ttl = 60s,"
-      + " queries { names = 4, lines = 10, seed = 1 },"
-      + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-      + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-      + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
-      + " quick { duration = 1s, warmup = 0s }, SIGNING }\n";
-  private static final String SIGNED = BASE.replace("SIGNING", "dnssec { algorithm = ecdsap256sha256 }");
-  private static final String UNSIGNED = BASE.replace(", SIGNING", "");
+  private static final String SIGNING = "dnssec { algorithm = ecdsap256sha256 }";
+  private static final String SIGNED = MinimalRecipe.with(SIGNING);
+  private static final String UNSIGNED = MinimalRecipe.with();
 
   private static Scenario parse(String text) {
     return Scenario.from("t", ConfigFactory.parseString(text));
@@ -104,14 +99,14 @@ class DnssecScenarioTest {
 
   @Test
   void theAlgorithmDefaultsToEcdsaP256AndMustBeOneBothValidatorsCheck() {
-    assertEquals("ecdsap256sha256", parse(BASE.replace("SIGNING", "dnssec {}") + "members = [{ name = a, kind = shoal }]")
+    assertEquals("ecdsap256sha256", parse(MinimalRecipe.with("dnssec {}") + "members = [{ name = a, kind = shoal }]")
         .recipe().signing().algorithm());
-    assertEquals("ed25519", parse(BASE.replace("SIGNING", "dnssec { algorithm = ed25519 }")
+    assertEquals("ed25519", parse(MinimalRecipe.with("dnssec { algorithm = ed25519 }")
         + "members = [{ name = a, kind = shoal }]").recipe().signing().algorithm());
     assertNull(parse(UNSIGNED + "members = [{ name = a, kind = shoal }]").recipe().signing());
-    String rsamd5 = error(BASE.replace("SIGNING", "dnssec { algorithm = rsamd5 }") + "members = [{ name = a, kind = shoal }]");
+    String rsamd5 = error(MinimalRecipe.with("dnssec { algorithm = rsamd5 }") + "members = [{ name = a, kind = shoal }]");
     assertTrue(rsamd5.contains("recipe.dnssec.algorithm") && rsamd5.contains("ecdsap256sha256"), rsamd5);
-    String typo = error(BASE.replace("SIGNING", "dnssec { algoritm = ed25519 }") + "members = [{ name = a, kind = shoal }]");
+    String typo = error(MinimalRecipe.with("dnssec { algoritm = ed25519 }") + "members = [{ name = a, kind = shoal }]");
     assertTrue(typo.contains("recipe.dnssec.algoritm"), typo);
   }
 
@@ -137,13 +132,13 @@ class DnssecScenarioTest {
     assertTrue(group.contains("members[0].nodes"), group);
     String dnsmasq = error(SIGNED + "members = [{ name = a, kind = dnsmasq }]");
     assertTrue(dnsmasq.contains("members[0].kind"), dnsmasq);
-    String outageRun = SIGNED.replace("duration = 1s, warmup = 0s }, quick", "duration = 20s, warmup = 0s }, quick")
-        .replace("quick { duration = 1s", "quick { duration = 8s") + "members = [{ name = a, kind = shoal }]\n"
+    String outageMembers = "members = [{ name = a, kind = shoal }]\n"
         + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }";
+    String outageRun = MinimalRecipe.with("dnsperf.duration = 20s", "quick.duration = 8s", SIGNING) + outageMembers;
     String outage = error(outageRun);
     assertTrue(outage.contains("recipe.dnssec") && outage.contains("outage test"), outage);
     // the same outage over an unsigned zone is an outage study
-    parse(outageRun.replace(", dnssec { algorithm = ecdsap256sha256 }", ""));
+    parse(MinimalRecipe.with("dnsperf.duration = 20s", "quick.duration = 8s") + outageMembers);
   }
 
   @Test

@@ -15,11 +15,8 @@ import org.junit.jupiter.api.Test;
 class RecursionScenarioTest {
   private static final Path CATALOG = Path.of("bench", "scenarios");
 
-  private static final String RECIPE = "recipe { zone = \"z1.example.\", stub_ttl = 3600s, queries { names = 4, "
-      + "lines = 10, seed = 1 }, ingress_workers = 1, fill = write-behind, max_entries = 1000, when_full = evict_one,"
-      + " shard_count = 1, map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-      + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 2s, warmup = 0s },"
-      + " quick { duration = 1s, warmup = 0s } }\n";
+  private static final String RECIPE = MinimalRecipe.with("zone = \"z1.example.\"", "stub_ttl = 3600s",
+      "max_entries = 1000", "dnsperf.duration = 2s");
   private static final String MEMBERS = "members = [{ name = u, kind = unbound, config { threads = 1, validator = true } },"
       + " { name = s, kind = shoal, config { upstreams.default.mode = recursive, dnssec.validation = on } }]\n";
 

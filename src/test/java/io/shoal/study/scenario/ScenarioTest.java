@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -119,11 +120,7 @@ class ScenarioTest {
 
   @Test
   void aPageOpensWithTheQuestionAndWhenItMattersOrTheDescription() {
-    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
-        + " quick { duration = 1s, warmup = 0s } }\nmembers = [{ name = a, kind = shoal }]\n";
+    String base = MinimalRecipe.with() + "members = [{ name = a, kind = shoal }]\n";
     Scenario plain = Scenario.from("t", ConfigFactory.parseString(base + "description = \"warm hits\""));
     assertEquals(new StudyPage("warm hits", null, null), plain.page());
     Scenario asked = Scenario.from("t", ConfigFactory.parseString(base + "description = d, question = \"how fast?\","
@@ -151,11 +148,7 @@ class ScenarioTest {
 
   @Test
   void typosAreRejectedWithTheKey() {
-    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
-        + " quick { duration = 1s, warmup = 0s } }\n";
+    String base = MinimalRecipe.with();
     Scenario ok = Scenario.from("t", ConfigFactory.parseString(base + "members = [{ name = a, kind = shoal }]"));
     assertEquals("a", ok.baseline());
     IllegalArgumentException kind = assertThrows(IllegalArgumentException.class, () -> Scenario.from("t",
@@ -215,11 +208,7 @@ class ScenarioTest {
 
   @Test
   void aTransportIsForOneShoalOrUnboundProcessInAPlainScenario() {
-    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
-        + " quick { duration = 1s, warmup = 0s } }\n";
+    String base = MinimalRecipe.with();
     Scenario ok = Scenario.from("t", ConfigFactory.parseString(base
         + "members = [{ name = a, kind = shoal, transport = doh }, { name = b, kind = unbound, transport = tcp },"
         + " { name = c, kind = knotd }]"));
@@ -237,15 +226,10 @@ class ScenarioTest {
 
   @Test
   void sideBySideTurnsAreForOneServerMembersOfAPlainStudyAndAllowMoreRounds() {
-    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
-        + " quick { duration = 1s, warmup = 0s }, %s }\n";
     String two = "members = [{ name = a, kind = shoal }, { name = b, kind = unbound }]";
-    assertFalse(Scenario.from("t", ConfigFactory.parseString(String.format(recipe, "rounds = 2") + two))
+    assertFalse(Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with("rounds = 2") + two))
         .recipe().sideBySide());
-    Scenario sliced = Scenario.from("t", ConfigFactory.parseString(String.format(recipe, "turns = slices, rounds = 20")
+    Scenario sliced = Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with("turns = slices, rounds = 20")
         + two));
     assertTrue(sliced.recipe().sideBySide());
     assertEquals(20, sliced.recipe().rounds());
@@ -258,7 +242,7 @@ class ScenarioTest {
         {"turns = slices", "members = [{ name = a, kind = shoal }, { name = b, kind = shoal, pace { of = a, share = 0.5 } }]",
             "members[1]: with recipe.turns = slices"}}) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> Scenario.from("t", ConfigFactory.parseString(String.format(recipe, bad[0]) + bad[1])), bad[0]);
+          () -> Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with(bad[0]) + bad[1])), bad[0]);
       assertTrue(e.getMessage().contains(bad[2]), e.getMessage());
     }
   }
@@ -354,11 +338,7 @@ class ScenarioTest {
     assertTrue(s.members().stream().filter(m -> m != paced).allMatch(m -> m.pace() == null));
   }
 
-  private static final String PACE_RECIPE = "recipe { zone = \"bench.test.\", stub_ttl = 60s,"
-      + " queries { names = 4, lines = 10, seed = 1 }, ingress_workers = 1, fill = write-behind, max_entries = 2,"
-      + " when_full = evict_one, shard_count = 1, map_size = 1MiB, sync_interval = 1s, upstream_workers = 1,"
-      + " jvm_options = [], dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
-      + " quick { duration = 4s, warmup = 0s } }\n";
+  private static final String PACE_RECIPE = MinimalRecipe.with("dnsperf.duration = 20s", "quick.duration = 4s");
 
   @Test
   void aPaceSharesAnEarlierMembersQpsOverThePacedMembersNodes() {
@@ -408,11 +388,7 @@ class ScenarioTest {
 
   @Test
   void aShoalMemberMayAddJvmOptionsToTheRecipes() {
-    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [\"-Xmx64m\"],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
-        + " quick { duration = 4s, warmup = 0s } }\n";
+    String recipe = MinimalRecipe.with("jvm_options = [\"-Xmx64m\"]", "dnsperf.duration = 20s", "quick.duration = 4s");
     Scenario ok = Scenario.from("t", ConfigFactory.parseString(recipe
         + "members = [{ name = a, kind = shoal }, { name = c1, kind = shoal, jvm_options = [\"-XX:TieredStopAtLevel=1\"] }]"));
     assertEquals(List.of(), ok.members().get(0).jvmOptions());
@@ -430,52 +406,44 @@ class ScenarioTest {
 
   @Test
   void aCpuQuotaIsForShoalMembersAndAPositiveShareOfACpu() {
-    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
-        + " quick { duration = 4s, warmup = 0s }";
-    Scenario ok = Scenario.from("t", ConfigFactory.parseString(recipe + ", cpu_quota = 0.3 }\n"
-        + "members = [{ name = a, kind = shoal, group = g }]"));
+    String shoal = "members = [{ name = a, kind = shoal }]";
+    Scenario ok = quota("members = [{ name = a, kind = shoal, group = g }]", "cpu_quota = 0.3");
     assertEquals(0.3, ok.recipe().cpuQuota());
     assertFalse(ok.recipe().cpuQuotaAfterWarmup(), "the quota applies from the JVM's start unless told otherwise");
     assertFalse(ok.recipe().latencyPercentiles());
     assertEquals(java.time.Duration.ofMillis(100), ok.recipe().cpuPeriod(), "the kernel's period unless told otherwise");
-    assertEquals(java.time.Duration.ofMillis(5), Scenario.from("t", ConfigFactory.parseString(recipe
-        + ", cpu_quota = 0.3, cpu_period = 5ms }\nmembers = [{ name = a, kind = shoal }]")).recipe().cpuPeriod());
-    assertTrue(Scenario.from("t", ConfigFactory.parseString(recipe + ", cpu_quota = 0.3, cpu_quota_from = measured }\n"
-        + "members = [{ name = a, kind = shoal }]")).recipe().cpuQuotaAfterWarmup());
+    assertEquals(java.time.Duration.ofMillis(5),
+        quota(shoal, "cpu_quota = 0.3", "cpu_period = 5ms").recipe().cpuPeriod());
+    assertTrue(quota(shoal, "cpu_quota = 0.3", "cpu_quota_from = measured").recipe().cpuQuotaAfterWarmup());
     assertEquals("g", ok.members().get(0).group());
-    assertNull(Scenario.from("t", ConfigFactory.parseString(recipe + " }\nmembers = [{ name = a, kind = shoal }]"))
-        .recipe().cpuQuota());
+    assertNull(quota(shoal).recipe().cpuQuota());
     List<String[]> bad = List.of(
-        new String[] {", cpu_quota = 0 }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota"},
-        new String[] {", cpu_quota = 65 }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota"},
-        new String[] {", cpu_quota = 0.5 }\nmembers = [{ name = u, kind = unbound }]", "members[0].kind"},
-        new String[] {" }\nmembers = [{ name = u, kind = unbound, group = g }]", "members[0].group"},
-        new String[] {", cpu_quota = 0.5, cpu_quota_from = later }\nmembers = [{ name = a, kind = shoal }]",
-            "recipe.cpu_quota_from"},
-        new String[] {", cpu_quota_from = measured }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_quota_from"},
-        new String[] {", cpu_period = 10ms }\nmembers = [{ name = a, kind = shoal }]", "recipe.cpu_period"},
+        new String[] {"cpu_quota = 0", shoal, "recipe.cpu_quota"},
+        new String[] {"cpu_quota = 65", shoal, "recipe.cpu_quota"},
+        new String[] {"cpu_quota = 0.5", "members = [{ name = u, kind = unbound }]", "members[0].kind"},
+        new String[] {"", "members = [{ name = u, kind = unbound, group = g }]", "members[0].group"},
+        new String[] {"cpu_quota = 0.5, cpu_quota_from = later", shoal, "recipe.cpu_quota_from"},
+        new String[] {"cpu_quota_from = measured", shoal, "recipe.cpu_quota_from"},
+        new String[] {"cpu_period = 10ms", shoal, "recipe.cpu_period"},
         // 0.3 CPU of 2 ms is 0.6 ms, under the kernel's smallest quota
-        new String[] {", cpu_quota = 0.3, cpu_period = 2ms }\nmembers = [{ name = a, kind = shoal }]",
-            "recipe.cpu_period: a quota of 0.3 CPU"},
-        new String[] {", cpu_quota = 0.3, cpu_period = 2s }\nmembers = [{ name = a, kind = shoal }]",
-            "recipe.cpu_period: a CFS period from 1 ms to 1 s"});
+        new String[] {"cpu_quota = 0.3, cpu_period = 2ms", shoal, "recipe.cpu_period: a quota of 0.3 CPU"},
+        new String[] {"cpu_quota = 0.3, cpu_period = 2s", shoal, "recipe.cpu_period: a CFS period from 1 ms to 1 s"});
     for (String[] b : bad) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> Scenario.from("t", ConfigFactory.parseString(recipe + b[0])), b[0]);
-      assertTrue(e.getMessage().contains(b[1]), b[1] + " in: " + e.getMessage());
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> quota(b[1], b[0]), b[0]);
+      assertTrue(e.getMessage().contains(b[2]), b[2] + " in: " + e.getMessage());
     }
+  }
+
+  /** A scenario of the minimal recipe run for 20 s (4 s quick) with these keys, and these members. */
+  private static Scenario quota(String members, String... keys) {
+    String[] overrides = Stream.concat(Stream.of("dnsperf.duration = 20s", "quick.duration = 4s"),
+        Stream.of(keys)).toArray(String[]::new);
+    return Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with(overrides) + members));
   }
 
   @Test
   void nodeGroupMistakesAreRejectedWithTheKey() {
-    String base = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
-        + " quick { duration = 4s, warmup = 0s } }\n";
+    String base = MinimalRecipe.with("dnsperf.duration = 20s", "quick.duration = 4s");
     Scenario ok = Scenario.from("t", ConfigFactory.parseString(base + "members = [{ name = a, kind = shoal },"
         + " { name = c, kind = shoal, nodes = 3, cluster = on, kill { after = 5s, quick_after = 3s } }]"));
     assertEquals(List.of(2), ok.members().get(1).kill().nodes()); // the last node by default
@@ -553,12 +521,7 @@ class ScenarioTest {
 
   @Test
   void withoutEncryptedHoldersTheDotAndDohPhasesDoNotRunAndABadBlockNamesItsKey() {
-    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
-        + " quick { duration = 1s, warmup = 0s } }\n"
-        + "members = [{ name = a, kind = shoal }]\n";
+    String recipe = MinimalRecipe.with() + "members = [{ name = a, kind = shoal }]\n";
     String attacks = "attacks { malformed_udp { packets_per_second = 10 }, tcp { drip_connections = 1, "
         + "idle_connections = 1 }, tcp_holders { zero_length_connections = 1, idle_connections = 1 }, "
         + "miss_flood { times_baseline = 3, max_packets_per_second = 10 }, "
@@ -614,40 +577,35 @@ class ScenarioTest {
 
   @Test
   void honestQpsIsCheckedWithAClearMessage() {
-    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s QPS },"
-        + " quick { duration = 1s, warmup = 0s } }\n";
     String attacks = "attacks { malformed_udp { packets_per_second = 10 }, tcp { drip_connections = 1, "
         + "idle_connections = 1 }, tcp_holders { zero_length_connections = 1, idle_connections = 1 }, "
         + "miss_flood { times_baseline = 5, max_packets_per_second = 100000 }, hostile_upstream { zone = "
         + "\"hostile.test.\", queries_per_second = 10, timeout = 500ms } }";
     String members = "members = [{ name = a, kind = shoal }, { name = u, kind = unbound, config { stub_zone = on } }]\n";
-    Scenario paced = Scenario.from("t", ConfigFactory.parseString(recipe.replace("QPS", ", honest_qps = 2000")
+    Scenario paced = Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with("dnsperf.honest_qps = 2000")
         + members + attacks));
     assertEquals(2000, paced.attacks().honestQps());
     assertTrue(paced.attacks().paced());
-    Scenario unpaced = Scenario.from("t", ConfigFactory.parseString(recipe.replace("QPS", "") + members + attacks));
+    Scenario unpaced = Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with() + members + attacks));
     assertNull(unpaced.attacks().honestQps());
     assertFalse(unpaced.attacks().paced());
     List<String[]> bad = List.of(
-        new String[] {recipe.replace("QPS", ", honest_qps = 0") + members + attacks,
+        new String[] {MinimalRecipe.with("dnsperf.honest_qps = 0") + members + attacks,
             "recipe.dnsperf.honest_qps: the rate the honest clients ask at in every UDP phase (dnsperf -Q), from 1 to"},
-        new String[] {recipe.replace("QPS", ", honest_qps = -5") + members + attacks, "is -5"},
-        new String[] {recipe.replace("QPS", ", honest_outstanding = 500") + members + attacks,
+        new String[] {MinimalRecipe.with("dnsperf.honest_qps = -5") + members + attacks, "is -5"},
+        new String[] {MinimalRecipe.with("dnsperf.honest_outstanding = 500") + members + attacks,
             "recipe.dnsperf.honest_outstanding: the outstanding queries of the paced honest clients; set honest_qps"},
-        new String[] {recipe.replace("QPS", ", honest_qps = 10, honest_outstanding = 0") + members + attacks,
+        new String[] {MinimalRecipe.with("dnsperf.honest_qps = 10, dnsperf.honest_outstanding = 0") + members + attacks,
             "recipe.dnsperf.honest_outstanding: dnsperf -q in the paced phases, from 1 to 65535; is 0"},
-        new String[] {recipe.replace("QPS", ", honest_qps = 1000000") + members + attacks, "from 1 to 200000"},
-        new String[] {recipe.replace("QPS", ", honest_qps = 100") + "members = [{ name = a, kind = shoal }]",
+        new String[] {MinimalRecipe.with("dnsperf.honest_qps = 1000000") + members + attacks, "from 1 to 200000"},
+        new String[] {MinimalRecipe.with("dnsperf.honest_qps = 100") + "members = [{ name = a, kind = shoal }]",
             "recipe.dnsperf.honest_qps: paces the honest clients of the robustness phases; this scenario has no "
                 + "attacks block"},
-        new String[] {recipe.replace("QPS", "") + "members = [{ name = u, kind = unbound }, { name = a, kind = shoal }]\n"
+        new String[] {MinimalRecipe.with() + "members = [{ name = u, kind = unbound }, { name = a, kind = shoal }]\n"
             + attacks, "attacks: the first member of a robustness scenario is the shoal under test"},
-        new String[] {recipe.replace("QPS", "") + "members = [{ name = a, kind = shoal }, { name = k, kind = kresd }]\n"
+        new String[] {MinimalRecipe.with() + "members = [{ name = a, kind = shoal }, { name = k, kind = kresd }]\n"
             + attacks, "members[1].kind: a robustness scenario measures shoal and unbound members only"},
-        new String[] {recipe.replace("QPS", "") + "members = [{ name = a, kind = shoal }, { name = u, kind = unbound, "
+        new String[] {MinimalRecipe.with() + "members = [{ name = a, kind = shoal }, { name = u, kind = unbound, "
             + "transport = tcp }]\n" + attacks, "members[1].transport"});
     for (String[] b : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
@@ -658,11 +616,7 @@ class ScenarioTest {
 
   @Test
   void aBadAttacksBlockIsRejectedWithTheKey() {
-    String recipe = "recipe { zone = \"bench.test.\", stub_ttl = 60s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 2, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
-        + " quick { duration = 1s, warmup = 0s } }\n";
+    String recipe = MinimalRecipe.with();
     String one = "members = [{ name = a, kind = shoal }]\n";
     String tcp = "tcp { drip_connections = 1, idle_connections = 1 }, "
         + "tcp_holders { zero_length_connections = 1, idle_connections = 1 }";
@@ -731,11 +685,7 @@ class ScenarioTest {
 
   @Test
   void outageMistakesAreRejectedWithTheKey() {
-    String base = "recipe { zone = \"bench.test.\", stub_ttl = 10s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 8, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
-        + " quick { duration = 8s, warmup = 0s } }\n";
+    String base = MinimalRecipe.with("stub_ttl = 10s", "max_entries = 8", "dnsperf.duration = 20s", "quick.duration = 8s");
     String members = "members = [{ name = a, kind = shoal }]\n";
     Scenario ok = Scenario.from("t", ConfigFactory.parseString(base + members
         + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }"));

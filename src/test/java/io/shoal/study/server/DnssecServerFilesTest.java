@@ -10,6 +10,7 @@ import io.shoal.study.host.Prerequisites;
 import io.shoal.study.host.StartedProcesses;
 import io.shoal.study.scenario.Member;
 import io.shoal.study.scenario.MemberKind;
+import io.shoal.study.scenario.MinimalRecipe;
 import io.shoal.study.scenario.Scenario;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -22,15 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** What a signed recipe writes for knotd and a validating unbound, and how an answer's DNSSEC check reads kdig. */
 class DnssecServerFilesTest {
-  private static final String RECIPE = "recipe { zone = \"bench.test.\", stub_ttl = 60s,"
-      + " queries { names = 4, lines = 10, seed = 1 },"
-      + " ingress_workers = 1, fill = write-behind, max_entries = 2048, when_full = evict_one, shard_count = 1,"
-      + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-      + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 1s, warmup = 0s },"
-      + " quick { duration = 1s, warmup = 0s }, SIGNING }\n";
 
   private static Scenario scenario(String signing, String members) {
-    return Scenario.from("t", ConfigFactory.parseString((signing.isEmpty() ? RECIPE.replace(", SIGNING", "") : RECIPE.replace("SIGNING", signing)) + members));
+    return Scenario.from("t", ConfigFactory.parseString(MinimalRecipe.with("max_entries = 2048", signing) + members));
   }
 
   @Test

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.typesafe.config.ConfigFactory;
 import io.shoal.study.report.OutageSummary;
 import io.shoal.study.report.StudyCsv;
+import io.shoal.study.scenario.MinimalRecipe;
 import io.shoal.study.scenario.Scenario;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -87,11 +88,7 @@ class OutageTimelineTest {
   @Test
   void atAGlanceStatesTheStaleShareTheFailuresAndWhenKnotdWasMarkedDown() {
     Scenario s = Scenario.from("t", ConfigFactory.parseString(
-        "recipe { zone = \"bench.test.\", stub_ttl = 10s, queries { names = 4, lines = 10, seed = 1 },"
-        + " ingress_workers = 1, fill = write-behind, max_entries = 8, when_full = evict_one, shard_count = 1,"
-        + " map_size = 1MiB, sync_interval = 1s, upstream_workers = 1, jvm_options = [],"
-        + " dnsperf { clients = 1, outstanding = 1, threads = 1, duration = 20s, warmup = 0s },"
-        + " quick { duration = 8s, warmup = 0s } }\n"
+        MinimalRecipe.with("stub_ttl = 10s", "max_entries = 8", "dnsperf.duration = 20s", "quick.duration = 8s")
         + "members = [{ name = m, kind = shoal, config { prefetch.enabled = off } }]\n"
         + "outage { fill_spread = 5s, after = 5s, length = 5s, quick_after = 2s, quick_length = 3s }"));
     List<OutageTimeline.Second> seconds = OutageTimeline.of("m", DNSPERF, SCRAPES, 101.2, 101.8, 1.0);
