@@ -55,9 +55,14 @@ for spec in "$@"; do
 done > "$out/members.txt"
 
 start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pid and $start_ms
-  local t0; t0=$(date +%s%N)
-  # shellcheck disable=SC2086
-  env ${envs[$1]} ${2:+JDK_JAVA_OPTIONS="$2"} "tree-$1/bin/shoal" serve --config shoal.conf > "shoal-$1.log" 2>&1 &
+  local t0 own="" kv; t0=$(date +%s%N)
+  # shellcheck disable=SC2206
+  local env_of=(${envs[$1]})
+  if [[ -n ${2:-} ]]; then # the extra options go after the member's own JDK_JAVA_OPTIONS, not instead
+    for kv in "${env_of[@]}"; do [[ $kv == JDK_JAVA_OPTIONS=* ]] && own=${kv#JDK_JAVA_OPTIONS=}; done
+    env_of+=("JDK_JAVA_OPTIONS=${own:+$own }$2")
+  fi
+  env "${env_of[@]}" "tree-$1/bin/shoal" serve --config shoal.conf > "shoal-$1.log" 2>&1 &
   pid=$!; pids+=($pid)
   for _ in $(seq 1 1200); do
     if dig +time=1 +tries=1 @127.0.0.1 -p "$sh_port" n0.bench.test A +short 2>/dev/null | grep -q 192.0.2.1; then
