@@ -131,10 +131,13 @@ final class RecursionStudy {
     notRun.put(what, "failed: " + StudyRun.abbreviated(why) + " (see " + run.runDir().relativize(dir) + "/)");
   }
 
-  /** The cluster part's member: {@code shoal}'s configuration on {@code n} nodes, clustered or not. */
+  /**
+   * The cluster part's member: {@code shoal}'s configuration and JVM options on {@code n} nodes,
+   * clustered or not.
+   */
   static Member nodes(Member shoal, int n, boolean clustered) {
     return new Member(shoal.name() + (clustered ? "-cluster-" : "-independent-") + n, MemberKind.SHOAL,
-        shoal.config(), n, clustered, null, null, shoal.transport(), "cluster", null);
+        shoal.config(), n, clustered, null, null, shoal.transport(), "cluster", null, shoal.jvmOptions());
   }
 
   /** One name per zone ({@code ns.zN.example.}): asking them caches every zone cut and key on the way. */
