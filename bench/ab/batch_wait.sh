@@ -26,7 +26,7 @@ metric() { curl -s "127.0.0.1:$1/metrics" | awk -v n="$2" '$1 ~ "^" n { s += $2 
 for w in "$@"; do
   java -Xms256m -Xmx256m -Dshoal.listen.udp_batch_wait="$w" -jar "$jar" serve --config shoal.conf > shoal.log 2>&1 & pid=$!; pids+=($pid)
   for _ in $(seq 1 120); do
-    dig +time=1 +tries=1 @127.0.0.1 -p "$sh_port" n0.bench.test A +short 2>/dev/null | grep -q 192.0.2.1 && break
+    answers "$sh_port" && break
     sleep 0.5
   done
   dnsperf -s 127.0.0.1 -p "$sh_port" -d queries.txt -c 8 -q 200 -T 1 -l 8 > /dev/null 2>&1

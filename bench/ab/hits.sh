@@ -38,7 +38,7 @@ for r in $(seq 1 "$rounds"); do
     extra=HITS_${m^^}_OPTS
     java $opts ${!extra:-} -jar "${jars[$m]}" serve --config shoal.conf > "shoal-$m.log" 2>&1 & pid=$!; pids+=($pid)
     for _ in $(seq 1 240); do
-      dig +time=1 +tries=1 @127.0.0.1 -p "$sh_port" n0.bench.test A +short 2>/dev/null | grep -q 192.0.2.1 && break
+      answers "$sh_port" && break
       sleep 0.5
     done
     dnsperf -s 127.0.0.1 -p "$sh_port" -d queries.txt -c 8 -q 200 -T 1 -l 10 > /dev/null 2>&1

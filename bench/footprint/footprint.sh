@@ -53,7 +53,7 @@ start() { # MEMBER [EXTRA JVM OPTION]: starts it, waits up to 120 s for an answe
   # shellcheck disable=SC2086
   java ${opts[$1]} ${2:-} -jar "$jar" serve --config shoal.conf > "shoal-$1.log" 2>&1 & pid=$!; pids+=($pid)
   for _ in $(seq 1 240); do
-    dig +time=1 +tries=1 @127.0.0.1 -p "$sh_port" n0.bench.test A +short 2>/dev/null | grep -q 192.0.2.1 && return 0
+    answers "$sh_port" && return 0
     sleep 0.5
   done
   echo "footprint: $1 does not answer" >&2; cat "shoal-$1.log" >&2; return 1

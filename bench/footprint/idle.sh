@@ -65,7 +65,7 @@ start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pi
   env "${env_of[@]}" "tree-$1/bin/shoal" serve --config shoal.conf > "shoal-$1.log" 2>&1 &
   pid=$!; pids+=($pid)
   for _ in $(seq 1 1200); do
-    if dig +time=1 +tries=1 @127.0.0.1 -p "$sh_port" n0.bench.test A +short 2>/dev/null | grep -q 192.0.2.1; then
+    if answers "$sh_port"; then
       start_ms=$(( ($(date +%s%N) - t0) / 1000000 )); return 0
     fi
     sleep 0.1

@@ -37,7 +37,7 @@ for r in $(seq 1 "$rounds"); do
     pid=$!; pids+=($pid)
     answered=no
     for _ in $(seq 1 600); do
-      if dig +time=1 +tries=1 @127.0.0.1 -p "$sh_port" n0.bench.test A +short 2>/dev/null | grep -q 192.0.2.1; then
+      if answers "$sh_port"; then
         answered=yes; break
       fi
       sleep 0.1

@@ -6,6 +6,9 @@
 #     validation off, the upstream being unsigned,
 #   - queries.txt: the 2,048 names over and over, for dnsperf.
 # Expects $work and the array pids (the caller's cleanup stops them); sets up_port and sh_port.
+# answers PORT: does the server on 127.0.0.1:PORT answer n0.bench.test with the upstream's data
+# (one query, 1 s)? The callers poll it, each with its own bound.
+answers() { dig +time=1 +tries=1 @127.0.0.1 -p "$1" n0.bench.test A +short 2>/dev/null | grep -q 192.0.2.1; }
 free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 up_port=$(free_port); sh_port=$(free_port)
 for i in $(seq 0 2047); do echo "  local-data: \"n$i.bench.test. 3600 A 192.0.2.1\""; done > names.conf
