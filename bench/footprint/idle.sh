@@ -27,6 +27,11 @@
 # resident_<member>.txt (what is in RAM by what holds it: bench/footprint/resident.py on NMT's
 # detail and /proc/PID/smaps) and classes_<member>.txt (classes loaded, by package and by where
 # they were loaded from).
+# A member whose environment has LAYER=jvm, akka or kamon is not a node but StackFloor (beside
+# this script, compiled against its jar): a JVM started with the options bin/shoal would pass that
+# member's node, holding only the JVM, Akka's actor system or that and Kamon as a node sets them up,
+# and nothing of the resolver; it counts as started when it prints that it holds its layer, and is
+# asked nothing.
 # OUT_DIR/idle.csv has a row per member and round, OUT_DIR/summary.txt medians and spreads.
 # Needs unbound, dig and jcmd; stops only what it started. About 1.5 minutes a start.
 set -euo pipefail
@@ -35,24 +40,36 @@ if [[ $# -lt 3 || $1 == -h || $1 == --help ]]; then
   exit 2
 fi
 mkdir -p "$1"; out=$(realpath "$1"); rounds=$2; shift 2
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-launcher="$here/../../bin/shoal"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd); from=$PWD
 # shellcheck source=../lib/scratch.sh
 source "$here/../lib/scratch.sh"
 
 # shellcheck source=../lib/cached_names.sh
 source "$here/../lib/cached_names.sh"
 
-members=(); declare -A envs
+members=(); declare -A envs layers
 for spec in "$@"; do
   name=${spec%%=*}; rest=${spec#*=}; jar=${rest%% *}; env_of=""; [[ $rest == *' '* ]] && env_of=${rest#* }
-  # A tree bin/shoal sees as built: its jar newer than its (empty) sources.
-  mkdir -p "tree-$name/bin" "tree-$name/src/main" "tree-$name/conf" "tree-$name/target"
-  touch "tree-$name/pom.xml"; cp "$launcher" "tree-$name/bin/shoal"
-  sleep 1; cp "$(realpath "$jar")" "tree-$name/target/shoal.jar"
+  if [[ " $env_of " =~ \ LAYER=([a-z]+)\  ]]; then
+    layers[$name]=${BASH_REMATCH[1]}; env_of=$(echo " $env_of " | sed "s/ LAYER=[a-z]* / /; s/^ *//; s/ *$//")
+  fi
+  jar=$(cd "$from" && realpath "$jar") # the scratch directory is the current one from here on
+  shoal_tree "tree-$name" "$jar"
   members+=("$name"); envs[$name]=$env_of
-  echo "$name: $(realpath "$jar") ${env_of}"
+  echo "$name: $jar ${env_of}${layers[$name]:+ (StackFloor ${layers[$name]})}"
 done > "$out/members.txt"
+# java as bin/shoal finds it when asked to start a node: prints the options it was given before
+# -jar, one per line, and starts nothing (anything else bin/shoal runs, the real java runs)
+mkdir -p shim floor
+printf '%s\n' '#!/usr/bin/env bash' \
+  'if [[ " $* " == *" serve "* ]]; then for a in "$@"; do [[ $a == -jar ]] && exit 0; echo "$a"; done; fi' \
+  "exec $(command -v java) \"\$@\"" > shim/java
+chmod +x shim/java
+for m in "${members[@]}"; do
+  if [[ -n ${layers[$m]:-} ]]; then
+    javac -d floor -cp "tree-$m/target/shoal.jar" "$here/StackFloor.java"; break
+  fi
+done
 
 start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pid and $start_ms
   local t0 own="" kv; t0=$(date +%s%N)
@@ -61,6 +78,17 @@ start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pi
   if [[ -n ${2:-} ]]; then # the extra options go after the member's own JDK_JAVA_OPTIONS, not instead
     for kv in "${env_of[@]}"; do [[ $kv == JDK_JAVA_OPTIONS=* ]] && own=${kv#JDK_JAVA_OPTIONS=}; done
     env_of+=("JDK_JAVA_OPTIONS=${own:+$own }$2")
+  fi
+  if [[ -n ${layers[$1]:-} ]]; then
+    local jvm_opts; mapfile -t jvm_opts < <(PATH="$work/shim:$PATH" "tree-$1/bin/shoal" serve --config shoal.conf)
+    env "${env_of[@]}" java "${jvm_opts[@]}" -cp "floor:tree-$1/target/shoal.jar" io.shoal.server.StackFloor \
+      "${layers[$1]}" 900 > "shoal-$1.log" 2>&1 &
+    pid=$!; pids+=($pid)
+    for _ in $(seq 1 1200); do
+      if grep -q '^ready' "shoal-$1.log"; then start_ms=$(( ($(date +%s%N) - t0) / 1000000 )); return 0; fi
+      sleep 0.1
+    done
+    echo "idle: $1 did not hold its layer" >&2; cat "shoal-$1.log" >&2; return 1
   fi
   env "${env_of[@]}" "tree-$1/bin/shoal" serve --config shoal.conf > "shoal-$1.log" 2>&1 &
   pid=$!; pids+=($pid)
@@ -73,7 +101,7 @@ start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pi
   echo "idle: $1 does not answer" >&2; cat "shoal-$1.log" >&2; return 1
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; }
-ask_a_few() { for _ in 1 2; do for i in $(seq 0 19); do dig +time=2 +tries=1 @127.0.0.1 -p "$sh_port" "n$i.bench.test" A +short > /dev/null || true; done; done; }
+ask_a_few() { [[ -n ${layers[$1]:-} ]] && return 0; for _ in 1 2; do for i in $(seq 0 19); do dig +time=2 +tries=1 @127.0.0.1 -p "$sh_port" "n$i.bench.test" A +short > /dev/null || true; done; done; }
 status() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 settle() { # waits as step 3 says; sets $settled
   local t0=$SECONDS readings=() n
@@ -91,7 +119,7 @@ settle() { # waits as step 3 says; sets $settled
 
 echo "member,start_ms,stop_ms,files_written" > "$out/first.csv"
 for m in "${members[@]}"; do
-  start "$m"; ask_a_few
+  start "$m"; ask_a_few "$m"
   t0=$(date +%s%N); stop
   written=$(find "tree-$m/target" -type f ! -name shoal.jar -printf '%P %s bytes; ')
   echo "$m,$start_ms,$(( ($(date +%s%N) - t0) / 1000000 )),${written:-none}" >> "$out/first.csv"
@@ -99,7 +127,7 @@ done
 echo "round,member,start_ms,idle_rss_kib,rss_anon_kib,rss_file_kib,pss_kib,threads,settled" > "$out/idle.csv"
 for r in $(seq 1 "$rounds"); do
   for m in "${members[@]}"; do
-    start "$m"; ask_a_few; settle
+    start "$m"; ask_a_few "$m"; settle
     row="$r,$m,$start_ms,$(status $pid VmRSS),$(status $pid RssAnon),$(status $pid RssFile),$(awk '$1 == "Pss:" {print $2}' "/proc/$pid/smaps_rollup"),$(status $pid Threads),$settled"
     echo "$row" >> "$out/idle.csv"; echo "idle: $row" >&2
     stop
@@ -107,7 +135,7 @@ for r in $(seq 1 "$rounds"); do
 done
 
 for m in "${members[@]}"; do
-  start "$m" "-XX:NativeMemoryTracking=detail -Xlog:class+load=info:file=$work/classes-$m.log"; ask_a_few; settle
+  start "$m" "-XX:NativeMemoryTracking=detail -Xlog:class+load=info:file=$work/classes-$m.log"; ask_a_few "$m"; settle
   jcmd "$pid" VM.native_memory summary > "$out/nmt_$m.txt"
   jcmd "$pid" VM.native_memory detail > "nmt-detail-$m.txt"; cat "/proc/$pid/smaps" > "smaps-$m.txt"
   echo "VmRSS $(status $pid VmRSS) kB, Threads $(status $pid Threads), settled $settled" >> "$out/nmt_$m.txt"

@@ -19,14 +19,11 @@ if [[ $# -lt 4 || $1 == -h || $1 == --help ]]; then
 fi
 jar=$(realpath "$1"); mkdir -p "$2"; out=$(realpath "$2"); rounds=$3; shift 3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-launcher="$here/../../bin/shoal"
 # shellcheck source=../lib/scratch.sh
 source "$here/../lib/scratch.sh"
 # shellcheck source=../lib/cached_names.sh
 source "$here/../lib/cached_names.sh"
-# A tree bin/shoal sees as built: its jar newer than its (empty) sources.
-mkdir -p tree/bin tree/src/main tree/conf tree/target; touch tree/pom.xml; cp "$launcher" tree/bin/shoal
-sleep 1; cp "$jar" tree/target/shoal.jar
+shoal_tree tree "$jar"
 
 echo "round,member,second,qps" > "$out/warmup.csv"
 for r in $(seq 1 "$rounds"); do
