@@ -6,8 +6,9 @@
 #
 # Each member is a shoal.jar started by this repository's bin/shoal (a copy of it beside the jar in
 # a scratch tree, so `bin/shoal serve` runs the jar given, with the JVM options bin/shoal passes),
-# with the environment given after the jar (e.g. SHOAL_CDS=off, or JDK_JAVA_OPTIONS=... to add a
-# JVM option to every java bin/shoal starts). The node runs the shipped configuration, only the
+# with the environment given after the jar (e.g. SHOAL_CDS=off, or JDK_JAVA_OPTIONS=... to add
+# JVM options to every java bin/shoal starts; quote a value that holds spaces, as in
+# 'c1=JAR JDK_JAVA_OPTIONS="-XX:TieredStopAtLevel=1 -Xss512k"'). The node runs the shipped configuration, only the
 # addresses changed (DNS on a free loopback port, an upstream Unbound on 127.0.0.1 serving 2,048
 # names of bench.test, the metrics and admin endpoints on ports the OS picks; DNSSEC validation
 # off, the upstream being unsigned).
@@ -49,14 +50,15 @@ source "$here/../lib/cached_names.sh"
 
 members=(); declare -A envs layers
 for spec in "$@"; do
-  name=${spec%%=*}; rest=${spec#*=}; jar=${rest%% *}; env_of=""; [[ $rest == *' '* ]] && env_of=${rest#* }
-  if [[ " $env_of " =~ \ LAYER=([a-z]+)\  ]]; then
-    layers[$name]=${BASH_REMATCH[1]}; env_of=$(echo " $env_of " | sed "s/ LAYER=[a-z]* / /; s/^ *//; s/ *$//")
-  fi
-  jar=$(cd "$from" && realpath "$jar") # the scratch directory is the current one from here on
+  name=${spec%%=*}; words=(); env_of=""
+  mapfile -t words < <(xargs -n1 printf '%s\n' <<< "${spec#*=}") # the jar, then VAR=VALUE words, quotes honoured
+  for w in "${words[@]:1}"; do
+    if [[ $w =~ ^LAYER=([a-z]+)$ ]]; then layers[$name]=${BASH_REMATCH[1]}; else env_of+="$w"$'\n'; fi
+  done
+  jar=$(cd "$from" && realpath "${words[0]}") # the scratch directory is the current one from here on
   shoal_tree "tree-$name" "$jar"
   members+=("$name"); envs[$name]=$env_of
-  echo "$name: $jar ${env_of}${layers[$name]:+ (StackFloor ${layers[$name]})}"
+  echo "$name: $jar ${env_of//$'\n'/ }${layers[$name]:+(StackFloor ${layers[$name]})}"
 done > "$out/members.txt"
 # java as bin/shoal finds it when asked to start a node: prints the options it was given before
 # -jar, one per line, and starts nothing (anything else bin/shoal runs, the real java runs)
@@ -73,8 +75,8 @@ done
 
 start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pid and $start_ms
   local t0 own="" kv; t0=$(date +%s%N)
-  # shellcheck disable=SC2206
-  local env_of=(${envs[$1]})
+  local env_of=()
+  [[ -n ${envs[$1]} ]] && mapfile -t env_of <<< "${envs[$1]%$'\n'}"
   if [[ -n ${2:-} ]]; then # the extra options go after the member's own JDK_JAVA_OPTIONS, not instead
     for kv in "${env_of[@]}"; do [[ $kv == JDK_JAVA_OPTIONS=* ]] && own=${kv#JDK_JAVA_OPTIONS=}; done
     env_of+=("JDK_JAVA_OPTIONS=${own:+$own }$2")
@@ -86,6 +88,7 @@ start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pi
     pid=$!; pids+=($pid)
     for _ in $(seq 1 1200); do
       if grep -q '^ready' "shoal-$1.log"; then start_ms=$(( ($(date +%s%N) - t0) / 1000000 )); return 0; fi
+      kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done
     echo "idle: $1 did not hold its layer" >&2; cat "shoal-$1.log" >&2; return 1
@@ -96,6 +99,7 @@ start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pi
     if answers "$sh_port"; then
       start_ms=$(( ($(date +%s%N) - t0) / 1000000 )); return 0
     fi
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   echo "idle: $1 does not answer" >&2; cat "shoal-$1.log" >&2; return 1
