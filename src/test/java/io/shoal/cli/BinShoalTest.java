@@ -45,12 +45,34 @@ class BinShoalTest {
     assertEquals(List.of("-XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -jar " + jar(dir) + " cache flush"), other);
   }
 
+  @Test
+  void extraOptionsComeAfterTheDefaultsAndKeepThem(@TempDir Path dir) throws Exception {
+    String serve = last(runWithExtra(dir, null, "-XX:-TieredCompilation -Xss512k", "serve", "--config", "my.conf"));
+    // every default stays, the derived heap included, and the extra options follow them, before -jar
+    assertTrue(serve.startsWith("-XX:+UseG1GC -XX:+ExitOnOutOfMemoryError " + HEAP + " -Xms8m"), serve);
+    assertTrue(serve.contains("-XX:TrimNativeHeapInterval=30000 -XX:-TieredCompilation -Xss512k -jar "), serve);
+    // with SHOAL_JAVA_OPTS they are added to those instead, and other commands get them too
+    assertEquals(List.of("-Xmx2g -Xss512k -jar " + jar(dir) + " serve"), runWithExtra(dir, "-Xmx2g", "-Xss512k", "serve"));
+    assertEquals("-XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -Xss512k -jar " + jar(dir) + " cache flush",
+        last(runWithExtra(dir, null, "-Xss512k", "cache", "flush")));
+  }
+
+  private static String last(List<String> calls) {
+    return calls.get(calls.size() - 1);
+  }
+
   private static Path jar(Path dir) {
     return dir.resolve("root").resolve("target").resolve("shoal.jar");
   }
 
   /** Runs a copy of bin/shoal in a tree whose jar is newer than its sources; returns the java command lines. */
   private static List<String> run(Path dir, String javaOpts, String... args) throws IOException, InterruptedException {
+    return runWithExtra(dir, javaOpts, null, args);
+  }
+
+  /** As above, with SHOAL_JAVA_EXTRA_OPTS set to {@code extraOpts} unless it is null. */
+  private static List<String> runWithExtra(Path dir, String javaOpts, String extraOpts, String... args)
+      throws IOException, InterruptedException {
     Path root = dir.resolve("root");
     Files.createDirectories(root.resolve("bin"));
     Files.createDirectories(root.resolve("src").resolve("main"));
@@ -76,6 +98,10 @@ class BinShoalTest {
     pb.command().addAll(List.of(args));
     pb.environment().put("PATH", fake + ":" + System.getenv("PATH"));
     pb.environment().remove("SHOAL_JAVA_OPTS");
+    pb.environment().remove("SHOAL_JAVA_EXTRA_OPTS");
+    if (extraOpts != null) {
+      pb.environment().put("SHOAL_JAVA_EXTRA_OPTS", extraOpts);
+    }
     if (javaOpts != null) {
       pb.environment().put("SHOAL_JAVA_OPTS", javaOpts);
     }
