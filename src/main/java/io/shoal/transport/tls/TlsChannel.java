@@ -152,16 +152,24 @@ public final class TlsChannel {
     }
   }
 
-  /** Sends close_notify, as far as the socket takes it now. */
+  /**
+   * Sends close_notify, as far as the socket takes it now. Without it a client cannot tell the
+   * close from a cut (RFC 8446, 6.1), and strict ones (OpenSSL's, dnsperf) fail the connection.
+   */
   public void closeOutbound() {
     if (engine == null) {
       return;
     }
     try {
       engine.closeOutbound();
+      // The JDK's engine then asks to wrap the alert (NEED_WRAP), which flush does; Conscrypt's
+      // does not ask, and wraps it only when told to.
+      for (int i = 0; i < 4 && flush() && !engine.isOutboundDone(); i++) {
+        wrapHandshake();
+      }
       flush();
     } catch (IOException e) {
-      // the client left: nothing more to tell it
+      // the client left, or the engine has nothing more to send: nothing more to tell it
     }
   }
 
