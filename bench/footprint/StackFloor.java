@@ -3,17 +3,17 @@ package io.shoal.server;
 import akka.actor.typed.ActorSystem;
 import akka.actor.typed.javadsl.Behaviors;
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import io.shoal.config.ConfigLoader;
+import io.shoal.config.ShoalConfig;
 import io.shoal.metrics.PrometheusEndpoint;
-import java.util.Map;
 import java.util.Optional;
 
 /**
  * An idle JVM holding only the bottom layers of a node's stack, for bench/footprint/idle.sh
  * (members with LAYER=...): what a node's resident set would be with nothing of the resolver on
- * top. It sits in the node's package to build the actor system exactly as a node on its own does
- * (StandaloneAkka is package-private); compiled by idle.sh against the jar measured.
+ * top. It sits in the node's package to build the actor system from the configuration a node
+ * builds it from (ShoalServer.akkaConfig, package-private); compiled by idle.sh against the jar
+ * measured.
  *
  * <pre>
  *   java [the JVM options bin/shoal passes] -cp DIR:shoal.jar io.shoal.server.StackFloor LAYER SECONDS
@@ -44,8 +44,7 @@ public final class StackFloor {
       if (layer.equals("kamon")) {
         PrometheusEndpoint.init(raw, true, "127.0.0.1", 0);
       }
-      Config akka = ConfigFactory.parseMap(Map.of("akka.scheduler.tick-duration", "20ms")).withFallback(raw);
-      system = ActorSystem.create(Behaviors.empty(), "shoal", StandaloneAkka.of(akka));
+      system = ActorSystem.create(Behaviors.empty(), "shoal", ShoalServer.akkaConfig(raw, ShoalConfig.from(raw)));
       if (layer.equals("kamon")) {
         PrometheusEndpoint.serve();
       }

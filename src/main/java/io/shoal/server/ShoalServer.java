@@ -97,6 +97,22 @@ public final class ShoalServer {
   }
 
   /**
+   * The configuration a node's actor system is made from: its shutdown phases and a 20 ms
+   * scheduler tick over {@code raw}, and out of cluster mode {@link StandaloneAkka}'s set-up.
+   */
+  static Config akkaConfig(Config raw, ShoalConfig config) {
+    Config akka = OrderlyShutdown.phases(config)
+        // Akka's scheduler thread wakes every tick whether or not a timer is due: at Akka's 10 ms
+        // that was about 7 ms of CPU a second on an idle node here (a wake-up costs tens of
+        // microseconds on a virtual machine), a share that matters under a fraction of a CPU. This
+        // system's timers (serve-stale's client wait, LMDB's commit window, the shutdown's polls)
+        // keep 20 ms granularity.
+        .withFallback(ConfigFactory.parseMap(Map.of("akka.scheduler.tick-duration", "20ms")))
+        .withFallback(raw);
+    return config.cluster().enabled() ? akka : StandaloneAkka.of(akka);
+  }
+
+  /**
    * Starts a node that reloads its configuration from {@code source} ({@link #reload}); {@code
    * raw} is what the source gave at start, {@code config} its validated form.
    */
@@ -108,17 +124,7 @@ public final class ShoalServer {
     if (heapShort != null) {
       log.warn(heapShort);
     }
-    Config akkaConfig = OrderlyShutdown.phases(config)
-        // Akka's scheduler thread wakes every tick whether or not a timer is due: at Akka's 10 ms
-        // that was about 7 ms of CPU a second on an idle node here (a wake-up costs tens of
-        // microseconds on a virtual machine), a share that matters under a fraction of a CPU. This
-        // system's timers (serve-stale's client wait, LMDB's commit window, the shutdown's polls)
-        // keep 20 ms granularity.
-        .withFallback(ConfigFactory.parseMap(Map.of("akka.scheduler.tick-duration", "20ms")))
-        .withFallback(raw);
-    if (!cluster.enabled()) {
-      akkaConfig = StandaloneAkka.of(akkaConfig);
-    }
+    Config akkaConfig = akkaConfig(raw, config);
     String metricsEndpoint = PrometheusEndpoint.init(
         raw, config.metricsEnabled(), config.metricsHost(), config.metricsPort());
     String node = cluster.enabled() ? cluster.nodeLabel() : null;
