@@ -73,7 +73,7 @@ for m in "${members[@]}"; do
   fi
 done
 
-start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pid and $start_ms
+start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits until it is up; sets $pid and $start_ms
   local t0 own="" kv; t0=$(date +%s%N)
   local env_of=()
   [[ -n ${envs[$1]} ]] && mapfile -t env_of <<< "${envs[$1]%$'\n'}"
@@ -85,25 +85,21 @@ start() { # MEMBER [EXTRA JVM OPTIONS]: starts it, waits for an answer; sets $pi
     local jvm_opts; mapfile -t jvm_opts < <(PATH="$work/shim:$PATH" "tree-$1/bin/shoal" serve --config shoal.conf)
     env "${env_of[@]}" java "${jvm_opts[@]}" -cp "floor:tree-$1/target/shoal.jar" io.shoal.server.StackFloor \
       "${layers[$1]}" 900 > "shoal-$1.log" 2>&1 &
-    pid=$!; pids+=($pid)
-    for _ in $(seq 1 1200); do
-      if grep -q '^ready' "shoal-$1.log"; then start_ms=$(( ($(date +%s%N) - t0) / 1000000 )); return 0; fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    echo "idle: $1 did not hold its layer" >&2; cat "shoal-$1.log" >&2; return 1
+  else
+    env "${env_of[@]}" "tree-$1/bin/shoal" serve --config shoal.conf > "shoal-$1.log" 2>&1 &
   fi
-  env "${env_of[@]}" "tree-$1/bin/shoal" serve --config shoal.conf > "shoal-$1.log" 2>&1 &
   pid=$!; pids+=($pid)
   for _ in $(seq 1 1200); do
-    if answers "$sh_port"; then
+    if up "$1"; then
       start_ms=$(( ($(date +%s%N) - t0) / 1000000 )); return 0
     fi
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  echo "idle: $1 does not answer" >&2; cat "shoal-$1.log" >&2; return 1
+  echo "idle: $1 did not start (a node answers; a StackFloor prints that it holds its layer)" >&2
+  cat "shoal-$1.log" >&2; return 1
 }
+up() { if [[ -n ${layers[$1]:-} ]]; then grep -q '^ready' "shoal-$1.log"; else answers "$sh_port"; fi; }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; }
 ask_a_few() { [[ -n ${layers[$1]:-} ]] && return 0; for _ in 1 2; do for i in $(seq 0 19); do dig +time=2 +tries=1 @127.0.0.1 -p "$sh_port" "n$i.bench.test" A +short > /dev/null || true; done; done; }
 status() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
